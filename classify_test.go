@@ -1,0 +1,142 @@
+package polite
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestClassifyStatus(t *testing.T) {
+	tests := []struct {
+		code       int
+		retryAfter string
+		want       outcome
+	}{
+		{100, "", outNeutral},
+		{101, "", outNeutral},
+		{200, "", outSuccess},
+		{204, "", outSuccess},
+		{206, "", outSuccess},
+		{299, "", outSuccess},
+		{200, "60", outSuccess},
+		{301, "", outNeutral},
+		{304, "", outNeutral},
+		{308, "60", outNeutral},
+		{400, "", outNeutral},
+		{401, "", outNeutral},
+		{403, "", outNeutral},
+		{404, "", outNeutral},
+		{408, "", outNeutral},
+		{410, "", outNeutral},
+		{404, "60", outNeutral},
+		{429, "", outSignal},
+		{429, "120", outcome{class: classSignal, retryAfter: 2 * time.Minute}},
+		{429, "abc", outSignal},
+		{429, "86400", outcome{class: classSignal, retryAfter: time.Hour}},
+		{500, "", outSignal},
+		{501, "", outNeutral},
+		{501, "60", outNeutral},
+		{502, "", outSignal},
+		{503, "", outSignal},
+		{503, "30", outcome{class: classSignal, retryAfter: 30 * time.Second}},
+		{504, "", outSignal},
+		{505, "", outNeutral},
+		{511, "", outSignal},
+		{599, "", outSignal},
+		{600, "", outNeutral},
+		{0, "", outNeutral},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d %s", tc.code, tc.retryAfter), func(t *testing.T) {
+			resp := &http.Response{StatusCode: tc.code, Header: http.Header{}}
+			if tc.retryAfter != "" {
+				resp.Header.Set("Retry-After", tc.retryAfter)
+			}
+			if got := classify(resp, nil, nil); got != tc.want {
+				t.Errorf("classify(%d, Retry-After %q) = %+v; want %+v", tc.code, tc.retryAfter, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClassifyRetryAfterDate(t *testing.T) {
+	// Without a Date header an HTTP-date is measured against the clock.
+	synctest.Test(t, func(t *testing.T) {
+		resp := &http.Response{StatusCode: 503, Header: http.Header{}}
+		resp.Header.Set("Retry-After", time.Now().Add(90*time.Second).UTC().Format(http.TimeFormat))
+		want := outcome{class: classSignal, retryAfter: 90 * time.Second}
+		if got := classify(resp, nil, nil); got != want {
+			t.Errorf("classify = %+v; want %+v", got, want)
+		}
+	})
+}
+
+// netTimeout is a net.Error that says it timed out.
+type netTimeout struct{}
+
+func (netTimeout) Error() string   { return "i/o timeout" }
+func (netTimeout) Timeout() bool   { return true }
+func (netTimeout) Temporary() bool { return true }
+
+func TestClassifyError(t *testing.T) {
+	// wrap dresses err as http.Client returns it.
+	wrap := func(op string, err error) error {
+		return &url.Error{Op: "Get", URL: "https://example.com/", Err: &net.OpError{Op: op, Net: "tcp", Err: err}}
+	}
+	syscallErr := func(errno syscall.Errno) error { return os.NewSyscallError("connect", errno) }
+	tests := []struct {
+		name   string
+		err    error
+		ctxErr error
+		want   outcomeClass
+	}{
+		{"caller cancelled", wrap("dial", context.Canceled), context.Canceled, classIgnore},
+		{"caller cancelled during a timeout", wrap("read", os.ErrDeadlineExceeded), context.Canceled, classIgnore},
+		{"caller's deadline", &url.Error{Op: "Get", URL: "https://example.com/", Err: context.DeadlineExceeded}, context.DeadlineExceeded, classNeutral},
+		{"caller's deadline during a reset", wrap("read", syscallErr(syscall.ECONNRESET)), context.DeadlineExceeded, classNeutral},
+		{"read timeout", wrap("read", os.ErrDeadlineExceeded), nil, classSignal},
+		{"net.Error timeout", fmt.Errorf("net/http: timeout awaiting response headers: %w", netTimeout{}), nil, classSignal},
+		{"inner deadline", fmt.Errorf("round trip: %w", context.DeadlineExceeded), nil, classSignal},
+		{"connection refused", wrap("dial", syscallErr(syscall.ECONNREFUSED)), nil, classSignal},
+		{"connection reset", wrap("read", syscallErr(syscall.ECONNRESET)), nil, classSignal},
+		{"unexpected EOF", fmt.Errorf("reading headers: %w", io.ErrUnexpectedEOF), nil, classSignal},
+		{"DNS not found", wrap("dial", &net.DNSError{Err: "no such host", Name: "example.com", IsNotFound: true}), nil, classNeutral},
+		{"DNS timeout", wrap("dial", &net.DNSError{Err: "i/o timeout", Name: "example.com", IsTimeout: true}), nil, classNeutral},
+		{"unknown authority", &url.Error{Op: "Get", URL: "https://example.com/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, nil, classNeutral},
+		{"wrong host name", &url.Error{Op: "Get", URL: "https://example.com/", Err: x509.HostnameError{Host: "example.com", Certificate: &x509.Certificate{}}}, nil, classNeutral},
+		{"not TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, nil, classNeutral},
+		{"malformed URL", &url.Error{Op: "parse", URL: "::", Err: errors.New("missing protocol scheme")}, nil, classNeutral},
+		{"EOF", io.EOF, nil, classNeutral},
+		{"other", errors.New("boom"), nil, classNeutral},
+		{"cancelled without the caller", context.Canceled, nil, classNeutral},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := classify(nil, tc.err, tc.ctxErr); got != (outcome{class: tc.want}) {
+				t.Errorf("classify(nil, %v, %v) = %+v; want class %d", tc.err, tc.ctxErr, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClassifyOddReturns(t *testing.T) {
+	// A broken base may return neither, or both.
+	if got := classify(nil, nil, nil); got != outNeutral {
+		t.Errorf("classify(nil, nil, nil) = %+v; want neutral", got)
+	}
+	resp := &http.Response{StatusCode: 200}
+	if got := classify(resp, os.NewSyscallError("read", syscall.ECONNRESET), nil); got != outSignal {
+		t.Errorf("classify(200, reset) = %+v; want the error to decide", got)
+	}
+}

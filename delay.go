@@ -1,0 +1,454 @@
+package polite
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The fixed part of the pacing policy (research note §A4.2).
+const (
+	latencyFactor = 2                // pace >= latencyFactor × latency estimate
+	backoffBase   = 5 * time.Second  // pause after the first signal
+	maxBackoff    = 10 * time.Minute // cap on computed pauses
+	maxRetryAfter = time.Hour        // cap on a server's Retry-After
+	maxLevel      = 8                // cap on the backoff level: pace × 2^8 at most
+	recoverAfter  = 5                // fresh successes per level step down
+	forgetAfter   = 30 * time.Minute // without a signal for this long, the level is forgotten
+)
+
+// pacerConfig is the pacing policy, fixed when the transport is built.
+type pacerConfig struct {
+	baseDelay     time.Duration                   // hard minimum between starts; 0 allowed
+	jitter        float64                         // upward-only jitter factor J, >= 0
+	maxDelay      time.Duration                   // cap on the adaptive part
+	maxCrawlDelay time.Duration                   // robots Crawl-delay honoured up to this
+	maxInFlight   int                             // requests in flight per host, >= 1
+	maxHosts      int                             // soft bound on tracked hosts, >= 1
+	rand          func() float64                  // U[0,1), safe for concurrent use; nil means math/rand/v2.Float64
+	log           func(event string, args ...any) // nil means off; called outside locks
+}
+
+// pacer decides when a request to a pacing key may start and learns from how it ended.
+type pacer interface {
+	// acquire blocks until a request to key may start, or ctx ends.
+	// floor is the robots.txt Crawl-delay for the request's origin, not yet clamped; 0 if none.
+	acquire(ctx context.Context, key string, floor time.Duration) (ticket, error)
+	// observe reports how the request started with t ended. Called exactly once per ticket.
+	observe(t ticket, o outcome)
+	// snapshot returns the state of every tracked host.
+	snapshot() []hostSnapshot
+}
+
+// A ticket is a request's admission: it holds a slot of its host until observed.
+type ticket struct {
+	key   string
+	start time.Time
+	h     *hostState
+}
+
+// hostSnapshot is one host's state as [memoryPacer.snapshot] saw it.
+type hostSnapshot struct {
+	key          string
+	requests     uint64        // requests admitted
+	inFlight     int           // admitted and not yet observed
+	waiting      int           // goroutines in acquire: queued, or being admitted
+	pace         time.Duration // the gap between starts now, with the last admitted Crawl-delay
+	level        int           // backoff level, 0 when forgotten
+	blockedUntil time.Time     // no start before this (backoff and Retry-After)
+	latency      time.Duration // latency estimate (time to headers)
+	lastStart    time.Time
+	backoffs     uint64 // escalations: signals that raised the level
+	retryAfters  uint64 // signals that carried a Retry-After
+}
+
+// memoryPacer is the in-memory pacer of research note §A4.4. Each host has a
+// next allowed start: its last start plus its pace, stretched by jitter, and
+// no earlier than the end of any backoff. Nothing is reserved ahead of time:
+// the head of a host's queue re-evaluates whenever a response changes what
+// the pacer knows, so a 429 delays every request already waiting.
+//
+// Requests to one host are admitted in FIFO order. A queue only forms when
+// a host is busy; an idle host admits a request without a timer, a goroutine
+// or an allocation.
+//
+// Lock order: mu, then a hostState's mu. Neither is held while waiting or
+// while calling cfg.log, so one slow or backed-off host never delays another.
+type memoryPacer struct {
+	cfg pacerConfig
+
+	mu      sync.Mutex            // guards hosts and sweepAt; held only to find, insert or evict
+	hosts   map[string]*hostState // by pacing key
+	sweepAt int                   // inserting into a map this large first sweeps it
+}
+
+var _ pacer = (*memoryPacer)(nil)
+
+// hostState is what the pacer knows about one pacing key.
+type hostState struct {
+	key string
+
+	// turn holds one token. The goroutine holding it is the head of the
+	// host's queue, the only one that may start a request; the others block
+	// receiving from turn, and a channel serves blocked receivers in order.
+	turn chan struct{}
+
+	// users counts goroutines inside acquire for this host. It is raised
+	// under memoryPacer.mu, so a sweep, which holds that lock, never evicts a
+	// host that a goroutine has looked up and not yet left.
+	users atomic.Int32
+
+	mu             sync.Mutex    // guards the fields below
+	started        bool          // lastStart and u are set
+	lastStart      time.Time     // start of the last admitted request
+	u              float64       // jitter draw for lastStart, in [0, 1]
+	floor          time.Duration // Crawl-delay of the last admitted request
+	est            time.Duration // latency estimate: time from start to headers
+	level          int           // backoff level, 0..maxLevel; see levelAt
+	streak         int           // fresh successes since the level last changed
+	inFlight       int           // admitted and not yet observed
+	blockedUntil   time.Time     // no start before this
+	lastEscalation time.Time     // when the level last went up
+	lastSignal     time.Time     // when the last signal was observed
+	changed        chan struct{} // closed by observe to wake the head; nil until a head waits
+	requests       uint64        // admitted, for snapshots
+	backoffs       uint64
+	retryAfters    uint64
+}
+
+// newMemoryPacer returns a pacer with policy cfg. Values out of range are
+// brought to the nearest valid one; maxDelay is raised to baseDelay, so that
+// baseDelay stays a hard minimum.
+func newMemoryPacer(cfg pacerConfig) *memoryPacer {
+	cfg.baseDelay = max(cfg.baseDelay, 0)
+	if !(cfg.jitter > 0) { // NaN too
+		cfg.jitter = 0
+	}
+	cfg.maxDelay = max(cfg.maxDelay, cfg.baseDelay)
+	cfg.maxInFlight = max(cfg.maxInFlight, 1)
+	cfg.maxHosts = max(cfg.maxHosts, 1)
+	if cfg.rand == nil {
+		cfg.rand = rand.Float64
+	}
+	return &memoryPacer{cfg: cfg, hosts: make(map[string]*hostState), sweepAt: cfg.maxHosts}
+}
+
+// acquire implements [pacer]. It waits for key's turn, then for its next
+// allowed start and a free slot. If ctx's deadline comes before the next
+// allowed start, it returns a [*DeadlineError] at once. If ctx ends while it
+// waits, it returns ctx.Err() and leaves the host as it found it.
+func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Duration) (ticket, error) {
+	if err := ctx.Err(); err != nil {
+		return ticket{}, err
+	}
+	h := p.use(key)
+	defer h.users.Add(-1) // runs last, after the turn is handed on
+
+	queued := false
+	select {
+	case <-h.turn: // nobody queued: the common case
+	default:
+		if err := p.checkDeadline(ctx, h, floor); err != nil {
+			return ticket{}, err
+		}
+		select {
+		case <-h.turn:
+			queued = true
+		case <-ctx.Done():
+			return ticket{}, ctx.Err()
+		}
+	}
+	defer func() { h.turn <- struct{}{} }()
+	return p.admit(ctx, h, floor, queued)
+}
+
+// use returns key's state, creating it if needed, and counts the caller as
+// one of its users.
+func (p *memoryPacer) use(key string) *hostState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := p.hosts[key]
+	if h == nil {
+		if len(p.hosts) >= p.sweepAt {
+			p.sweep(time.Now())
+		}
+		h = &hostState{key: key, turn: make(chan struct{}, 1)}
+		h.turn <- struct{}{}
+		p.hosts[key] = h
+	}
+	h.users.Add(1)
+	return h
+}
+
+// checkDeadline returns a *DeadlineError if ctx's deadline is no later than
+// h's next allowed start. The caller has not got the turn: the start it can
+// hope for is later still.
+func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor time.Duration) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return nil
+	}
+	h.mu.Lock()
+	now := time.Now()
+	next := p.nextAllowed(h, now, floor)
+	h.mu.Unlock()
+	if next.After(now) && !next.Before(deadline) {
+		return &DeadlineError{Host: h.key, Earliest: next, Deadline: deadline}
+	}
+	return nil
+}
+
+// admit starts a request on h once its next allowed start has come and a
+// slot is free. The caller holds h's turn; queued says it waited for it.
+func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration, queued bool) (ticket, error) {
+	var timer *time.Timer // made on the first timed wait, then reused
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for waited := queued; ; waited = true {
+		if waited {
+			if err := ctx.Err(); err != nil {
+				return ticket{}, err
+			}
+		}
+		h.mu.Lock()
+		now := time.Now()
+		next := p.nextAllowed(h, now, floor)
+		if !now.Before(next) && h.inFlight < p.cfg.maxInFlight {
+			h.started, h.lastStart, h.u, h.floor = true, now, p.draw(), floor
+			h.inFlight++
+			h.requests++
+			h.mu.Unlock()
+			return ticket{key: h.key, start: now, h: h}, nil
+		}
+		var wake <-chan time.Time // nil: only a response or ctx can help
+		if next.After(now) {
+			if deadline, ok := ctx.Deadline(); ok && !next.Before(deadline) {
+				h.mu.Unlock()
+				return ticket{}, &DeadlineError{Host: h.key, Earliest: next, Deadline: deadline}
+			}
+			at := next
+			if h.levelAt(now) > 0 {
+				// The level is forgotten at this moment, which may bring next forward.
+				at = earlier(at, h.lastSignal.Add(forgetAfter))
+			}
+			if timer == nil {
+				timer = time.NewTimer(at.Sub(now))
+			} else {
+				timer.Reset(at.Sub(now))
+			}
+			wake = timer.C
+		} else if timer != nil {
+			timer.Stop()
+		}
+		if h.changed == nil {
+			h.changed = make(chan struct{})
+		}
+		changed := h.changed
+		h.mu.Unlock()
+
+		select {
+		case <-wake:
+		case <-changed:
+		case <-ctx.Done():
+			return ticket{}, ctx.Err()
+		}
+	}
+}
+
+// observe implements [pacer].
+func (p *memoryPacer) observe(t ticket, o outcome) {
+	h := t.h
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	now := time.Now()
+	if h.inFlight > 0 {
+		h.inFlight--
+	}
+	escalated := o.class != classIgnore && p.learn(h, t.start, now, o)
+	level, pause := h.level, h.blockedUntil.Sub(now)
+	if h.changed != nil {
+		close(h.changed)
+		h.changed = nil
+	}
+	h.mu.Unlock()
+
+	if escalated && p.cfg.log != nil {
+		p.cfg.log("polite: backing off", "host", h.key, "level", level, "pause", pause, "retry_after", o.retryAfter)
+	}
+}
+
+// learn updates h with the outcome of a request that started at start and
+// ended at now. It reports whether the backoff level went up. h.mu must be held.
+func (p *memoryPacer) learn(h *hostState, start, now time.Time, o outcome) (escalated bool) {
+	if h.levelAt(now) == 0 {
+		h.level, h.streak = 0, 0
+	}
+	lat := max(now.Sub(start), 0)
+	if o.class == classSuccess {
+		h.est = max(lat, (h.est+lat)/2) // up at once, down by halves
+	} else {
+		h.est = max(h.est, lat) // fast errors must not speed us up
+	}
+
+	// Only requests started after the last escalation tell us something new:
+	// the others were sent into the trouble that caused it.
+	fresh := start.After(h.lastEscalation)
+	switch o.class {
+	case classSignal:
+		h.lastSignal = now
+		if fresh {
+			h.level = min(h.level+1, maxLevel)
+			h.streak = 0
+			h.lastEscalation = now
+			h.backoffs++
+			pause := p.jittered(min(backoffBase<<(h.level-1), maxBackoff), p.draw())
+			h.blockedUntil = later(h.blockedUntil, now.Add(pause))
+		}
+		if o.retryAfter > 0 { // a floor on the pause, never a ceiling
+			h.retryAfters++
+			h.blockedUntil = later(h.blockedUntil, now.Add(min(o.retryAfter, maxRetryAfter)))
+		}
+		return fresh
+	case classSuccess:
+		if fresh && h.level > 0 {
+			h.streak++
+			if h.streak >= recoverAfter {
+				h.level--
+				h.streak = 0
+			}
+		}
+	}
+	return false
+}
+
+// snapshot implements [pacer]. Hosts come sorted by key.
+func (p *memoryPacer) snapshot() []hostSnapshot {
+	p.mu.Lock()
+	hosts := make([]*hostState, 0, len(p.hosts))
+	for _, h := range p.hosts {
+		hosts = append(hosts, h)
+	}
+	p.mu.Unlock()
+
+	out := make([]hostSnapshot, 0, len(hosts))
+	for _, h := range hosts {
+		h.mu.Lock()
+		now := time.Now()
+		out = append(out, hostSnapshot{
+			key:          h.key,
+			requests:     h.requests,
+			inFlight:     h.inFlight,
+			waiting:      int(h.users.Load()),
+			pace:         p.pace(h, now, h.floor),
+			level:        h.levelAt(now),
+			blockedUntil: h.blockedUntil,
+			latency:      h.est,
+			lastStart:    h.lastStart,
+			backoffs:     h.backoffs,
+			retryAfters:  h.retryAfters,
+		})
+		h.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b hostSnapshot) int { return strings.Compare(a.key, b.key) })
+	return out
+}
+
+// sweep evicts the hosts that have nothing left to enforce, and sets the
+// size of the next sweep so that sweeping costs O(1) per insert. p.mu must
+// be held.
+func (p *memoryPacer) sweep(now time.Time) {
+	for key, h := range p.hosts {
+		if h.users.Load() == 0 && p.forgettable(h, now) {
+			delete(p.hosts, key)
+		}
+	}
+	p.sweepAt = max(p.cfg.maxHosts, 2*len(p.hosts))
+}
+
+// forgettable reports whether forgetting h would let no request start
+// earlier: nothing in flight, its next start allowed, its level forgotten.
+// A host whose state is fresh behaves the same.
+func (p *memoryPacer) forgettable(h *hostState, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inFlight == 0 &&
+		!now.Before(p.nextAllowed(h, now, h.floor)) &&
+		!now.Before(h.lastSignal.Add(forgetAfter))
+}
+
+// levelAt is h's backoff level at now: forgotten forgetAfter after the last
+// signal. h.mu must be held.
+func (h *hostState) levelAt(now time.Time) int {
+	if h.level > 0 && now.Sub(h.lastSignal) >= forgetAfter {
+		return 0
+	}
+	return h.level
+}
+
+// pace is the least gap between two starts to h at now, before jitter:
+//
+//	max(min(max(baseDelay, latencyFactor·est)·2^level, maxDelay), min(floor, maxCrawlDelay))
+//
+// h.mu must be held.
+func (p *memoryPacer) pace(h *hostState, now time.Time, floor time.Duration) time.Duration {
+	d := max(p.cfg.baseDelay, latencyFactor*h.est)
+	for range h.levelAt(now) {
+		if d >= p.cfg.maxDelay {
+			break // and do not overflow
+		}
+		d *= 2
+	}
+	return max(min(d, p.cfg.maxDelay), min(floor, p.cfg.maxCrawlDelay))
+}
+
+// nextAllowed is the earliest start to h that pace and backoff allow.
+// h.mu must be held.
+func (p *memoryPacer) nextAllowed(h *hostState, now time.Time, floor time.Duration) time.Time {
+	t := h.blockedUntil
+	if h.started {
+		t = later(t, h.lastStart.Add(p.jittered(p.pace(h, now, floor), h.u)))
+	}
+	return t
+}
+
+// jittered stretches d by the factor 1 + jitter·u: jitter only ever adds.
+func (p *memoryPacer) jittered(d time.Duration, u float64) time.Duration {
+	extra := math.Round(float64(d) * p.cfg.jitter * u)
+	if extra >= float64(math.MaxInt64-d) {
+		return math.MaxInt64
+	}
+	return d + time.Duration(extra)
+}
+
+// draw returns cfg.rand() clamped to [0, 1].
+func (p *memoryPacer) draw() float64 {
+	u := p.cfg.rand()
+	if !(u > 0) { // NaN too
+		return 0
+	}
+	return min(u, 1)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

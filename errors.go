@@ -1,0 +1,75 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrRobotsBlocked is the error returned, wrapped in a [*RobotsBlockedError],
+// when robots.txt does not let the transport fetch a URL. Through
+// [http.Client] it arrives inside a [*url.Error], so test for it with
+// [errors.Is]:
+//
+//	resp, err := client.Get(u)
+//	if errors.Is(err, polite.ErrRobotsBlocked) {
+//		// skip u
+//	}
+var ErrRobotsBlocked = errors.New("polite: blocked by robots.txt")
+
+// RobotsBlockedError says why a request was refused. It matches
+// [ErrRobotsBlocked] with [errors.Is].
+type RobotsBlockedError struct {
+	// URL is the request's URL.
+	URL string
+	// Agent is the product token that chose the robots.txt group,
+	// for example "MyBot" for the User-Agent "MyBot/1.0 (+https://example.com/bot)".
+	Agent string
+	// RobotsURL is the robots.txt that decided, for example
+	// "https://example.com:443/robots.txt".
+	RobotsURL string
+	// Rule is the rule that decided, as "Disallow: /private/" or "" when it
+	// is not known.
+	Rule string
+	// Reason is set when no rule decided, for example when robots.txt was
+	// unreachable and the transport was built with [FailClosed].
+	Reason string
+}
+
+// Error implements the error interface.
+func (e *RobotsBlockedError) Error() string {
+	why := e.Rule
+	if why == "" {
+		why = e.Reason
+	}
+	if why == "" {
+		return fmt.Sprintf("polite: %s blocked by %s for %q", e.URL, e.RobotsURL, e.Agent)
+	}
+	return fmt.Sprintf("polite: %s blocked by %s for %q (%s)", e.URL, e.RobotsURL, e.Agent, why)
+}
+
+// Is reports whether target is [ErrRobotsBlocked].
+func (e *RobotsBlockedError) Is(target error) bool { return target == ErrRobotsBlocked }
+
+// DeadlineError is returned when the earliest moment a request may start,
+// given the host's pace or backoff, falls after its context's deadline. The
+// transport fails at once instead of waiting for a deadline it cannot meet.
+// It matches [context.DeadlineExceeded] with [errors.Is].
+type DeadlineError struct {
+	// Host is the pacing key: the lower-cased host name.
+	Host string
+	// Earliest is the earliest start the host's pace allowed.
+	Earliest time.Time
+	// Deadline is the request context's deadline.
+	Deadline time.Time
+}
+
+// Error implements the error interface.
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("polite: next start to %s at %s is past the context deadline %s",
+		e.Host, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
+}
+
+// Unwrap returns [context.DeadlineExceeded].
+func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }

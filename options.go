@@ -1,0 +1,210 @@
+package polite
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// An Option configures a [PoliteTransport]. Options are applied in order by
+// [New]; an invalid value makes New panic with a message naming the option.
+type Option func(*config)
+
+// FailurePolicy says what the transport does when an origin's robots.txt is
+// unreachable: a 429 or 5xx answer, a network error or a timeout.
+type FailurePolicy int
+
+const (
+	// FailOpen allows every URL of an origin whose robots.txt is unreachable
+	// and has no earlier good copy. The failed fetch still backs the host off,
+	// and it is retried after a short time. This is the default.
+	FailOpen FailurePolicy = iota
+	// FailClosed refuses every URL of such an origin with an error that
+	// matches [ErrRobotsBlocked], as RFC 9309 §2.3.1.4 asks ("the crawler
+	// MUST assume complete disallow").
+	FailClosed
+)
+
+// String returns "FailOpen" or "FailClosed".
+func (p FailurePolicy) String() string {
+	switch p {
+	case FailOpen:
+		return "FailOpen"
+	case FailClosed:
+		return "FailClosed"
+	}
+	return fmt.Sprintf("FailurePolicy(%d)", int(p))
+}
+
+// Defaults, each explained in the package documentation.
+const (
+	DefaultBaseDelay     = 1 * time.Second
+	DefaultJitter        = 0.5
+	DefaultMaxDelay      = 60 * time.Second
+	DefaultMaxCrawlDelay = 60 * time.Second
+	DefaultMaxInFlight   = 1
+	DefaultRobotsTTL     = 24 * time.Hour
+	DefaultRobotsTimeout = 10 * time.Second
+	DefaultMaxHosts      = 10000
+)
+
+// config is everything the options set.
+type config struct {
+	userAgent     string
+	pace          pacerConfig
+	robotsTTL     time.Duration
+	robotsTimeout time.Duration
+	robotsFailure FailurePolicy
+	global        *rate.Limiter
+	logger        *slog.Logger
+}
+
+func defaultConfig() config {
+	return config{
+		pace: pacerConfig{
+			baseDelay:     DefaultBaseDelay,
+			jitter:        DefaultJitter,
+			maxDelay:      DefaultMaxDelay,
+			maxCrawlDelay: DefaultMaxCrawlDelay,
+			maxInFlight:   DefaultMaxInFlight,
+			maxHosts:      DefaultMaxHosts,
+		},
+		robotsTTL:     DefaultRobotsTTL,
+		robotsTimeout: DefaultRobotsTimeout,
+	}
+}
+
+// WithUserAgent sets the User-Agent header of requests that have none (on a
+// copy of the request) and of the transport's own robots.txt fetches. The
+// robots.txt group that binds a request is chosen by the product token of
+// its effective User-Agent: "MyBot" for "MyBot/1.0 (+https://example.com/bot)".
+// A request with no User-Agent, sent by a transport with none, is matched as
+// Go's default "Go-http-client".
+func WithUserAgent(ua string) Option {
+	return func(c *config) { c.userAgent = ua }
+}
+
+// WithBaseDelay sets the least time between the starts of two requests to
+// one host (default 1s). Zero is allowed: robots.txt, Crawl-delay, latency
+// and backoff still apply. A negative delay panics.
+func WithBaseDelay(d time.Duration) Option {
+	return func(c *config) {
+		mustNotBeNegative("WithBaseDelay", d)
+		c.pace.baseDelay = d
+	}
+}
+
+// WithJitter sets the upward jitter factor J (default 0.5): each gap is the
+// pace times 1+J·U with U uniform in [0,1), so the pace stays a hard
+// minimum. Zero turns jitter off; a negative value panics.
+func WithJitter(f float64) Option {
+	return func(c *config) {
+		if !(f >= 0) {
+			panic(fmt.Sprintf("polite: WithJitter(%v): jitter must be >= 0", f))
+		}
+		c.pace.jitter = f
+	}
+}
+
+// WithMaxDelay caps the adaptive part of the pace, base delay times latency
+// and backoff factors (default 60s). It does not cap Crawl-delay, Retry-After
+// or backoff pauses. A negative value panics.
+func WithMaxDelay(d time.Duration) Option {
+	return func(c *config) {
+		mustNotBeNegative("WithMaxDelay", d)
+		c.pace.maxDelay = d
+	}
+}
+
+// WithMaxCrawlDelay sets the longest robots.txt Crawl-delay honoured
+// (default 60s); a longer one is clamped to it. A negative value panics.
+func WithMaxCrawlDelay(d time.Duration) Option {
+	return func(c *config) {
+		mustNotBeNegative("WithMaxCrawlDelay", d)
+		c.pace.maxCrawlDelay = d
+	}
+}
+
+// WithMaxInFlight sets how many requests to one host may be in flight at
+// once (default 1). A request counts until its response headers arrive.
+// Values below 1 panic.
+func WithMaxInFlight(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			panic(fmt.Sprintf("polite: WithMaxInFlight(%d): must be >= 1", n))
+		}
+		c.pace.maxInFlight = n
+	}
+}
+
+// WithRobotsTTL sets how long a fetched robots.txt is used before it is
+// fetched again (default 24h, the most RFC 9309 §2.4 allows). A failed fetch
+// is retried after the smaller of this and 5 minutes. Values below 1ns panic.
+func WithRobotsTTL(d time.Duration) Option {
+	return func(c *config) {
+		mustBePositive("WithRobotsTTL", d)
+		c.robotsTTL = d
+	}
+}
+
+// WithRobotsTimeout bounds one robots.txt fetch, redirects and waiting for
+// the host's turn included (default 10s). Past it the file counts as
+// unreachable. Values below 1ns panic.
+func WithRobotsTimeout(d time.Duration) Option {
+	return func(c *config) {
+		mustBePositive("WithRobotsTimeout", d)
+		c.robotsTimeout = d
+	}
+}
+
+// WithRobotsFailure sets what happens when robots.txt is unreachable:
+// [FailOpen] (the default) or [FailClosed].
+func WithRobotsFailure(p FailurePolicy) Option {
+	return func(c *config) {
+		if p != FailOpen && p != FailClosed {
+			panic(fmt.Sprintf("polite: WithRobotsFailure(%v): unknown policy", p))
+		}
+		c.robotsFailure = p
+	}
+}
+
+// WithGlobalLimiter caps the rate of requests across all hosts, robots.txt
+// fetches included. Each request waits on l before it waits for its host's
+// turn. Nil means no cap.
+func WithGlobalLimiter(l *rate.Limiter) Option {
+	return func(c *config) { c.global = l }
+}
+
+// WithMaxHosts bounds the hosts whose pacing state is kept and the origins
+// whose robots.txt is cached (default 10000 each). Past the bound, idle
+// hosts are forgotten and cached robots.txt files are dropped, but never a
+// host that is backed off, waited on or has a request in flight, so the
+// bound is exceeded rather than forget a backoff. Values below 1 panic.
+func WithMaxHosts(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			panic(fmt.Sprintf("polite: WithMaxHosts(%d): must be >= 1", n))
+		}
+		c.pace.maxHosts = n
+	}
+}
+
+// WithLogger makes the transport log robots.txt fetches and backoffs to l.
+// Nil, the default, logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+func mustNotBeNegative(name string, d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("polite: %s(%v): must not be negative", name, d))
+	}
+}
+
+func mustBePositive(name string, d time.Duration) {
+	if d <= 0 {
+		panic(fmt.Sprintf("polite: %s(%v): must be positive", name, d))
+	}
+}

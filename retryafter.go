@@ -1,0 +1,59 @@
+package polite
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parseRetryAfter reads Retry-After from h, measuring HTTP-dates against h's Date
+// header (or now when it has none). ok is false when it is absent or unusable.
+//
+// The value is delay-seconds or an HTTP-date in any of the three forms of
+// RFC 9110 §5.6.7, and also RFC 1123 with the zone "UTC", which some servers
+// send. Measuring a date against the server's own Date makes clock skew
+// irrelevant. A date in the past gives 0; every result is capped at
+// maxRetryAfter, as is a delay-seconds too large for any integer type.
+// Anything else ("-5", "1.5", "+7") is unusable.
+func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(v, 10, 64) // digits only: no sign, no fraction
+	switch {
+	case err == nil:
+		if n >= uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true
+		}
+		return time.Duration(n) * time.Second, true
+	case errors.Is(err, strconv.ErrRange):
+		return maxRetryAfter, true
+	}
+
+	at, ok := parseHTTPDate(v)
+	if !ok {
+		return 0, false
+	}
+	if date, ok := parseHTTPDate(h.Get("Date")); ok {
+		now = date
+	}
+	return min(max(at.Sub(now), 0), maxRetryAfter), true
+}
+
+// parseHTTPDate parses an HTTP-date (IMF-fixdate, RFC 850 or asctime), or
+// RFC 1123 with the zone "UTC". Other zone names are refused rather than
+// read by the local time zone's rules.
+func parseHTTPDate(v string) (time.Time, bool) {
+	v = strings.TrimSpace(v)
+	if t, err := http.ParseTime(v); err == nil {
+		return t, true
+	}
+	t, err := time.Parse(time.RFC1123, v)
+	if err != nil || t.Location() != time.UTC {
+		return time.Time{}, false
+	}
+	return t, true
+}

@@ -1,0 +1,181 @@
+package polite
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+const (
+	// robotsMaxBytes is how much of a robots.txt is read: RFC 9309 §2.5
+	// asks for at least 500 KiB and lets the rest be ignored.
+	robotsMaxBytes = 500 << 10
+	// robotsMaxRedirects is how many redirects a robots.txt fetch follows
+	// (RFC 9309 §2.3.1.2: at least five). One more means unavailable.
+	robotsMaxRedirects = 5
+	// drainBytes is how much of a body is read before closing it, so that a
+	// short remainder lets the connection be reused while a huge one is not
+	// downloaded.
+	drainBytes = 4 << 10
+)
+
+// fetchRobots fetches k's robots.txt through the base transport, paced like
+// any request to the host, and reads it per RFC 9309 §2.3.1: 2xx is parsed,
+// 3xx followed, other 4xx means no rules, and 429, 5xx, a network error or
+// a timeout mean unreachable. prev is the copy in force, if any: when the
+// file is unreachable, it stays in force.
+func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRules) *robotsRules {
+	start := time.Now()
+	robotsURL := k.String() + "/robots.txt"
+	r := &robotsRules{url: robotsURL}
+	var floor time.Duration
+	if prev != nil {
+		floor = prev.forAgent(t.defaultToken).crawlDelay
+	}
+
+	target := robotsURL
+	for hop := 0; ; hop++ {
+		resp, err := t.robotsRequest(ctx, target, floor)
+		if err != nil {
+			r.err = err.Error()
+			break
+		}
+		r.status = resp.StatusCode
+		switch code := resp.StatusCode; {
+		case code >= 200 && code < 300:
+			body, err := readRobots(resp.Body)
+			if err != nil {
+				r.err = fmt.Sprintf("reading %s: %v", target, err)
+				break
+			}
+			r.file = parseRobots(body)
+		case code >= 300 && code < 400:
+			closeBody(resp.Body)
+			next, ok := redirectTarget(target, resp.Header.Get("Location"))
+			if ok && hop < robotsMaxRedirects {
+				target, floor = next, 0
+				continue
+			}
+			// Too many redirects, or nowhere to go: unavailable, as Google
+			// treats it.
+		case code == http.StatusTooManyRequests || code >= 500:
+			closeBody(resp.Body)
+			r.err = fmt.Sprintf("%s answered %s", target, resp.Status)
+		default: // 4xx and anything else: unavailable, no rules apply
+			closeBody(resp.Body)
+		}
+		break
+	}
+	r.fetchedAt = time.Now()
+	r.duration = r.fetchedAt.Sub(start)
+
+	switch {
+	case r.err != "" && prev != nil && prev.good():
+		// Unreachable now, but there is a good copy: keep it.
+		kept := &robotsRules{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
+			duration: prev.duration, file: prev.file, stale: true, err: r.err}
+		t.logRobots(kept, k)
+		return kept
+	case r.err != "" && t.cfg.robotsFailure == FailClosed:
+		r.disallow = true
+	}
+	t.logRobots(r, k)
+	return r
+}
+
+// robotsRequest makes one robots.txt request: waits for the global limiter
+// and the host's turn, sends it through the base transport with the
+// configured User-Agent and no other header, and reports the outcome to the
+// pacer.
+func (t *PoliteTransport) robotsRequest(ctx context.Context, target string, floor time.Duration) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	if t.cfg.userAgent != "" {
+		req.Header.Set("User-Agent", t.cfg.userAgent)
+	}
+	tk, err := t.admit(ctx, hostKey(req.URL), floor)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil && resp != nil {
+		closeBody(resp.Body)
+		resp = nil
+	}
+	t.pacer.observe(tk, classify(resp, err, nil))
+	return resp, err
+}
+
+// readRobots reads the first robotsMaxBytes of body, drops a line cut in
+// two by that limit, and closes body.
+func readRobots(body io.ReadCloser) ([]byte, error) {
+	defer closeBody(body)
+	b, err := io.ReadAll(io.LimitReader(body, robotsMaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > robotsMaxBytes {
+		b = b[:robotsMaxBytes]
+		if i := bytes.LastIndexAny(b, "\r\n"); i >= 0 {
+			b = b[:i+1]
+		}
+	}
+	return b, nil
+}
+
+// closeBody reads a short remainder of body, so the connection can be
+// reused, and closes it.
+func closeBody(body io.ReadCloser) {
+	io.CopyN(io.Discard, body, drainBytes)
+	body.Close()
+}
+
+// redirectTarget resolves a Location header against from; ok is false when
+// it is missing, unparsable, or not http or https.
+func redirectTarget(from, location string) (string, bool) {
+	if location == "" {
+		return "", false
+	}
+	base, err := url.Parse(from)
+	if err != nil {
+		return "", false
+	}
+	u, err := base.Parse(location)
+	if err != nil {
+		return "", false
+	}
+	if _, ok := originOf(u); !ok {
+		return "", false
+	}
+	return u.String(), true
+}
+
+func (t *PoliteTransport) logRobots(r *robotsRules, k originKey) {
+	l := t.cfg.logger
+	if l == nil {
+		return
+	}
+	switch {
+	case r.stale:
+		l.Warn("polite: robots.txt unreachable, keeping the last good copy", "origin", k.String(), "error", r.err)
+	case r.err != "":
+		l.Warn("polite: robots.txt unreachable", "origin", k.String(), "error", r.err, "policy", t.cfg.robotsFailure)
+	default:
+		rules := 0
+		skipped := 0
+		if r.file != nil {
+			for _, g := range r.file.groups {
+				rules += len(g.rules)
+			}
+			skipped = r.file.skipped
+		}
+		l.Info("polite: robots.txt fetched", "origin", k.String(), "status", r.status,
+			"rules", rules, "skipped_lines", skipped, "duration", r.duration)
+	}
+}

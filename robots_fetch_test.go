@@ -1,0 +1,320 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// redirects answers /robots.txt with n redirects, alternating between two
+// hosts, then a file disallowing /private.
+func redirects(n int) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		hop := 0
+		fmt.Sscanf(r.URL.Path, "/hop%d", &hop)
+		if r.URL.Path == "/robots.txt" || strings.HasPrefix(r.URL.Path, "/hop") {
+			if hop < n {
+				host := []string{"h", "other.example"}[hop%2]
+				return respond(r, 301, "", "Location", fmt.Sprintf("http://%s/hop%d", host, hop+1)), nil
+			}
+			return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
+		}
+		return respond(r, 200, "page"), nil
+	}
+}
+
+// robotsAnswer serves /robots.txt with fn and every page with 200.
+func robotsAnswer(fn func(*http.Request) (*http.Response, error)) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return fn(r)
+		}
+		return respond(r, 200, "page"), nil
+	}
+}
+
+func status(code int) func(*http.Request) (*http.Response, error) {
+	return robotsAnswer(func(r *http.Request) (*http.Response, error) {
+		return respond(r, code, "User-agent: *\nDisallow: /\n"), nil
+	})
+}
+
+// TestRobotsStatusClasses runs every robots.txt outcome under both failure
+// policies and checks whether /private is allowed, whether the failure
+// backed the host off, and the status recorded.
+func TestRobotsStatusClasses(t *testing.T) {
+	tests := []struct {
+		name        string
+		answer      func(*http.Request) (*http.Response, error)
+		open        bool // /private allowed under FailOpen
+		closed      bool // /private allowed under FailClosed
+		unreachable bool // counts as unreachable: backs the host off
+	}{
+		{"2xx rules bind", robotsAnswer(func(r *http.Request) (*http.Response, error) {
+			return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
+		}), false, false, false},
+		{"3xx chain of 5 followed", redirects(5), false, false, false},
+		{"3xx chain of 6 is unavailable", redirects(6), true, true, false},
+		{"3xx without Location is unavailable", status(302), true, true, false},
+		{"401 unavailable", status(401), true, true, false},
+		{"403 unavailable", status(403), true, true, false},
+		{"404 unavailable", status(404), true, true, false},
+		{"410 unavailable", status(410), true, true, false},
+		{"429 unreachable", status(429), true, false, true},
+		{"500 unreachable", status(500), true, false, true},
+		{"503 unreachable", status(503), true, false, true},
+		{"network error unreachable", robotsAnswer(func(*http.Request) (*http.Response, error) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}), true, false, true},
+		{"timeout unreachable", robotsAnswer(func(r *http.Request) (*http.Response, error) {
+			<-r.Context().Done() // the fetch's own timeout
+			return nil, r.Context().Err()
+		}), true, false, true},
+		{"body cut off unreachable", robotsAnswer(func(r *http.Request) (*http.Response, error) {
+			resp := respond(r, 200, "")
+			resp.Body = io.NopCloser(io.MultiReader(strings.NewReader("User-agent: *\nDisallow: /private\n"), errReader{io.ErrUnexpectedEOF}))
+			return resp, nil
+		}), true, false, false},
+	}
+	for _, tt := range tests {
+		for _, policy := range []FailurePolicy{FailOpen, FailClosed} {
+			t.Run(tt.name+"/"+policy.String(), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					base := &fakeBase{fn: tt.answer}
+					tr := New(base, WithBaseDelay(0), WithJitter(0), WithRobotsFailure(policy), WithRobotsTimeout(3*time.Second))
+					start := time.Now()
+					resp, err := get(tr, "http://h/private", "")
+					want := tt.open
+					if policy == FailClosed {
+						want = tt.closed
+					}
+					if got := err == nil; got != want {
+						t.Fatalf("allowed = %v (err %v); want %v", got, err, want)
+					}
+					if err != nil {
+						var be *RobotsBlockedError
+						if !errors.As(err, &be) {
+							t.Fatalf("err = %v; want a *RobotsBlockedError", err)
+						}
+						if tt.unreachable && !strings.Contains(be.Reason, "unreachable") {
+							t.Errorf("Reason = %q; want it to say robots.txt was unreachable", be.Reason)
+						}
+						return
+					}
+					resp.Body.Close()
+					// With BaseDelay 0, only a backoff delays the page.
+					pageAt := base.hitList()[len(base.hitList())-1].at
+					backedOff := pageAt.Sub(start) >= 5*time.Second
+					if tt.unreachable && !backedOff {
+						t.Errorf("page at +%v; want the host backed off after an unreachable robots.txt", pageAt.Sub(start))
+					}
+					if !tt.unreachable && backedOff {
+						t.Errorf("page at +%v; want no backoff", pageAt.Sub(start))
+					}
+				})
+			})
+		}
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestRobotsRefreshAndFailureLifetime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var answer atomic.Value // the robots.txt status to give
+		answer.Store(200)
+		base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
+			return respond(r, answer.Load().(int), "User-agent: *\nDisallow: /private\n"), nil
+		})}
+		tr := New(base, WithBaseDelay(0), WithJitter(0), WithRobotsTTL(time.Hour))
+		allowed := func() bool {
+			resp, err := get(tr, "http://h/private", "")
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err == nil
+		}
+		if allowed() {
+			t.Fatal("allowed before any failure; want the 200 rules to bind")
+		}
+		// Past the TTL the refresh fails: the last good copy stays in force.
+		answer.Store(503)
+		time.Sleep(time.Hour)
+		if allowed() {
+			t.Error("allowed after a failed refresh; want the last good copy kept")
+		}
+		if n := base.count("/robots.txt"); n != 2 {
+			t.Errorf("robots.txt fetched %d times; want 2", n)
+		}
+		// The failure is kept only 5 minutes: then the next refresh succeeds.
+		answer.Store(404)
+		time.Sleep(4 * time.Minute)
+		allowed()
+		if n := base.count("/robots.txt"); n != 2 {
+			t.Errorf("robots.txt fetched %d times within 5 minutes of a failure; want 2", n)
+		}
+		time.Sleep(2 * time.Minute)
+		if !allowed() {
+			t.Error("blocked after robots.txt went 404; want allowed")
+		}
+		if n := base.count("/robots.txt"); n != 3 {
+			t.Errorf("robots.txt fetched %d times; want 3", n)
+		}
+	})
+}
+
+func TestRobotsFailureWithoutCopyRetriedSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var answer atomic.Int32
+		answer.Store(503)
+		base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
+			return respond(r, int(answer.Load()), "User-agent: *\nDisallow: /private\n"), nil
+		})}
+		tr := New(base, WithBaseDelay(0), WithJitter(0))
+		resp, err := get(tr, "http://h/private", "")
+		if err != nil {
+			t.Fatalf("FailOpen: err = %v; want allowed", err)
+		}
+		resp.Body.Close()
+		answer.Store(200)
+		time.Sleep(5 * time.Minute)
+		if _, err := get(tr, "http://h/private", ""); !errors.Is(err, ErrRobotsBlocked) {
+			t.Errorf("5 minutes after a failed fetch: err = %v; want the new rules to bind", err)
+		}
+	})
+}
+
+func TestRobotsSizeLimit(t *testing.T) {
+	pad := strings.Repeat("# padding line\n", 600<<10/15)
+	tests := []struct {
+		name    string
+		body    string
+		blocked bool
+	}{
+		{"rule within 500 KiB binds", "User-agent: *\nDisallow: /private\n" + pad, true},
+		{"rule past 500 KiB ignored", "User-agent: *\n" + pad + "Disallow: /private\n", false},
+		{"line cut at the limit dropped", "User-agent: *\n" + pad[:robotsMaxBytes-len("User-agent: *\n")-10] + "\nDisallow: /privateXXXXXXXXXXXX\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var read atomic.Int64
+			base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
+				resp := respond(r, 200, "")
+				resp.Body = io.NopCloser(&countingReader{r: strings.NewReader(tt.body + strings.Repeat("x", 50<<20)), n: &read})
+				return resp, nil
+			})}
+			_, err := get(New(base, quick...), "http://h/private", "")
+			if got := errors.Is(err, ErrRobotsBlocked); got != tt.blocked {
+				t.Errorf("blocked = %v (err %v); want %v", got, err, tt.blocked)
+			}
+			if n := read.Load(); n > robotsMaxBytes+drainBytes+64<<10 {
+				t.Errorf("read %d bytes of a 50 MB robots.txt; want about 500 KiB", n)
+			}
+		})
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func TestCallerGivingUpDoesNotCancelFetch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
+			<-release
+			return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
+		})}
+		tr := New(base, quick...)
+		ctx, cancel := context.WithCancel(context.Background())
+		first := make(chan error)
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://h/a", nil)
+			_, err := tr.RoundTrip(req)
+			first <- err
+		}()
+		second := make(chan error)
+		go func() {
+			_, err := get(tr, "http://h/private", "")
+			second <- err
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-first; !errors.Is(err, context.Canceled) {
+			t.Errorf("first caller: %v; want context.Canceled", err)
+		}
+		close(release)
+		if err := <-second; !errors.Is(err, ErrRobotsBlocked) {
+			t.Errorf("second caller: %v; want the fetched rules to bind", err)
+		}
+		if n := base.count("/robots.txt"); n != 1 {
+			t.Errorf("robots.txt fetched %d times; want 1", n)
+		}
+	})
+}
+
+func TestHostileRobots(t *testing.T) {
+	tests := map[string]string{
+		"binary":        "\x00\xff\xfe" + strings.Repeat("\x00User-agent:\x00*\n", 100),
+		"huge line":     "User-agent: *\nDisallow: /" + strings.Repeat("a", 600<<10),
+		"many stars":    "User-agent: *\nDisallow: /" + strings.Repeat("*a", 5000) + "\n",
+		"many groups":   strings.Repeat("User-agent: x\nDisallow: /y\n", 20000),
+		"html":          "<!doctype html><html><body>Access denied</body></html>",
+		"crawl-delay":   "User-agent: *\nCrawl-delay: 1e300\nCrawl-delay: NaN\nCrawl-delay: -1\n",
+		"odd separator": "User-agent *\nDisallow /\n:::\n",
+	}
+	for name, body := range tests {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				resp, err := get(New(site(body), quick...), "http://h/some/page", "")
+				if err != nil && !errors.Is(err, ErrRobotsBlocked) {
+					t.Fatalf("err = %v; want a decision", err)
+				}
+				if err == nil {
+					resp.Body.Close()
+				}
+				if waited := time.Since(start); waited > DefaultMaxCrawlDelay {
+					t.Errorf("waited %v; want at most the 60s Crawl-delay cap", waited)
+				}
+			})
+		})
+	}
+}
+
+func TestRobotsCacheIsBounded(t *testing.T) {
+	tr := New(site(""), opts(WithMaxHosts(10))...)
+	for i := range 100 {
+		resp, err := get(tr, fmt.Sprintf("http://h%d.example/x", i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	c := tr.robots.(*robotsCache)
+	c.mu.Lock()
+	n := len(c.entries)
+	c.mu.Unlock()
+	if n > 10 {
+		t.Errorf("robots cache holds %d origins; want at most 10", n)
+	}
+}
