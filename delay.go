@@ -43,6 +43,9 @@ type pacer interface {
 	observe(t ticket, o outcome)
 	// snapshot returns the state of every tracked host.
 	snapshot() []hostSnapshot
+	// paceOf returns the pace, before jitter, that requests to key with
+	// Crawl-delay floor would get now.
+	paceOf(key string, floor time.Duration) time.Duration
 }
 
 // A ticket is a request's admission: it holds a slot of its host until observed.
@@ -361,6 +364,19 @@ func (p *memoryPacer) snapshot() []hostSnapshot {
 	}
 	slices.SortFunc(out, func(a, b hostSnapshot) int { return strings.Compare(a.key, b.key) })
 	return out
+}
+
+// paceOf implements [pacer]. An unknown host gets the pace of a new one.
+func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
+	p.mu.Lock()
+	h := p.hosts[key]
+	p.mu.Unlock()
+	if h == nil {
+		h = &hostState{}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return p.pace(h, time.Now(), floor)
 }
 
 // sweep evicts the hosts that have nothing left to enforce, and sets the

@@ -69,3 +69,48 @@ func ExampleRobotsBlockedError() {
 	// agent: examplebot
 	// rule: Disallow: /private/
 }
+
+// Check decides a URL without fetching it, which lets a crawler drop
+// disallowed URLs before it queues them.
+func ExamplePoliteTransport_Check() {
+	site := newSite()
+	defer site.Close()
+
+	tr := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0"))
+	for _, path := range []string{"/docs/", "/private/report"} {
+		req, _ := http.NewRequest("GET", site.URL+path, nil)
+		d, err := tr.Check(req)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%s allowed=%v group=%q rule=%q\n", path, d.Allowed, d.Group, d.Rule)
+	}
+	// Output:
+	// /docs/ allowed=true group="*" rule=""
+	// /private/report allowed=false group="*" rule="Disallow: /private/"
+}
+
+// Stats shows what the transport knows about each host: requests, refusals,
+// the robots.txt in force, the pace and any backoff.
+func ExamplePoliteTransport_Stats() {
+	site := newSite()
+	defer site.Close()
+
+	tr := polite.New(nil, polite.WithBaseDelay(10*time.Millisecond))
+	client := &http.Client{Transport: tr}
+	for _, path := range []string{"/a", "/private/b", "/c"} {
+		if resp, err := client.Get(site.URL + path); err == nil {
+			resp.Body.Close()
+		}
+	}
+	for _, h := range tr.Stats() {
+		fmt.Printf("%s: %d requests, %d blocked, backoff level %d\n", h.Host, h.Requests, h.Blocked, h.Level)
+		for _, r := range h.Robots {
+			fmt.Printf("  robots.txt status %d, %d rules\n", r.Status, r.Rules)
+		}
+	}
+	// Output:
+	// 127.0.0.1: 3 requests, 1 blocked, backoff level 0
+	//   robots.txt status 200, 1 rules
+}

@@ -51,6 +51,9 @@ type robotsStore interface {
 	// or expired. It fails only with ctx's error, when the caller gives up
 	// waiting; the fetch itself goes on for the other waiters.
 	rules(ctx context.Context, k originKey) (*robotsRules, error)
+	// each calls fn for every origin with rules in force. fn must not call
+	// back into the store.
+	each(fn func(originKey, *robotsRules))
 }
 
 // robotsCache is the in-memory robotsStore.
@@ -110,6 +113,24 @@ func (c *robotsCache) rules(ctx context.Context, k originKey) (*robotsRules, err
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+}
+
+func (c *robotsCache) each(fn func(originKey, *robotsRules)) {
+	c.mu.Lock()
+	type kv struct {
+		k originKey
+		r *robotsRules
+	}
+	all := make([]kv, 0, len(c.entries))
+	for k, e := range c.entries {
+		if e.rules != nil {
+			all = append(all, kv{k, e.rules})
+		}
+	}
+	c.mu.Unlock()
+	for _, x := range all { // outside the lock: fn may take its time
+		fn(x.k, x.r)
 	}
 }
 

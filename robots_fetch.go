@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,9 +32,10 @@ const (
 func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRules) *robotsRules {
 	start := time.Now()
 	robotsURL := k.String() + "/robots.txt"
-	r := &robotsRules{url: robotsURL}
+	r := &robotsRules{url: robotsURL, blocked: new(atomic.Uint64)}
 	var floor time.Duration
 	if prev != nil {
+		r.blocked = prev.blocked
 		floor = prev.forAgent(t.defaultToken).crawlDelay
 	}
 
@@ -77,7 +79,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	case r.err != "" && prev != nil && prev.good():
 		// Unreachable now, but there is a good copy: keep it.
 		kept := &robotsRules{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
-			duration: prev.duration, file: prev.file, stale: true, err: r.err}
+			duration: prev.duration, file: prev.file, stale: true, err: r.err, blocked: prev.blocked}
 		t.logRobots(kept, k)
 		return kept
 	case r.err != "" && t.cfg.robotsFailure == FailClosed:

@@ -12,14 +12,15 @@ import (
 // robotsRules is what the transport knows of one origin's robots.txt. It is
 // immutable once built, but for the per-agent matchers it compiles lazily.
 type robotsRules struct {
-	url       string        // "scheme://host:port/robots.txt"
-	status    int           // HTTP status of the last fetch; 0 when no response came
-	fetchedAt time.Time     // when the last fetch ended
-	duration  time.Duration // how long the last fetch took
-	err       string        // why the file is unreachable; "" when it was reached
-	file      *robotsFile   // nil when no file applies (4xx, or unreachable)
-	disallow  bool          // unreachable under FailClosed: refuse every URL
-	stale     bool          // the last fetch failed; these rules are the last good copy
+	url       string         // "scheme://host:port/robots.txt"
+	status    int            // HTTP status of the last fetch; 0 when no response came
+	fetchedAt time.Time      // when the last fetch ended
+	duration  time.Duration  // how long the last fetch took
+	err       string         // why the file is unreachable; "" when it was reached
+	file      *robotsFile    // nil when no file applies (4xx, or unreachable)
+	disallow  bool           // unreachable under FailClosed: refuse every URL
+	stale     bool           // the last fetch failed; these rules are the last good copy
+	blocked   *atomic.Uint64 // requests refused, shared by every copy of one origin's rules
 
 	last atomic.Pointer[agentRules] // the most recently used matcher, read without locking
 
@@ -30,6 +31,12 @@ type robotsRules struct {
 // good reports whether r came from a robots.txt that was reached, now or,
 // for a stale copy, before.
 func (r *robotsRules) good() bool { return r.err == "" || r.stale }
+
+// reason says why rules refuse every URL: robots.txt unreachable under
+// FailClosed.
+func (r *robotsRules) reason() string {
+	return "robots.txt unreachable (" + r.err + "), and the policy is FailClosed"
+}
 
 // maxAgents bounds the matchers kept per origin, so that callers sending a
 // new User-Agent with every request cannot grow memory without bound.
@@ -124,21 +131,30 @@ func (a *agentRules) allowed(path string) bool {
 	return a.group == nil || a.group.Test(path)
 }
 
-// explain returns the Disallow rule that refuses path: the longest of those
-// that match it on their own, as RFC 9309 §2.2.2 ranks them. It returns ""
-// when none does alone.
-func (a *agentRules) explain(path string) string {
+// explain returns the rule that decides path, given the decision allowed:
+// the longest rule of that kind that matches path on its own, as RFC 9309
+// §2.2.2 ranks them. It returns "" when none does, as when no rule matches
+// an allowed path.
+func (a *agentRules) explain(path string, allowed bool) string {
 	a.explainOnce.Do(func() {
+		// One matcher per rule that answers "no" exactly when the rule
+		// matches: a Disallow alone, or an Allow over "Disallow: /".
 		a.singles = make([]*robotstxt.Group, len(a.rules))
 		for i, r := range a.rules {
-			if !r.allow {
-				a.singles[i] = compileGroup([]robotsRule{r})
+			rules := []robotsRule{r}
+			if r.allow {
+				rules = append(rules, robotsRule{pattern: "/"})
 			}
+			a.singles[i] = compileGroup(rules)
 		}
 	})
 	best := -1
 	for i, g := range a.singles {
-		if g != nil && !g.Test(path) && (best < 0 || len(a.rules[i].pattern) > len(a.rules[best].pattern)) {
+		r := a.rules[i]
+		if g == nil || r.allow != allowed || g.Test(path) != r.allow {
+			continue // another kind, or no match
+		}
+		if best < 0 || len(r.pattern) > len(a.rules[best].pattern) {
 			best = i
 		}
 	}

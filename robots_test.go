@@ -277,9 +277,7 @@ func FuzzParseRobots(f *testing.F) {
 		for _, token := range []string{"x", "*", "foobot"} {
 			a := compileAgent(file, token)
 			p := normalizeTarget("/" + path)
-			if !a.allowed(p) {
-				a.explain(p)
-			}
+			a.explain(p, a.allowed(p))
 		}
 	})
 }

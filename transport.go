@@ -151,12 +151,8 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 
 	out := req
-	token := t.defaultToken
-	if ua, ok := req.Header["User-Agent"]; ok {
-		if len(ua) == 0 || ua[0] != t.cfg.userAgent {
-			token = productToken(strings.Join(ua, ""))
-		}
-	} else if t.cfg.userAgent != "" {
+	token, addUA := t.agentOf(req.Header)
+	if addUA {
 		out = req.Clone(ctx)
 		if out.Header == nil {
 			out.Header = make(http.Header)
@@ -166,13 +162,11 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	var floor time.Duration
 	if req.URL.EscapedPath() != "/robots.txt" { // always allowed (RFC 9309 §2.2.2)
-		rules, err := t.robots.rules(ctx, origin)
-		if err != nil {
-			closeRequestBody(req)
-			return nil, err
+		rules, agent, err := t.lookup(ctx, origin, token)
+		if err == nil {
+			err = check(req.URL, rules, agent)
 		}
-		agent := rules.forAgent(token)
-		if err := check(req.URL, rules, agent); err != nil {
+		if err != nil {
 			closeRequestBody(req)
 			return nil, err
 		}
@@ -193,17 +187,45 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// check returns a *RobotsBlockedError when rules do not let agent fetch u.
+// agentOf returns the product token that chooses the robots.txt group for
+// a request with header h, and whether the transport adds its User-Agent.
+// A request that has a User-Agent header, even an empty one, keeps it.
+func (t *PoliteTransport) agentOf(h http.Header) (token string, addUA bool) {
+	ua, ok := h["User-Agent"]
+	switch {
+	case !ok:
+		return t.defaultToken, t.cfg.userAgent != ""
+	case len(ua) > 0 && ua[0] == t.cfg.userAgent:
+		return t.defaultToken, false
+	case len(ua) > 0:
+		return productToken(ua[0]), false
+	}
+	return "", false
+}
+
+// lookup returns the robots.txt of origin, fetching it if needed, and its
+// matcher for token. It fails only when ctx ends first.
+func (t *PoliteTransport) lookup(ctx context.Context, origin originKey, token string) (*robotsRules, *agentRules, error) {
+	rules, err := t.robots.rules(ctx, origin)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rules, rules.forAgent(token), nil
+}
+
+// check returns a *RobotsBlockedError when rules do not let agent fetch u,
+// and counts it.
 func check(u *url.URL, rules *robotsRules, agent *agentRules) error {
 	if rules.disallow {
-		return &RobotsBlockedError{URL: u.String(), Agent: agent.token, RobotsURL: rules.url,
-			Reason: "robots.txt unreachable (" + rules.err + "), and the policy is FailClosed"}
+		rules.blocked.Add(1)
+		return &RobotsBlockedError{URL: u.String(), Agent: agent.token, RobotsURL: rules.url, Reason: rules.reason()}
 	}
 	path := normalizeTarget(u.RequestURI())
 	if agent.allowed(path) {
 		return nil
 	}
-	return &RobotsBlockedError{URL: u.String(), Agent: agent.token, RobotsURL: rules.url, Rule: agent.explain(path)}
+	rules.blocked.Add(1)
+	return &RobotsBlockedError{URL: u.String(), Agent: agent.token, RobotsURL: rules.url, Rule: agent.explain(path, false)}
 }
 
 // admit waits for the global limiter, if any, then for the host's turn.

@@ -1,0 +1,132 @@
+package polite
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestCheck(t *testing.T) {
+	const robots = "User-agent: *\nDisallow: /private/\nAllow: /private/ok\nCrawl-delay: 3\n\nUser-agent: mybot\nDisallow: /mine\n"
+	tests := []struct {
+		name   string
+		answer func(*http.Request) (*http.Response, error)
+		url    string
+		ua     string
+		policy FailurePolicy
+		want   Decision
+	}{
+		{"disallowed", nil, "http://h/private/x", "", FailOpen,
+			Decision{Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 200, CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}},
+		{"allowed by a rule", nil, "http://h/private/ok", "", FailOpen,
+			Decision{Allowed: true, Agent: "go-http-client", Group: "*", Rule: "Allow: /private/ok", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 200, CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}},
+		{"allowed, no rule matched", nil, "http://h/public", "", FailOpen,
+			Decision{Allowed: true, Agent: "go-http-client", Group: "*", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 200, CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}},
+		{"own group", nil, "https://h/mine", "MyBot/2.0", FailOpen,
+			Decision{Allowed: false, Agent: "mybot", Group: "mybot", Rule: "Disallow: /mine", RobotsURL: "https://h:443/robots.txt", RobotsStatus: 200, Pace: time.Second}},
+		{"robots.txt itself", nil, "http://h/robots.txt", "", FailOpen,
+			Decision{Allowed: true, Agent: "go-http-client", Reason: "/robots.txt is always allowed", RobotsURL: "http://h:80/robots.txt", Pace: time.Second}},
+		{"unavailable", status(404), "http://h/private/x", "", FailOpen,
+			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unavailable (status 404): no rules apply", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 404, Pace: time.Second}},
+		{"unreachable, fail open", status(500), "http://h/x", "", FailOpen,
+			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h:80/robots.txt answered Internal Server Error), and the policy is FailOpen", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, Pace: 2 * time.Second}},
+		{"unreachable, fail closed", status(500), "http://h/x", "", FailClosed,
+			Decision{Allowed: false, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h:80/robots.txt answered Internal Server Error), and the policy is FailClosed", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, Pace: 2 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				answer := tt.answer
+				if answer == nil {
+					answer = site(robots).fn
+				}
+				base := &fakeBase{fn: answer}
+				tr := New(base, WithJitter(0), WithRobotsFailure(tt.policy))
+				req, _ := http.NewRequest("GET", tt.url, nil)
+				if tt.ua != "" {
+					req.Header.Set("User-Agent", tt.ua)
+				}
+				got, err := tr.Check(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("Check(%s) =\n%+v; want\n%+v", tt.url, got, tt.want)
+				}
+				if n := len(base.requests()) - base.count("/robots.txt"); n != 0 {
+					t.Errorf("Check sent %d page requests; want 0", n)
+				}
+			})
+		})
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	tr := New(site(""), quick...)
+	req, _ := http.NewRequest("GET", "ftp://h/x", nil)
+	if _, err := tr.Check(req); err == nil {
+		t.Error("Check(ftp://h/x) succeeded; want an error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ = http.NewRequestWithContext(ctx, "GET", "http://h/x", nil)
+	if _, err := tr.Check(req); err != context.Canceled {
+		t.Errorf("Check with a cancelled context = %v; want context.Canceled", err)
+	}
+}
+
+func TestStats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+			switch {
+			case r.URL.Hostname() == "b" && r.URL.Path == "/robots.txt":
+				return respond(r, 503, ""), nil
+			case r.URL.Path == "/robots.txt":
+				return respond(r, 200, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: http://a/s.xml\n"), nil
+			case r.URL.Path == "/busy":
+				return respond(r, 429, "", "Retry-After", "30"), nil
+			}
+			return respond(r, 200, "ok"), nil
+		}}
+		tr := New(base, WithJitter(0))
+		for _, u := range []string{"http://a/1", "http://a/private", "https://a/2", "http://a/busy", "http://b/1"} {
+			if resp, err := get(tr, u, ""); err == nil {
+				resp.Body.Close()
+			}
+		}
+		got := tr.Stats()
+		if len(got) != 2 {
+			t.Fatalf("Stats() has %d hosts; want 2: %+v", len(got), got)
+		}
+		a, b := got[0], got[1]
+		if a.Host != "a" || a.Requests != 5 || a.Blocked != 1 || a.InFlight != 0 || a.Level != 1 || a.Backoffs != 1 || a.RetryAfters != 1 {
+			t.Errorf("host a = %+v; want 5 requests (2 robots.txt), 1 blocked, level 1, one backoff with Retry-After", a)
+		}
+		var busyAt time.Time
+		for _, h := range base.hitList() {
+			if h.url == "http://a/busy" {
+				busyAt = h.at
+			}
+		}
+		if pause := a.BlockedUntil.Sub(busyAt); pause != 30*time.Second {
+			t.Errorf("host a paused %v after the 429; want Retry-After's 30s", pause)
+		}
+		if a.Pace != 2*time.Second {
+			t.Errorf("host a pace = %v; want 2s (Crawl-delay)", a.Pace)
+		}
+		if len(a.Robots) != 2 || a.Robots[0].URL != "http://a:80/robots.txt" || a.Robots[1].URL != "https://a:443/robots.txt" {
+			t.Fatalf("host a robots = %+v; want the http and https files", a.Robots)
+		}
+		r := a.Robots[0]
+		if r.Status != 200 || r.Rules != 1 || r.CrawlDelay != 2*time.Second || r.Blocked != 1 || r.Err != "" ||
+			!reflect.DeepEqual(r.Sitemaps, []string{"http://a/s.xml"}) {
+			t.Errorf("http://a robots = %+v", r)
+		}
+		if b.Host != "b" || len(b.Robots) != 1 || b.Robots[0].Status != 503 || b.Robots[0].Err == "" || b.Level != 1 {
+			t.Errorf("host b = %+v; want an unreachable robots.txt and a backoff", b)
+		}
+	})
+}

@@ -1,0 +1,110 @@
+package polite
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// HostStats is a snapshot of what a [PoliteTransport] knows about one host,
+// the unit of pacing.
+type HostStats struct {
+	// Host is the lower-cased host name.
+	Host string
+	// Requests counts requests started, robots.txt fetches included.
+	Requests uint64
+	// Blocked counts requests refused by robots.txt.
+	Blocked uint64
+	// InFlight counts requests started whose response headers have not come.
+	InFlight int
+	// Waiting counts requests waiting for their turn.
+	Waiting int
+	// Pace is the least gap between two starts now, before jitter.
+	Pace time.Duration
+	// Level is the backoff level: the adaptive part of Pace is doubled this
+	// many times.
+	Level int
+	// BlockedUntil is the end of the host's backoff pause; zero or past when
+	// it is not paused.
+	BlockedUntil time.Time
+	// Latency is the smoothed time to response headers.
+	Latency time.Duration
+	// LastStart is when the last request started.
+	LastStart time.Time
+	// Backoffs counts the times the level went up.
+	Backoffs uint64
+	// RetryAfters counts backoff signals that carried a Retry-After header.
+	RetryAfters uint64
+	// Robots describes the cached robots.txt of each of the host's origins,
+	// ordered by URL.
+	Robots []RobotsStats
+}
+
+// RobotsStats describes one origin's cached robots.txt.
+type RobotsStats struct {
+	// URL is the robots.txt URL, "scheme://host:port/robots.txt".
+	URL string
+	// Status is the HTTP status of the last good fetch, or 0 when none came.
+	Status int
+	// Err says why the last fetch failed; "" when it succeeded.
+	Err string
+	// Stale reports that the last fetch failed and an earlier good copy is
+	// in force.
+	Stale bool
+	// FetchedAt is when the copy in force was fetched.
+	FetchedAt time.Time
+	// Duration is how long that fetch took, redirects and waiting included.
+	Duration time.Duration
+	// Rules counts the Allow and Disallow rules in the file.
+	Rules int
+	// CrawlDelay is the Crawl-delay of the group that binds the transport's
+	// own User-Agent, before clamping.
+	CrawlDelay time.Duration
+	// Sitemaps lists the file's Sitemap lines.
+	Sitemaps []string
+	// Blocked counts requests this file refused.
+	Blocked uint64
+}
+
+// Stats returns a snapshot of every host the transport tracks, ordered by
+// host name: hosts with pacing state, and hosts with only a cached
+// robots.txt. It is safe to call while requests run, and costs time in
+// proportion to the hosts tracked.
+func (t *PoliteTransport) Stats() []HostStats {
+	byHost := make(map[string]*HostStats)
+	get := func(host string) *HostStats {
+		s := byHost[host]
+		if s == nil {
+			s = &HostStats{Host: host}
+			byHost[host] = s
+		}
+		return s
+	}
+	for _, h := range t.pacer.snapshot() {
+		s := get(h.key)
+		s.Requests, s.InFlight, s.Waiting = h.requests, h.inFlight, h.waiting
+		s.Pace, s.Level, s.BlockedUntil = h.pace, h.level, h.blockedUntil
+		s.Latency, s.LastStart = h.latency, h.lastStart
+		s.Backoffs, s.RetryAfters = h.backoffs, h.retryAfters
+	}
+	t.robots.each(func(k originKey, r *robotsRules) {
+		s := get(k.host)
+		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
+			Duration: r.duration, Err: r.err, CrawlDelay: r.forAgent(t.defaultToken).crawlDelay, Blocked: r.blocked.Load()}
+		if r.file != nil {
+			for _, g := range r.file.groups {
+				rs.Rules += len(g.rules)
+			}
+			rs.Sitemaps = slices.Clone(r.file.sitemaps)
+		}
+		s.Blocked += rs.Blocked
+		s.Robots = append(s.Robots, rs)
+	})
+	out := make([]HostStats, 0, len(byHost))
+	for _, s := range byHost {
+		slices.SortFunc(s.Robots, func(a, b RobotsStats) int { return strings.Compare(a.URL, b.URL) })
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Host, b.Host) })
+	return out
+}
