@@ -1,8 +1,8 @@
 module github.com/polite-go/polite
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/temoto/robotstxt v1.1.2 // indirect
-	golang.org/x/time v0.16.0 // indirect
+	github.com/temoto/robotstxt v1.1.2
+	golang.org/x/time v0.16.0
 )
