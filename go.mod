@@ -1,8 +1,8 @@
 module github.com/polite-go/polite
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/temoto/robotstxt v1.1.2
-	golang.org/x/time v0.16.0
+	golang.org/x/time v0.15.0
 )
