@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -538,4 +539,58 @@ func TestNewPanicsOnInvalidOptions(t *testing.T) {
 			New(nil, tt.opt)
 		})
 	}
+}
+
+func TestLogger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf strings.Builder
+		var mu sync.Mutex
+		logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey || a.Key == "duration" {
+					return slog.Attr{}
+				}
+				return a
+			},
+		}))
+		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+			switch r.URL.Host {
+			case "b:80":
+				return respond(r, 503, ""), nil
+			}
+			if r.URL.Path == "/robots.txt" {
+				return respond(r, 200, "User-agent: *\nDisallow: /x\nbad line\n"), nil
+			}
+			return respond(r, 429, "", "Retry-After", "7"), nil
+		}}
+		tr := New(base, WithJitter(0), WithLogger(logger))
+		for _, u := range []string{"http://a/page", "http://b/page"} {
+			if resp, err := get(tr, u, ""); err == nil {
+				resp.Body.Close()
+			}
+		}
+		mu.Lock()
+		got := buf.String()
+		mu.Unlock()
+		for _, want := range []string{
+			`level=INFO msg="polite: robots.txt fetched" origin=http://a:80 status=200 rules=1 skipped_lines=1`,
+			`level=INFO msg="polite: backing off" host=a level=1 pause=7s retry_after=7s`,
+			`level=WARN msg="polite: robots.txt unreachable" origin=http://b:80 error="http://b:80/robots.txt answered Service Unavailable" policy=FailOpen`,
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("log lacks %q; got:\n%s", want, got)
+			}
+		}
+	})
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
