@@ -44,7 +44,9 @@ type HostStats struct {
 type RobotsStats struct {
 	// URL is the robots.txt URL, "scheme://host:port/robots.txt".
 	URL string
-	// Status is the HTTP status of the last good fetch, or 0 when none came.
+	// Status is the HTTP status of the fetch whose result is in force: the
+	// last fetch, or for a Stale copy the last good one. It is 0 when that
+	// fetch got no response.
 	Status int
 	// Err says why the last fetch failed; "" when it succeeded.
 	Err string

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/polite-go/polite"
+)
+
+const checkSynopsis = `[-ua UA] [-delay D] [-robots FILE] URL...
+
+Prints one line per URL: allowed or blocked, the robots.txt group that bound,
+the rule that decided, the origin's Crawl-delay and the pace that would apply.
+Each origin's robots.txt is fetched through the polite transport; nothing else
+is requested. With -robots, FILE is tested instead and nothing goes on the
+network; a URL may then be a bare path such as /private/x.
+
+Exit status: 0 when every URL is allowed, 1 when any is blocked, 2 on a usage
+error or when a robots.txt could not be fetched (network error, 429 or 5xx).`
+
+// robotsTestOrigin stands for the site when -robots is given and a URL is a
+// bare path.
+const robotsTestOrigin = "http://robots.test"
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	var c commonFlags
+	fs := newFlagSet("check", checkSynopsis, stderr, &c)
+	robotsFile := fs.String("robots", "", "test the local robots.txt `FILE`, with no network at all")
+	if status := parseFlags(fs, args, &c); status >= 0 {
+		return status
+	}
+	if fs.NArg() == 0 {
+		return usageError(fs, "no URL given")
+	}
+
+	var base http.RoundTripper // nil: the network
+	if *robotsFile != "" {
+		body, err := os.ReadFile(*robotsFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "polite check: %v\n", err)
+			return exitError
+		}
+		base = localRobots(body)
+	}
+	type target struct {
+		shown string // as the user wrote it
+		req   *http.Request
+	}
+	targets := make([]target, 0, fs.NArg())
+	for _, arg := range fs.Args() {
+		s := arg
+		if *robotsFile != "" && strings.HasPrefix(arg, "/") {
+			s = robotsTestOrigin + arg
+		}
+		u, err := parseURL(s)
+		if err != nil {
+			return usageError(fs, "%v", err)
+		}
+		req, err := http.NewRequest(http.MethodGet, u.String(), nil)
+		if err != nil {
+			return usageError(fs, "%v", err)
+		}
+		targets = append(targets, target{arg, req})
+	}
+
+	tr := polite.New(base, c.options()...)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	status := exitOK
+	for _, t := range targets {
+		d, err := tr.Check(t.req)
+		if err != nil {
+			tw.Flush()
+			fmt.Fprintf(stderr, "polite check: %s: %v\n", t.shown, err)
+			status = exitError
+			continue
+		}
+		verdict := "allowed"
+		if !d.Allowed {
+			verdict = "blocked"
+			status = max(status, exitBlocked)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", verdict, t.shown,
+			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
+			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+short(d.Pace), reason(d.Reason))
+		if msg := robotsError(tr, d.RobotsURL); msg != "" {
+			tw.Flush()
+			fmt.Fprintf(stderr, "polite check: %s: %s\n", d.RobotsURL, msg)
+			status = exitError
+		}
+	}
+	tw.Flush()
+	return status
+}
+
+// robotsError returns why the robots.txt at robotsURL could not be fetched,
+// or "" when it was.
+func robotsError(tr *polite.PoliteTransport, robotsURL string) string {
+	for _, h := range tr.Stats() {
+		for _, r := range h.Robots {
+			if r.URL == robotsURL {
+				return r.Err
+			}
+		}
+	}
+	return ""
+}
+
+// localRobots is a base transport that answers every robots.txt request
+// with body and refuses everything else: Check never sends anything else.
+type localRobots []byte
+
+func (b localRobots) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.EscapedPath() != "/robots.txt" {
+		return nil, errors.New("polite check -robots: no network")
+	}
+	return &http.Response{
+		StatusCode:    http.StatusOK,
+		Status:        "200 OK",
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"text/plain"}},
+		Body:          io.NopCloser(bytes.NewReader(b)),
+		ContentLength: int64(len(b)),
+		Request:       req,
+	}, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func quoteRule(rule string) string {
+	if rule == "" {
+		return ""
+	}
+	return strconv.Quote(rule)
+}
+
+func durationOrNone(d time.Duration) string {
+	if d == 0 {
+		return "none"
+	}
+	return short(d)
+}
+
+func reason(r string) string {
+	if r == "" {
+		return ""
+	}
+	return "\t(" + r + ")"
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const checkRobots = `User-agent: *
+Crawl-delay: 2
+Disallow: /private/
+Allow: /private/press/
+Disallow: /*.pdf$
+
+User-agent: otherbot
+Disallow: /
+`
+
+func TestCheck(t *testing.T) {
+	site := newTestSite(t, checkRobots, nil)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "maintenance", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	gone := newTestSite(t, "", nil)
+	gone.Close() // connection refused
+	noRobots := newTestSite(t, "", nil)
+
+	tests := []struct {
+		name      string
+		args      []string
+		wantCode  int
+		wantLines []string // regular expressions, one per stdout line, in order
+		wantErr   string   // in stderr
+	}{
+		{
+			name:     "allowed",
+			args:     []string{site.URL + "/", site.URL + "/private/press/kit"},
+			wantCode: exitOK,
+			wantLines: []string{
+				`^allowed\s+` + regexp.QuoteMeta(site.URL+"/") + `\s+group \*\s+rule none\s+crawl-delay 2s\s+pace 2s$`,
+				`^allowed\s+` + regexp.QuoteMeta(site.URL+"/private/press/kit") + `\s+group \*\s+rule "Allow: /private/press/"\s+crawl-delay 2s\s+pace 2s$`,
+			},
+		},
+		{
+			name:     "one blocked",
+			args:     []string{site.URL + "/a", site.URL + "/private/x", site.URL + "/doc.pdf"},
+			wantCode: exitBlocked,
+			wantLines: []string{
+				`^allowed\s+\S+/a\s`,
+				`^blocked\s+\S+/private/x\s+group \*\s+rule "Disallow: /private/"\s`,
+				`^blocked\s+\S+/doc.pdf\s+group \*\s+rule "Disallow: /\*\.pdf\$"\s`,
+			},
+		},
+		{
+			name:      "user agent chooses the group",
+			args:      []string{"-ua", "OtherBot/2.0", site.URL + "/a"},
+			wantCode:  exitBlocked,
+			wantLines: []string{`^blocked\s+\S+/a\s+group otherbot\s+rule "Disallow: /"\s+crawl-delay none\s+pace 1s$`},
+		},
+		{
+			name:      "delay sets the pace",
+			args:      []string{"-delay", "3s", site.URL + "/a"},
+			wantCode:  exitOK,
+			wantLines: []string{`^allowed\s+\S+/a\s+group \*\s+rule none\s+crawl-delay 2s\s+pace 3s$`},
+		},
+		{
+			name:      "robots.txt 404: no rules",
+			args:      []string{noRobots.URL + "/private/x"},
+			wantCode:  exitOK,
+			wantLines: []string{`^allowed\s+\S+/private/x\s+group none\s+rule none\s+crawl-delay none\s+pace 1s\s+\(robots.txt unavailable \(status 404\): no rules apply\)$`},
+		},
+		{
+			name:      "robots.txt 503",
+			args:      []string{down.URL + "/a"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+\S+/a\s.*robots.txt unreachable.*FailOpen`},
+			wantErr:   "answered 503 Service Unavailable",
+		},
+		{
+			name:      "network error",
+			args:      []string{gone.URL + "/a"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+\S+/a\s.*robots.txt unreachable`},
+			wantErr:   "connection refused",
+		},
+		{
+			name:     "no URL",
+			args:     nil,
+			wantCode: exitError,
+			wantErr:  "no URL given",
+		},
+		{
+			name:     "not http",
+			args:     []string{"ftp://example.com/x"},
+			wantCode: exitError,
+			wantErr:  "not an absolute http or https URL",
+		},
+		{
+			name:     "relative URL",
+			args:     []string{"/private/x"},
+			wantCode: exitError,
+			wantErr:  "not an absolute http or https URL",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, append([]string{"check"}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Errorf("exit status = %d; want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			checkLines(t, stdout, tt.wantLines)
+			if !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestCheckLocalRobots tests a local robots.txt. The URLs name a host that
+// does not resolve, so any network use would fail the command.
+func TestCheckLocalRobots(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(file, []byte(checkRobots), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		wantCode  int
+		wantLines []string
+		wantErr   string
+	}{
+		{
+			name:     "paths and URLs",
+			args:     []string{"-robots", file, "/", "/private/x", "http://nowhere.invalid/private/press/a"},
+			wantCode: exitBlocked,
+			wantLines: []string{
+				`^allowed\s+/\s+group \*\s+rule none\s+crawl-delay 2s\s+pace 2s$`,
+				`^blocked\s+/private/x\s+group \*\s+rule "Disallow: /private/"`,
+				`^allowed\s+http://nowhere.invalid/private/press/a\s+group \*\s+rule "Allow: /private/press/"`,
+			},
+		},
+		{
+			name:      "all allowed",
+			args:      []string{"-robots", file, "/a", "/b.pdf?x=1"},
+			wantCode:  exitOK,
+			wantLines: []string{`^allowed\s+/a\s`, `^allowed\s+/b.pdf\?x=1\s`},
+		},
+		{
+			name:      "robots.txt itself",
+			args:      []string{"-robots", file, "/robots.txt"},
+			wantCode:  exitOK,
+			wantLines: []string{`^allowed\s+/robots.txt\s+group none\s+rule none\s+crawl-delay none\s+pace 1s\s+\(/robots.txt is always allowed\)$`},
+		},
+		{
+			name:     "missing file",
+			args:     []string{"-robots", filepath.Join(t.TempDir(), "nope.txt"), "/a"},
+			wantCode: exitError,
+			wantErr:  "no such file",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, append([]string{"check"}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Errorf("exit status = %d; want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			checkLines(t, stdout, tt.wantLines)
+			if !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantErr)
+			}
+		})
+	}
+}
+
+// checkLines checks that out has one line per pattern, each matching it.
+func checkLines(t *testing.T, out string, patterns []string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if out == "" {
+		lines = nil
+	}
+	if len(lines) != len(patterns) {
+		t.Errorf("got %d lines; want %d:\n%s", len(lines), len(patterns), out)
+		return
+	}
+	for i, p := range patterns {
+		if !regexp.MustCompile(p).MatchString(lines[i]) {
+			t.Errorf("line %d = %q; want it to match %s", i+1, lines[i], p)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/polite-go/polite"
+)
+
+const crawlSynopsis = `[flags] URL...
+
+Crawls from the URLs: fetches each page through the polite transport, so
+robots.txt, Crawl-delay, backoff and Retry-After are honoured, and follows its
+links (anchors and canonical links; a redirect's Location) up to -max-depth.
+Prints one JSON line per URL tried on stdout:
+
+  {"url":"…","status":200,"links":["…"],"depth":1}
+  {"url":"…","status":0,"links":[],"depth":2,"blocked":"Disallow: /private/"}
+
+and at the end a table per host on stderr. While stderr is a terminal, a
+progress line shows pages done, queued, blocked, and hosts waiting their turn.
+
+Exit status: 0 when the crawl ran, 2 on a usage error.`
+
+func runCrawl(args []string, stdout, stderr io.Writer) int {
+	var c commonFlags
+	fs := newFlagSet("crawl", crawlSynopsis, stderr, &c)
+	var opts crawlOptions
+	fs.IntVar(&opts.maxPages, "max-pages", 100, "stop after this many requests (refusals by robots.txt do not count)")
+	fs.IntVar(&opts.maxDepth, "max-depth", 3, "follow links this many steps from the URLs given")
+	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once: one request in flight per host")
+	fs.BoolVar(&opts.sameHost, "same-host", false, "follow only links to the hosts of the URLs given")
+	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 30*time.Second, "stop when no new link has been found for this long")
+	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
+	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
+	if status := parseFlags(fs, args, &c); status >= 0 {
+		return status
+	}
+	switch {
+	case opts.maxPages < 1:
+		return usageError(fs, "-max-pages must be at least 1")
+	case opts.maxDepth < 0:
+		return usageError(fs, "-max-depth must not be negative")
+	case opts.concurrency < 1:
+		return usageError(fs, "-concurrency must be at least 1")
+	case opts.idleTimeout < 0:
+		return usageError(fs, "-idle-timeout must not be negative")
+	case opts.retries < 0:
+		return usageError(fs, "-retries must not be negative")
+	}
+	seeds, err := parseURLs(fs)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = 30 * time.Second
+	wire := &wireRecorder{base: base}
+	floor := paceFloor{base: c.delay, maxCrawlDelay: polite.DefaultMaxCrawlDelay}
+	tr := polite.New(wire, c.options()...)
+
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	var encErr error
+	res := crawl(context.Background(), tr, wire, opts, seeds, stderr, func(r pageRecord) {
+		if err := enc.Encode(r); err != nil && encErr == nil {
+			encErr = err
+		}
+	})
+	if encErr != nil {
+		fmt.Fprintf(stderr, "polite crawl: writing output: %v\n", encErr)
+		return exitError
+	}
+
+	fmt.Fprintln(stderr)
+	writeTable(stderr, buildReport(res.wire, res.stats, floor))
+	fmt.Fprintf(stderr, "\n%d requests, %d refused by robots.txt, in %s", len(res.wire), res.blocked(), short(res.end.Sub(res.start)))
+	if res.idle {
+		fmt.Fprintf(stderr, "; stopped after no new link for %s", opts.idleTimeout)
+	}
+	fmt.Fprintln(stderr)
+	if *timeline != "" {
+		if err := writeTimelineFile(*timeline, res.timeline()); err != nil {
+			fmt.Fprintf(stderr, "polite crawl: %v\n", err)
+			return exitError
+		}
+	}
+	return exitOK
+}
+
+// crawlResult is what a crawl leaves behind.
+type crawlResult struct {
+	start, end time.Time
+	records    []pageRecord // in the order they were made
+	wire       []wireRequest
+	stats      []polite.HostStats
+	idle       bool // stopped on the idle timeout
+}
+
+// blocked counts the records refused by robots.txt.
+func (r crawlResult) blocked() int {
+	n := 0
+	for _, rec := range r.records {
+		if rec.Blocked != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// crawl crawls from seeds through tr, whose base is wire, passing each
+// record to emit. While progress is a terminal, it keeps a progress line
+// there.
+func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, opts crawlOptions,
+	seeds []*url.URL, progress io.Writer, emit func(pageRecord)) crawlResult {
+	res := crawlResult{start: time.Now()}
+	c := newCrawler(tr, opts, func(r pageRecord) {
+		res.records = append(res.records, r) // emit is called one record at a time
+		emit(r)
+	})
+	line := startProgress(progress, func(now time.Time) string {
+		return crawlProgress(c.progress(), tr.Stats(), now)
+	})
+	res.idle = c.run(ctx, seeds)
+	line.Stop()
+	res.end = time.Now()
+	res.wire = wire.requests()
+	res.stats = tr.Stats()
+	return res
+}
+
+// timeline returns the data of the crawl's SVG timeline.
+func (r crawlResult) timeline() timelineData {
+	d := timelineData{Start: r.start, End: r.end, Wire: r.wire}
+	for _, s := range r.stats {
+		d.Hosts = append(d.Hosts, s.Host)
+	}
+	for _, rec := range r.records {
+		if rec.Blocked != "" {
+			d.Refusals = append(d.Refusals, refusal{Host: rec.Host, URL: rec.URL, At: rec.At, Rule: rec.Blocked})
+		}
+	}
+	return d
+}
+
+// writeTimelineFile writes the SVG timeline of d to the file name.
+func writeTimelineFile(name string, d timelineData) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := writeTimeline(f, d); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+
+	"github.com/polite-go/polite"
+)
+
+const getSynopsis = `[-ua UA] [-delay D] [-o FILE] URL...
+
+Fetches the URLs in turn through the polite transport, following redirects,
+and writes their bodies to stdout, or to FILE with -o. For each URL it prints
+one line to stderr: the status, the time waited for robots.txt and the host's
+pace, the time the server took to answer and the body's size; or why it was
+not fetched.
+
+Exit status: 0 when every URL was fetched, 1 when robots.txt blocked any, 2 on
+a usage or network error.`
+
+func runGet(args []string, stdout, stderr io.Writer) int {
+	var c commonFlags
+	fs := newFlagSet("get", getSynopsis, stderr, &c)
+	out := fs.String("o", "", "write the bodies to `FILE` instead of stdout")
+	if status := parseFlags(fs, args, &c); status >= 0 {
+		return status
+	}
+	urls, err := parseURLs(fs)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+
+	body := stdout
+	var file *os.File
+	if *out != "" && *out != "-" {
+		if file, err = os.Create(*out); err != nil {
+			fmt.Fprintf(stderr, "polite get: %v\n", err)
+			return exitError
+		}
+		body = file
+	}
+
+	client := &http.Client{Transport: polite.New(&wireRecorder{base: http.DefaultTransport}, c.options()...)}
+	status := exitOK
+	for _, u := range urls {
+		status = max(status, getOne(client, u, body, stderr))
+	}
+	if file != nil {
+		if err := file.Close(); err != nil {
+			fmt.Fprintf(stderr, "polite get: %v\n", err)
+			status = exitError
+		}
+	}
+	return status
+}
+
+// getOne fetches u, copies its body to w and reports it on stderr. It
+// returns the exit status the fetch calls for.
+func getOne(client *http.Client, u *url.URL, w, stderr io.Writer) int {
+	m := new(waitMeter)
+	req, err := http.NewRequestWithContext(withWaitMeter(context.Background(), m), http.MethodGet, u.String(), nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "error    %s  %v\n", u, err)
+		return exitError
+	}
+	resp, err := client.Do(req)
+	waited, latency, sent := m.result()
+	if err != nil {
+		var blocked *polite.RobotsBlockedError
+		if errors.As(err, &blocked) {
+			fmt.Fprintf(stderr, "blocked  %s  %s (%s)\n", u, blocked.RobotsURL, robotsRule(blocked))
+			return exitBlocked
+		}
+		fmt.Fprintf(stderr, "error    %s  %v\n", u, unwrapURLError(err))
+		return exitError
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		fmt.Fprintf(stderr, "error    %s  %d, reading the body: %v\n", u, resp.StatusCode, err)
+		return exitError
+	}
+	if !sent { // cannot happen: a response came from the wire
+		waited, latency = 0, 0
+	}
+	via := ""
+	if final := resp.Request.URL.String(); final != u.String() {
+		via = "  → " + final
+	}
+	fmt.Fprintf(stderr, "%-8d %s  waited %s, answered in %s, %d bytes%s\n", resp.StatusCode, u, short(waited), short(latency), n, via)
+	return exitOK
+}
+
+// unwrapURLError drops the "Get \"URL\": " that http.Client puts in front of
+// a transport's error, since the line already names the URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/polite-go/polite"
+)
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// A progressLine keeps one status line up to date on a terminal.
+type progressLine struct {
+	w    io.Writer
+	line func(now time.Time) string
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// startProgress redraws line(now) on w every 200ms until stopped, if w is a
+// terminal; otherwise it does nothing.
+func startProgress(w io.Writer, line func(now time.Time) string) *progressLine {
+	p := &progressLine{w: w, line: line, stop: make(chan struct{})}
+	if !isTerminal(w) {
+		return p
+	}
+	p.done.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			fmt.Fprintf(p.w, "\r\x1b[K%s", p.line(time.Now()))
+			select {
+			case <-p.stop:
+				fmt.Fprint(p.w, "\r\x1b[K") // leave the terminal clean
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return p
+}
+
+// Stop erases the line and stops redrawing it.
+func (p *progressLine) Stop() {
+	close(p.stop)
+	p.done.Wait()
+}
+
+// crawlProgress formats the crawl's progress line: pages done, queued,
+// blocked by robots.txt, and the hosts that have requests waiting for their
+// turn, with how long until it comes (before jitter).
+func crawlProgress(c crawlCounts, stats []polite.HostStats, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pages %d  queued %d  blocked by robots.txt %d", c.Done, c.Queued, c.Blocked)
+	var waiting []string
+	for _, h := range stats {
+		if h.Waiting == 0 {
+			continue
+		}
+		next := h.LastStart.Add(h.Pace)
+		why := ""
+		if h.BlockedUntil.After(next) {
+			next, why = h.BlockedUntil, " backoff"
+		}
+		left := next.Sub(now).Round(100 * time.Millisecond)
+		if left <= 0 {
+			continue // its turn has come: it is starting, or waits for an answer
+		}
+		waiting = append(waiting, fmt.Sprintf("%s %s%s", h.Host, short(left), why))
+	}
+	if len(waiting) > 0 {
+		fmt.Fprintf(&b, "  waiting: %s", strings.Join(waiting, ", "))
+	}
+	return b.String()
+}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite"
+)
+
+func TestCrawlProgress(t *testing.T) {
+	now := at(10_000)
+	stats := []polite.HostStats{
+		{Host: "idle.example"},
+		{Host: "due.example", Waiting: 1, LastStart: at(9_000), Pace: time.Second},
+		{Host: "paced.example", Waiting: 1, LastStart: at(9_000), Pace: 2 * time.Second},
+		{Host: "backoff.example", Waiting: 2, LastStart: at(9_000), Pace: time.Second, BlockedUntil: at(16_000)},
+	}
+	got := crawlProgress(crawlCounts{Done: 7, Queued: 3, Blocked: 2, Busy: 2}, stats, now)
+	want := "pages 7  queued 3  blocked by robots.txt 2  waiting: paced.example 1s, backoff.example 6s backoff"
+	if got != want {
+		t.Errorf("crawlProgress =\n%q; want\n%q", got, want)
+	}
+	if isTerminal(&bytes.Buffer{}) {
+		t.Error("a buffer is a terminal")
+	}
+	if strings.Contains(crawlProgress(crawlCounts{}, stats[:1], now), "waiting") {
+		t.Error("an idle host is shown as waiting")
+	}
+}
