@@ -49,7 +49,7 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	}
 	token, _ := t.agentOf(req.Header)
 	d := Decision{Agent: token, RobotsURL: origin.String() + "/robots.txt"}
-	if req.URL.EscapedPath() == "/robots.txt" {
+	if isRobotsPath(req.URL) {
 		d.Allowed, d.Reason = true, "/robots.txt is always allowed"
 		d.Pace = t.pacer.paceOf(hostKey(req.URL), 0)
 		return d, nil

@@ -80,14 +80,26 @@ type hostSnapshot struct {
 // a host is busy; an idle host admits a request without a timer, a goroutine
 // or an allocation.
 //
-// Lock order: mu, then a hostState's mu. Neither is held while waiting or
-// while calling cfg.log, so one slow or backed-off host never delays another.
+// Hosts are kept in shards (shard.go). Inserting a host when the pacer
+// holds sweepAt of them first sweeps every shard.
+//
+// Lock order: sweepMu, then a shard's mu, then a hostState's mu. None is
+// held while waiting or while calling cfg.log, so one slow or backed-off
+// host never delays another.
 type memoryPacer struct {
-	cfg pacerConfig
+	cfg    pacerConfig
+	shards [shardCount]pacerShard
+	size   atomic.Int64 // hosts in all shards; changed under the shard's mu
 
-	mu      sync.Mutex            // guards hosts and sweepAt; held only to find, insert or evict
-	hosts   map[string]*hostState // by pacing key
-	sweepAt int                   // inserting into a map this large first sweeps it
+	sweepMu sync.Mutex   // serialises sweeps
+	sweepAt atomic.Int64 // inserting into a pacer this large first sweeps it; stored under sweepMu
+}
+
+// pacerShard holds the hosts whose keys hash to it.
+type pacerShard struct {
+	mu    sync.Mutex            // guards hosts; held only to find, insert or evict
+	hosts map[string]*hostState // by pacing key
+	_     cacheLinePad
 }
 
 var _ pacer = (*memoryPacer)(nil)
@@ -102,8 +114,8 @@ type hostState struct {
 	turn chan struct{}
 
 	// users counts goroutines inside acquire for this host. It is raised
-	// under memoryPacer.mu, so a sweep, which holds that lock, never evicts a
-	// host that a goroutine has looked up and not yet left.
+	// under its shard's mu, so a sweep, which holds that lock, never evicts
+	// a host that a goroutine has looked up and not yet left.
 	users atomic.Int32
 
 	mu             sync.Mutex    // guards the fields below
@@ -138,7 +150,17 @@ func newMemoryPacer(cfg pacerConfig) *memoryPacer {
 	if cfg.rand == nil {
 		cfg.rand = rand.Float64
 	}
-	return &memoryPacer{cfg: cfg, hosts: make(map[string]*hostState), sweepAt: cfg.maxHosts}
+	p := &memoryPacer{cfg: cfg}
+	for i := range p.shards {
+		p.shards[i].hosts = make(map[string]*hostState)
+	}
+	p.sweepAt.Store(int64(cfg.maxHosts))
+	return p
+}
+
+// shard returns the shard that holds key.
+func (p *memoryPacer) shard(key string) *pacerShard {
+	return &p.shards[shardIndex(key)]
 }
 
 // acquire implements [pacer]. It waits for key's turn, then for its next
@@ -173,18 +195,23 @@ func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Durati
 // use returns key's state, creating it if needed, and counts the caller as
 // one of its users.
 func (p *memoryPacer) use(key string) *hostState {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	h := p.hosts[key]
+	s := p.shard(key)
+	s.mu.Lock()
+	h := s.hosts[key]
+	if h == nil && p.size.Load() >= p.sweepAt.Load() {
+		s.mu.Unlock() // a sweep takes every shard's lock in turn
+		p.sweep(time.Now())
+		s.mu.Lock()
+		h = s.hosts[key] // another goroutine may have inserted it meanwhile
+	}
 	if h == nil {
-		if len(p.hosts) >= p.sweepAt {
-			p.sweep(time.Now())
-		}
 		h = &hostState{key: key, turn: make(chan struct{}, 1)}
 		h.turn <- struct{}{}
-		p.hosts[key] = h
+		s.hosts[key] = h
+		p.size.Add(1)
 	}
 	h.users.Add(1)
+	s.mu.Unlock()
 	return h
 }
 
@@ -336,12 +363,15 @@ func (p *memoryPacer) learn(h *hostState, start, now time.Time, o outcome) (esca
 
 // snapshot implements [pacer]. Hosts come sorted by key.
 func (p *memoryPacer) snapshot() []hostSnapshot {
-	p.mu.Lock()
-	hosts := make([]*hostState, 0, len(p.hosts))
-	for _, h := range p.hosts {
-		hosts = append(hosts, h)
+	var hosts []*hostState
+	for i := range p.shards {
+		s := &p.shards[i]
+		s.mu.Lock()
+		for _, h := range s.hosts {
+			hosts = append(hosts, h)
+		}
+		s.mu.Unlock()
 	}
-	p.mu.Unlock()
 
 	out := make([]hostSnapshot, 0, len(hosts))
 	for _, h := range hosts {
@@ -368,9 +398,10 @@ func (p *memoryPacer) snapshot() []hostSnapshot {
 
 // paceOf implements [pacer]. An unknown host gets the pace of a new one.
 func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
-	p.mu.Lock()
-	h := p.hosts[key]
-	p.mu.Unlock()
+	s := p.shard(key)
+	s.mu.Lock()
+	h := s.hosts[key]
+	s.mu.Unlock()
 	if h == nil {
 		h = &hostState{}
 	}
@@ -379,16 +410,28 @@ func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
 	return p.pace(h, time.Now(), floor)
 }
 
-// sweep evicts the hosts that have nothing left to enforce, and sets the
-// size of the next sweep so that sweeping costs O(1) per insert. p.mu must
-// be held.
+// sweep evicts the hosts that have nothing left to enforce, shard by
+// shard, and sets the size of the next sweep so that sweeping costs O(1)
+// per insert. It does nothing if another sweep made room meanwhile. The
+// caller holds no lock.
 func (p *memoryPacer) sweep(now time.Time) {
-	for key, h := range p.hosts {
-		if h.users.Load() == 0 && p.forgettable(h, now) {
-			delete(p.hosts, key)
-		}
+	p.sweepMu.Lock()
+	defer p.sweepMu.Unlock()
+	if p.size.Load() < p.sweepAt.Load() {
+		return
 	}
-	p.sweepAt = max(p.cfg.maxHosts, 2*len(p.hosts))
+	for i := range p.shards {
+		s := &p.shards[i]
+		s.mu.Lock()
+		for key, h := range s.hosts {
+			if h.users.Load() == 0 && p.forgettable(h, now) {
+				delete(s.hosts, key)
+				p.size.Add(-1)
+			}
+		}
+		s.mu.Unlock()
+	}
+	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
 }
 
 // forgettable reports whether forgetting h would let no request start

@@ -425,8 +425,8 @@ func TestPacerForget(t *testing.T) {
 				t.Errorf("at +30m: level %d, pace %v; want 0, 1s", s.level, s.pace)
 			}
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outNeutral)
-			if p.hosts[pacerKey].level != 0 || p.hosts[pacerKey].streak != 0 {
-				t.Errorf("stored level %d, streak %d after a response; want 0, 0", p.hosts[pacerKey].level, p.hosts[pacerKey].streak)
+			if p.shard(pacerKey).hosts[pacerKey].level != 0 || p.shard(pacerKey).hosts[pacerKey].streak != 0 {
+				t.Errorf("stored level %d, streak %d after a response; want 0, 0", p.shard(pacerKey).hosts[pacerKey].level, p.shard(pacerKey).hosts[pacerKey].streak)
 			}
 		})
 	})
@@ -858,8 +858,8 @@ func TestPacerEviction(t *testing.T) {
 		if got, want := keysOf(p), []string{"backed-off", "busy", "new-1"}; !slices.Equal(got, want) {
 			t.Fatalf("hosts after the sweep: %v; want %v", got, want)
 		}
-		if p.sweepAt != 4 {
-			t.Errorf("sweepAt = %d; want max(maxHosts, 2×2) = 4", p.sweepAt)
+		if got := p.sweepAt.Load(); got != 4 {
+			t.Errorf("sweepAt = %d; want max(maxHosts, 2×2) = 4", got)
 		}
 		request(t, p, "idle-1", 0, 0, outSuccess) // forgotten: starts at once
 		if s := stateOf(t, p, "idle-1"); s.requests != 1 {
@@ -882,8 +882,8 @@ func TestPacerSweepAmortised(t *testing.T) {
 		var sweepAts []int
 		for i := range 33 {
 			tks = append(tks, mustAcquire(t, p, fmt.Sprint("busy-", i), 0))
-			if n := len(sweepAts); n == 0 || sweepAts[n-1] != p.sweepAt {
-				sweepAts = append(sweepAts, p.sweepAt)
+			if n := len(sweepAts); n == 0 || sweepAts[n-1] != int(p.sweepAt.Load()) {
+				sweepAts = append(sweepAts, int(p.sweepAt.Load()))
 			}
 		}
 		// Nothing can be evicted, so each sweep doubles the next one's size.
@@ -907,11 +907,11 @@ func TestPacerLogsOutsideLocks(t *testing.T) {
 		var logged [][]any
 		p = newTestPacer(0, func(c *pacerConfig) {
 			c.log = func(event string, args ...any) {
-				if !p.mu.TryLock() {
+				if s := p.shard(pacerKey); !s.mu.TryLock() {
 					t.Errorf("log called with the host map locked")
 				} else {
-					h := p.hosts[pacerKey]
-					p.mu.Unlock()
+					h := s.hosts[pacerKey]
+					s.mu.Unlock()
 					if !h.mu.TryLock() {
 						t.Errorf("log called with the host locked")
 					} else {

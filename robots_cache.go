@@ -2,9 +2,11 @@ package polite
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,57 +58,84 @@ type robotsStore interface {
 	each(fn func(originKey, *robotsRules))
 }
 
-// robotsCache is the in-memory robotsStore.
+// robotsCache is the in-memory robotsStore. Origins are kept in shards by
+// host (shard.go).
+//
+// Lock order: evictMu, then a shard's mu.
 type robotsCache struct {
 	fetch   func(ctx context.Context, k originKey, prev *robotsRules) *robotsRules
 	ttl     time.Duration // lifetime of a fetched file
 	failTTL time.Duration // lifetime of a failure: the next fetch comes this soon
 	timeout time.Duration // bound on one fetch
-	max     int           // soft bound on len(entries)
-
-	mu      sync.Mutex // guards entries and every entry's fields
-	entries map[originKey]*robotsEntry
+	max     int           // soft bound on size
+	shards  [shardCount]robotsShard
+	size    atomic.Int64 // entries in all shards; changed under the shard's mu
+	evictMu sync.Mutex   // serialises evictions
 }
 
-// robotsEntry is one origin's cache slot. Its fields are guarded by
-// robotsCache.mu.
+// robotsShard holds the origins whose hosts hash to it.
+type robotsShard struct {
+	mu      sync.Mutex // guards entries and every entry's fields
+	entries map[originKey]*robotsEntry
+	_       cacheLinePad
+}
+
+// robotsEntry is one origin's cache slot. Its fields are guarded by its
+// shard's mu.
 type robotsEntry struct {
 	rules    *robotsRules  // the rules in force; nil until the first fetch ends
 	expires  time.Time     // when to fetch again
 	fetching chan struct{} // non-nil while a fetch runs; closed when it ends
 }
 
+// newRobotsCache returns a cache of at most max origins, a soft bound.
 func newRobotsCache(fetch func(context.Context, originKey, *robotsRules) *robotsRules, ttl, timeout time.Duration, max int) *robotsCache {
-	return &robotsCache{
+	c := &robotsCache{
 		fetch:   fetch,
 		ttl:     ttl,
 		failTTL: min(ttl, 5*time.Minute),
 		timeout: timeout,
 		max:     max,
-		entries: make(map[originKey]*robotsEntry),
 	}
+	for i := range c.shards {
+		c.shards[i].entries = make(map[originKey]*robotsEntry)
+	}
+	return c
+}
+
+// shard returns the shard that holds k.
+func (c *robotsCache) shard(k originKey) *robotsShard {
+	return &c.shards[shardIndex(k.host)]
 }
 
 func (c *robotsCache) rules(ctx context.Context, k originKey) (*robotsRules, error) {
+	s := c.shard(k)
+	evicted := false
 	for {
-		c.mu.Lock()
-		e := c.entries[k]
+		s.mu.Lock()
+		e := s.entries[k]
+		if e == nil && !evicted && c.size.Load() >= int64(c.max) {
+			s.mu.Unlock() // eviction takes every shard's lock in turn
+			c.evict()
+			evicted = true
+			continue
+		}
 		if e == nil {
-			c.evictLocked()
 			e = &robotsEntry{}
-			c.entries[k] = e
+			s.entries[k] = e
+			c.size.Add(1)
 		}
 		if e.rules != nil && time.Now().Before(e.expires) {
 			r := e.rules
-			c.mu.Unlock()
+			s.mu.Unlock()
 			return r, nil
 		}
 		if e.fetching == nil {
 			e.fetching = make(chan struct{})
-			go c.run(k, e, e.rules)
+			go c.run(s, k, e, e.rules)
 		}
 		done := e.fetching
-		c.mu.Unlock()
+		s.mu.Unlock()
 
 		select {
 		case <-done:
@@ -117,26 +146,30 @@ func (c *robotsCache) rules(ctx context.Context, k originKey) (*robotsRules, err
 }
 
 func (c *robotsCache) each(fn func(originKey, *robotsRules)) {
-	c.mu.Lock()
 	type kv struct {
 		k originKey
 		r *robotsRules
 	}
-	all := make([]kv, 0, len(c.entries))
-	for k, e := range c.entries {
-		if e.rules != nil {
-			all = append(all, kv{k, e.rules})
+	var all []kv
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for k, e := range s.entries {
+			if e.rules != nil {
+				all = append(all, kv{k, e.rules})
+			}
 		}
+		s.mu.Unlock()
 	}
-	c.mu.Unlock()
 	for _, x := range all { // outside the lock: fn may take its time
 		fn(x.k, x.r)
 	}
 }
 
 // run fetches k's robots.txt on a context of its own, so that no caller's
-// cancellation fails the others, and stores the result in e.
-func (c *robotsCache) run(k originKey, e *robotsEntry, prev *robotsRules) {
+// cancellation fails the others, and stores the result in e, an entry of
+// shard s.
+func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *robotsRules) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	r := c.fetch(ctx, k, prev)
 	cancel()
@@ -145,33 +178,42 @@ func (c *robotsCache) run(k originKey, e *robotsEntry, prev *robotsRules) {
 	if r.err != "" {
 		ttl = c.failTTL
 	}
-	c.mu.Lock()
+	s.mu.Lock()
 	e.rules, e.expires = r, time.Now().Add(ttl)
 	close(e.fetching)
 	e.fetching = nil
-	c.mu.Unlock()
+	s.mu.Unlock()
 }
 
-// evictLocked makes room for one more entry when the cache is full: it drops
+// evict makes room for one more entry when the cache is full: it drops
 // expired entries, then, if that was not enough, others at random until a
-// quarter of the room is free. Entries being fetched are kept. The caller
-// holds c.mu.
-func (c *robotsCache) evictLocked() {
-	if len(c.entries) < c.max {
+// quarter of the room is free. Entries being fetched are kept. It does
+// nothing if another eviction made room meanwhile. The caller holds no lock.
+func (c *robotsCache) evict() {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	if c.size.Load() < int64(c.max) {
 		return
 	}
 	now := time.Now()
-	for k, e := range c.entries {
-		if e.fetching == nil && !now.Before(e.expires) {
-			delete(c.entries, k)
+	c.dropLocked(func(e *robotsEntry) bool { return !now.Before(e.expires) })
+	c.dropLocked(func(*robotsEntry) bool { return c.size.Load() >= int64(c.max-c.max/4) })
+}
+
+// dropLocked visits the shards in turn, from a random one, and drops the
+// entries not being fetched for which drop returns true. The caller holds
+// evictMu.
+func (c *robotsCache) dropLocked(drop func(*robotsEntry) bool) {
+	first := rand.IntN(shardCount)
+	for i := range shardCount {
+		s := &c.shards[(first+i)%shardCount]
+		s.mu.Lock()
+		for k, e := range s.entries { // map order is random
+			if e.fetching == nil && drop(e) {
+				delete(s.entries, k)
+				c.size.Add(-1)
+			}
 		}
-	}
-	for k, e := range c.entries { // map order is random
-		if len(c.entries) < c.max-c.max/4 {
-			break
-		}
-		if e.fetching == nil {
-			delete(c.entries, k)
-		}
+		s.mu.Unlock()
 	}
 }

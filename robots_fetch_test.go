@@ -311,9 +311,13 @@ func TestRobotsCacheIsBounded(t *testing.T) {
 		resp.Body.Close()
 	}
 	c := tr.robots.(*robotsCache)
-	c.mu.Lock()
-	n := len(c.entries)
-	c.mu.Unlock()
+	n := 0
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n += len(s.entries)
+		s.mu.Unlock()
+	}
 	if n > 10 {
 		t.Errorf("robots cache holds %d origins; want at most 10", n)
 	}

@@ -24,8 +24,9 @@ type robotsRules struct {
 
 	last atomic.Pointer[agentRules] // the most recently used matcher, read without locking
 
-	mu     sync.Mutex             // guards agents
-	agents map[string]*agentRules // matchers by product token; bounded by maxAgents
+	mu     sync.Mutex             // guards first and agents
+	first  *agentRules            // the first matcher built: one User-Agent, the common case, needs no map
+	agents map[string]*agentRules // the others, by product token; with first, at most maxAgents
 }
 
 // good reports whether r came from a robots.txt that was reached, now or,
@@ -49,14 +50,21 @@ func (r *robotsRules) forAgent(token string) *agentRules {
 	}
 	r.mu.Lock()
 	a := r.agents[token]
+	if f := r.first; f != nil && f.token == token {
+		a = f
+	}
 	r.mu.Unlock()
 	if a == nil {
 		a = compileAgent(r.file, token)
 		r.mu.Lock()
-		if r.agents == nil {
-			r.agents = make(map[string]*agentRules)
-		}
-		if len(r.agents) < maxAgents {
+		switch {
+		case r.first == nil:
+			r.first = a
+		case r.first.token == token: // built twice at once
+		case len(r.agents)+1 < maxAgents:
+			if r.agents == nil {
+				r.agents = make(map[string]*agentRules)
+			}
 			r.agents[token] = a
 		}
 		r.mu.Unlock()
@@ -69,12 +77,21 @@ func (r *robotsRules) forAgent(token string) *agentRules {
 // decision is temoto/robotstxt's, on a body that parseRobots has cleaned:
 // only the rules of the group that binds the token, under "User-agent: *",
 // Allow lines first so that of two equally long rules the Allow wins.
+//
+// temoto tries every rule on every path, and a wildcard rule as a regular
+// expression, which costs microseconds. So allowed asks temoto about the
+// whole group only when a wildcard rule may match the path; otherwise it
+// asks about plain, the same group without its wildcard rules, which
+// decides the same, since rules that do not match never change temoto's
+// choice.
 type agentRules struct {
 	token      string
 	agent      string        // the group token that bound: the product token, "*", or "" for none
 	crawlDelay time.Duration // the group's Crawl-delay, not clamped
 	rules      []robotsRule  // the group's rules, Allow first
 	group      *robotstxt.Group
+	plain      *robotstxt.Group // group less its wildcard rules: group itself if it has none, nil if it has only those
+	wild       []wildcard       // what group's wildcard rules need to match
 
 	explainOnce sync.Once
 	singles     []*robotstxt.Group // one matcher per rule, built on the first refusal
@@ -96,6 +113,21 @@ func compileAgent(f *robotsFile, token string) *agentRules {
 	}
 	if len(a.rules) > 0 {
 		a.group = compileGroup(a.rules)
+		a.plain, a.wild = a.group, nil
+		var plain []robotsRule
+		for _, r := range a.rules {
+			if w, ok := wildcardOf(r.pattern); ok {
+				a.wild = append(a.wild, w)
+			} else {
+				plain = append(plain, r)
+			}
+		}
+		if len(a.wild) > 0 {
+			a.plain = nil
+			if len(plain) > 0 {
+				a.plain = compileGroup(plain)
+			}
+		}
 	}
 	return a
 }
@@ -126,9 +158,62 @@ func compileGroup(rules []robotsRule) *robotstxt.Group {
 	return compileGroup(kept)
 }
 
-// allowed reports whether path, normalised by normalizePath, may be fetched.
+// allowed reports whether path, normalised by normalizeTarget, may be
+// fetched.
 func (a *agentRules) allowed(path string) bool {
-	return a.group == nil || a.group.Test(path)
+	if a.group == nil {
+		return true
+	}
+	for _, w := range a.wild {
+		if w.mayMatch(path) {
+			return a.group.Test(path)
+		}
+	}
+	return a.plain == nil || a.plain.Test(path)
+}
+
+// wildcard is what a match of a wildcard rule needs: temoto turns the
+// pattern, less any trailing '*', into a regular expression in which '*'
+// is ".*" and '$' is "$", and looks for it anywhere in the path. So the
+// pattern's literal pieces must all occur in the path, in order, and when
+// the pattern ends with a piece and '$', that piece must end the path.
+type wildcard struct {
+	pieces   []string // the pattern's literal parts, in order, none empty
+	anchored bool     // the last piece ends the path
+}
+
+// wildcardOf returns the wildcard of a pattern that temoto matches as a
+// regular expression, and ok=false for one it matches as a prefix.
+func wildcardOf(pattern string) (w wildcard, ok bool) {
+	p := strings.TrimRight(pattern, "*")
+	if !strings.ContainsAny(p, "*$") {
+		return w, false
+	}
+	w.pieces = strings.FieldsFunc(p, func(r rune) bool { return r == '*' || r == '$' })
+	w.anchored = len(w.pieces) > 0 && strings.HasSuffix(p, w.pieces[len(w.pieces)-1]+"$")
+	return w, true
+}
+
+// mayMatch reports false when the wildcard's rule cannot match path, and
+// true when it may. Taking each piece at its first occurrence after the
+// previous one never misses a match.
+func (w wildcard) mayMatch(path string) bool {
+	pieces := w.pieces
+	if w.anchored {
+		last := pieces[len(pieces)-1]
+		if !strings.HasSuffix(path, last) {
+			return false
+		}
+		path, pieces = path[:len(path)-len(last)], pieces[:len(pieces)-1]
+	}
+	for _, piece := range pieces {
+		i := strings.Index(path, piece)
+		if i < 0 {
+			return false
+		}
+		path = path[i+len(piece):]
+	}
+	return true
 }
 
 // explain returns the rule that decides path, given the decision allowed:

@@ -176,21 +176,37 @@ func isTokenByte(c byte) bool {
 // still distinct from "/"), and bytes that may not stand bare in a URI,
 // such as non-ASCII octets and spaces, are percent-encoded. It returns p
 // itself, without allocating, when p is already in that form.
-func normalizePath(p string) string { return normalize(p, "") }
+func normalizePath(p string) string { return normalize(p, &bareInPattern) }
 
 // normalizeTarget normalises a URI's escaped path and query like
 // normalizePath, and also encodes '*' and '$', which are special in rules,
 // so that a rule matches them only where it writes them as "%2A" and "%24"
 // (RFC 9309 §2.2.3).
-func normalizeTarget(p string) string { return normalize(p, "*$") }
+func normalizeTarget(p string) string { return normalize(p, &bareInTarget) }
 
-// normalize does the work of normalizePath and normalizeTarget; bytes in
-// literal are percent-encoded too.
-func normalize(p, literal string) string {
-	bare := func(c byte) bool { return c != '%' && isURIByte(c) && strings.IndexByte(literal, c) < 0 }
+// byteSet is a set of bytes, looked up in one step: normalize runs on the
+// path of every request.
+type byteSet [256]bool
+
+// bareInPattern and bareInTarget hold the bytes that normalizePath and
+// normalizeTarget leave as they are: those that may stand bare in a URI,
+// but '%', and for a target but '*' and '$'.
+var bareInPattern, bareInTarget = bareBytes(""), bareBytes("*$")
+
+func bareBytes(literal string) byteSet {
+	var s byteSet
+	for c := range 256 {
+		s[c] = c != '%' && isURIByte(byte(c)) && strings.IndexByte(literal, byte(c)) < 0
+	}
+	return s
+}
+
+// normalize does the work of normalizePath and normalizeTarget; bytes not
+// in bare are percent-encoded, but for escapes.
+func normalize(p string, bare *byteSet) string {
 	i := 0
 	for i < len(p) {
-		if c := p[i]; bare(c) {
+		if c := p[i]; bare[c] {
 			i++
 		} else if c == '%' && i+2 < len(p) && isUpperHex(p[i+1]) && isUpperHex(p[i+2]) &&
 			!isUnreserved(unhex(p[i+1])<<4|unhex(p[i+2])) {
@@ -216,7 +232,7 @@ func normalize(p, literal string) string {
 				writeEscaped(&b, v)
 			}
 			i += 2
-		case bare(c):
+		case bare[c]:
 			b.WriteByte(c)
 		default:
 			writeEscaped(&b, c)

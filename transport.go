@@ -161,7 +161,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	var floor time.Duration
-	if req.URL.EscapedPath() != "/robots.txt" { // always allowed (RFC 9309 §2.2.2)
+	if !isRobotsPath(req.URL) { // always allowed (RFC 9309 §2.2.2)
 		rules, agent, err := t.lookup(ctx, origin, token)
 		if err == nil {
 			err = check(req.URL, rules, agent)
@@ -173,7 +173,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		floor = agent.crawlDelay
 	}
 
-	tk, err := t.admit(ctx, hostKey(req.URL), floor)
+	tk, err := t.admit(ctx, origin.host, floor) // the origin's host is the pacing key
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err
@@ -220,6 +220,9 @@ func check(u *url.URL, rules *robotsRules, agent *agentRules) error {
 		rules.blocked.Add(1)
 		return &RobotsBlockedError{URL: u.String(), Agent: agent.token, RobotsURL: rules.url, Reason: rules.reason()}
 	}
+	if agent.group == nil {
+		return nil // no rule applies: spare building the path
+	}
 	path := normalizeTarget(u.RequestURI())
 	if agent.allowed(path) {
 		return nil
@@ -255,7 +258,15 @@ func (t *PoliteTransport) CloseIdleConnections() {
 	}
 }
 
-// hostKey returns u's pacing key: its host name, lower-cased.
+// isRobotsPath reports whether u's escaped path is "/robots.txt". Only a
+// URL whose Path is "/robots.txt" can have that escaped path, so the others
+// are told apart without escaping theirs.
+func isRobotsPath(u *url.URL) bool {
+	return u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt"
+}
+
+// hostKey returns u's pacing key: its host name, lower-cased, as in its
+// originKey.
 func hostKey(u *url.URL) string {
 	return strings.ToLower(u.Hostname())
 }

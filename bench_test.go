@@ -1,0 +1,402 @@
+package polite
+
+// Benchmarks of the figures BENCHMARKS.md records: the cost of RoundTrip on
+// top of the base transport, the robots.txt matcher on its own, parsing,
+// memory per host and parallel scaling. They measure; they assert nothing
+// about time. For example
+//
+//	go test -run '^$' -bench '^Benchmark(RoundTrip|RobotsMatch)$' -benchmem -count 8
+//
+// BENCHMARKS.md lists the command of each figure. The loopback, site-side
+// pacing and colly figures, which need a server in another process or other
+// modules, live in the nested module bench/.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// loopCPU runs body in b.Loop and reports, besides ns/op, the process's CPU
+// time per operation as cpu-ns/op. On a virtual machine whose host takes
+// its cores away at times (steal time), wall time counts the waits and CPU
+// time does not; CPU time counts the garbage collector's work on the other
+// cores, which wall time may not.
+func loopCPU(b *testing.B, body func()) {
+	b.ReportAllocs()
+	cpu0, ok := processCPU()
+	for b.Loop() {
+		body()
+	}
+	if cpu1, ok1 := processCPU(); ok && ok1 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// benchUA is the User-Agent of the benchmark requests, and the transport's:
+// a request that carries it is not cloned.
+const benchUA = "BenchBot/1.0 (+https://example.com/bot)"
+
+// benchPath matches none of benchRobots' rules, so every rule is tried.
+const benchPath = "/articles/2024/a-page-title?id=42&ref=home"
+
+// benchRobots returns a robots.txt whose "*" group holds n rules: every
+// wildEvery-th a wildcard pattern (none when wildEvery is 0), the others
+// path prefixes, a fifth of them Allow, as large sites write them. A group
+// for another crawler is read and never binds.
+func benchRobots(n, wildEvery int) string {
+	var b strings.Builder
+	b.WriteString("# benchmark robots.txt\nUser-agent: otherbot\nDisallow: /\n\nUser-agent: *\n")
+	for i := range n {
+		switch {
+		case wildEvery > 0 && i%wildEvery == wildEvery-1:
+			switch i / wildEvery % 3 {
+			case 0:
+				fmt.Fprintf(&b, "Disallow: /*?sessionid%d=\n", i)
+			case 1:
+				fmt.Fprintf(&b, "Disallow: /*.ext%d$\n", i)
+			default:
+				fmt.Fprintf(&b, "Disallow: /search/*/page-%d\n", i)
+			}
+		case i%5 == 0:
+			fmt.Fprintf(&b, "Allow: /section-%d/public/\n", i)
+		default:
+			fmt.Fprintf(&b, "Disallow: /section-%d/\n", i)
+		}
+	}
+	b.WriteString("\nSitemap: https://example.com/sitemap.xml\n")
+	return b.String()
+}
+
+// benchRuleCounts are the robots.txt sizes of the hot-path figures; a
+// quarter of the rules are wildcards.
+var benchRuleCounts = []int{0, 20, 200}
+
+const benchWildEvery = 4
+
+// nopBase is a base transport that answers every page with one shared
+// response and robots.txt with body; it allocates nothing for a page.
+type nopBase struct {
+	robots        string
+	page          *http.Response
+	robotsFetches atomic.Int64
+}
+
+func newNopBase(robots string) *nopBase {
+	return &nopBase{robots: robots, page: &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{}, Body: http.NoBody}}
+}
+
+func (b *nopBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/robots.txt" {
+		b.robotsFetches.Add(1)
+		return &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{},
+			Body: io.NopCloser(strings.NewReader(b.robots)), Request: r}, nil
+	}
+	return b.page, nil
+}
+
+// benchRequest returns a GET for rawURL with the User-Agent ua, "" for none.
+func benchRequest(tb testing.TB, rawURL, ua string) *http.Request {
+	req, err := http.NewRequest("GET", rawURL, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if ua != "" {
+		req.Header.Set("User-Agent", ua)
+	}
+	return req
+}
+
+// benchTransport returns a transport over a nopBase with pacing that never
+// binds (base delay 0, no jitter), room for hosts, and the robots.txt
+// fetched for every request in reqs.
+func benchTransport(tb testing.TB, robots string, hosts int, reqs ...*http.Request) *PoliteTransport {
+	tr := New(newNopBase(robots), WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(hosts))
+	for _, req := range reqs {
+		if _, err := tr.RoundTrip(req); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return tr
+}
+
+// BenchmarkRoundTrip is the hot path: RoundTrip over a base that does
+// nothing, robots.txt cached, pacing not binding. "base" is the base alone;
+// "rules=N" goes through the transport with a robots.txt of N rules;
+// "rules=20/addUA" sends requests without a User-Agent, which the
+// transport adds on a copy.
+func BenchmarkRoundTrip(b *testing.B) {
+	roundTrip := func(b *testing.B, rt http.RoundTripper, req *http.Request) {
+		loopCPU(b, func() {
+			if _, err := rt.RoundTrip(req); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	b.Run("base", func(b *testing.B) {
+		roundTrip(b, newNopBase(""), benchRequest(b, "http://bench.example"+benchPath, benchUA))
+	})
+	for _, n := range benchRuleCounts {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			req := benchRequest(b, "http://bench.example"+benchPath, benchUA)
+			roundTrip(b, benchTransport(b, benchRobots(n, benchWildEvery), 1, req), req)
+		})
+	}
+	b.Run("rules=20/addUA", func(b *testing.B) {
+		req := benchRequest(b, "http://bench.example"+benchPath, "")
+		roundTrip(b, benchTransport(b, benchRobots(20, benchWildEvery), 1, req), req)
+	})
+}
+
+// BenchmarkTimeNow is the cost of reading the clock, which RoundTrip does
+// three times: for the robots.txt lifetime, the start and the latency.
+func BenchmarkTimeNow(b *testing.B) {
+	var t time.Time
+	loopCPU(b, func() { t = time.Now() })
+	_ = t
+}
+
+// benchAgent returns the compiled rules of a robots.txt of n rules for the
+// benchmark's User-Agent.
+func benchAgent(n, wildEvery int) *agentRules {
+	return compileAgent(parseRobots([]byte(benchRobots(n, wildEvery))), productToken(benchUA))
+}
+
+// BenchmarkRobotsMatch is temoto's matcher alone, on a path already
+// normalised: the part of the hot path that grows with the rules.
+// "wild=1/4" is the mix of BenchmarkRoundTrip; "wild=0" has prefix rules
+// only, "wild=all" wildcard rules only, each of which temoto tries as a
+// regular expression.
+func BenchmarkRobotsMatch(b *testing.B) {
+	path := normalizeTarget(benchPath)
+	for _, mix := range []struct {
+		name  string
+		every int
+	}{{"wild=1/4", benchWildEvery}, {"wild=0", 0}, {"wild=all", 1}} {
+		for _, n := range benchRuleCounts {
+			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
+				a := benchAgent(n, mix.every)
+				if !a.allowed(path) {
+					b.Fatal("benchPath is disallowed")
+				}
+				loopCPU(b, func() { a.allowed(path) })
+			})
+		}
+	}
+}
+
+// BenchmarkRobotsDecision is the whole robots.txt decision of one request:
+// the URL's escaped path and query, normalised, then matched.
+func BenchmarkRobotsDecision(b *testing.B) {
+	req := benchRequest(b, "http://bench.example"+benchPath, benchUA)
+	for _, n := range benchRuleCounts {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			a := benchAgent(n, benchWildEvery)
+			rules := &robotsRules{file: &robotsFile{}}
+			loopCPU(b, func() {
+				if err := check(req.URL, rules, a); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// benchLargeRobots returns a robots.txt of about size bytes: groups for
+// many crawlers, each with prefix and wildcard rules, comments and a
+// Crawl-delay, as the largest real files are.
+func benchLargeRobots(size int) []byte {
+	var b strings.Builder
+	for g := 0; b.Len() < size; g++ {
+		fmt.Fprintf(&b, "# group %d\nUser-agent: crawler-%d\nUser-agent: Other-Crawler-%d/2.0\nCrawl-delay: %d\n", g, g, g, g%10)
+		for i := range 50 {
+			if i%4 == 3 {
+				fmt.Fprintf(&b, "Disallow: /*/private-%d/*.php$\n", i)
+			} else {
+				fmt.Fprintf(&b, "Disallow: /catalogue/%d/items/%d/  # old section\n", g, i)
+			}
+		}
+		b.WriteString("Allow: /catalogue/public/\n\n")
+	}
+	b.WriteString("User-agent: *\nDisallow: /private/\nAllow: /\n")
+	return []byte(b.String()[:size])
+}
+
+// BenchmarkRobotsParse reads a 500 KiB robots.txt ("read") and then builds
+// the matcher of one group from it ("compile", temoto's part).
+func BenchmarkRobotsParse(b *testing.B) {
+	body := benchLargeRobots(robotsMaxBytes)
+	b.Run("read/500KiB", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			parseRobots(body)
+		}
+	})
+	f := parseRobots(body)
+	rules, _, _ := f.rulesFor("crawler-7")
+	b.Run(fmt.Sprintf("compile/rules=%d", len(rules)), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			compileAgent(f, "crawler-7")
+		}
+	})
+}
+
+// benchHostURLs returns the benchmark URL on n hosts.
+func benchHostURLs(n int) []string {
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://host-%d.example%s", i, benchPath)
+	}
+	return urls
+}
+
+// BenchmarkRoundTripParallel runs RoundTrip from GOMAXPROCS goroutines
+// across 10,000 hosts with a 20-rule robots.txt each, every goroutine on
+// hosts of its own so that pacing never binds. Compare -cpu 1 and -cpu 2:
+// with no global lock on the hot path, ns/op halves.
+func BenchmarkRoundTripParallel(b *testing.B) {
+	const hosts = 10000
+	var reqs []*http.Request
+	for _, u := range benchHostURLs(hosts) {
+		reqs = append(reqs, benchRequest(b, u, benchUA))
+	}
+	tr := benchTransport(b, benchRobots(20, benchWildEvery), hosts, reqs...)
+	procs := runtime.GOMAXPROCS(0)
+	var next atomic.Int32
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		g := int(next.Add(1) - 1)
+		// Goroutine g takes hosts g, g+procs, g+2·procs, …: none shares a host.
+		i := g % procs
+		for pb.Next() {
+			if _, err := tr.RoundTrip(reqs[i]); err != nil {
+				b.Error(err)
+				return
+			}
+			if i += procs; i >= hosts {
+				i = g % procs
+			}
+		}
+	})
+}
+
+// heapInUse returns the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkMemoryPerHost measures what 100,000 hosts cost: "pacer" is the
+// pacing state of one host, "robots-cache" the cache slot of one origin
+// whose robots.txt came back 404, "transport" both, reached through
+// RoundTrip. The figures are B/host; robots.txt rules are excluded (404).
+func BenchmarkMemoryPerHost(b *testing.B) {
+	const hosts = 100_000
+	urls := benchHostURLs(hosts)
+	keys := make([]string, hosts)
+	origins := make([]originKey, hosts)
+	for i, u := range urls {
+		req := benchRequest(b, u, "")
+		keys[i] = hostKey(req.URL)
+		origins[i], _ = originOf(req.URL)
+	}
+	measure := func(b *testing.B, fill func() any) {
+		var total float64
+		runs := 0
+		for b.Loop() {
+			before := heapInUse()
+			kept := fill()
+			total += float64(heapInUse()-before) / hosts
+			runtime.KeepAlive(kept)
+			runs++
+		}
+		b.ReportMetric(total/float64(runs), "B/host")
+	}
+	b.Run("pacer", func(b *testing.B) {
+		measure(b, func() any {
+			p := newMemoryPacer(pacerConfig{maxInFlight: 1, maxHosts: hosts})
+			ctx := context.Background()
+			for _, k := range keys {
+				tk, _ := p.acquire(ctx, k, 0)
+				p.observe(tk, outSuccess)
+			}
+			return p
+		})
+	})
+	b.Run("robots-cache", func(b *testing.B) {
+		measure(b, func() any {
+			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRules) *robotsRules {
+				return &robotsRules{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+			}, time.Hour, time.Second, hosts)
+			ctx := context.Background()
+			for _, k := range origins {
+				if _, err := c.rules(ctx, k); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return c
+		})
+	})
+	b.Run("transport", func(b *testing.B) {
+		// The requests are built before measuring: they are the caller's.
+		reqs := make([]*http.Request, hosts)
+		for i, u := range urls {
+			reqs[i] = benchRequest(b, u, benchUA)
+		}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/robots.txt" {
+				return &http.Response{StatusCode: 404, Status: "404 Not Found", Header: http.Header{}, Body: http.NoBody}, nil
+			}
+			return &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{}, Body: http.NoBody}, nil
+		})
+		measure(b, func() any {
+			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(hosts))
+			for _, req := range reqs {
+				if _, err := tr.RoundTrip(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return tr
+		})
+	})
+}
+
+// BenchmarkRobotsFirstRequests sends 1,000 concurrent first requests to
+// one origin and reports how many robots.txt fetches they caused.
+func BenchmarkRobotsFirstRequests(b *testing.B) {
+	const concurrent = 1000
+	req := benchRequest(b, "http://bench.example"+benchPath, benchUA)
+	var fetches, runs float64
+	for b.Loop() {
+		base := newNopBase(benchRobots(20, benchWildEvery))
+		tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxInFlight(concurrent))
+		var start, done sync.WaitGroup
+		start.Add(1)
+		for range concurrent {
+			done.Go(func() {
+				start.Wait()
+				if _, err := tr.RoundTrip(req); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		start.Done()
+		done.Wait()
+		fetches += float64(base.robotsFetches.Load())
+		runs++
+	}
+	b.ReportMetric(fetches/runs, "fetches/origin")
+}

@@ -1,0 +1,138 @@
+package polite
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// testCache returns a robots cache of at most max origins whose fetch
+// answers 404 and counts its calls.
+func testCache(max int, fetches *atomic.Int64) *robotsCache {
+	return newRobotsCache(func(_ context.Context, k originKey, _ *robotsRules) *robotsRules {
+		fetches.Add(1)
+		return &robotsRules{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+	}, time.Hour, time.Second, max)
+}
+
+func origin(i int) originKey { return originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }
+
+// cached counts the entries of every shard, and checks the count kept
+// alongside.
+func cached(t *testing.T, c *robotsCache) int {
+	t.Helper()
+	n := 0
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n += len(s.entries)
+		s.mu.Unlock()
+	}
+	if int64(n) != c.size.Load() {
+		t.Errorf("shards hold %d entries; size says %d", n, c.size.Load())
+	}
+	return n
+}
+
+func TestRobotsCacheBoundSpansShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetches atomic.Int64
+		c := testCache(100, &fetches)
+		ctx := context.Background()
+		for i := range 50 { // these expire first
+			c.rules(ctx, origin(i))
+		}
+		time.Sleep(30 * time.Minute)
+		for i := 50; i < 100; i++ {
+			c.rules(ctx, origin(i))
+		}
+		if n := cached(t, c); n != 100 {
+			t.Fatalf("%d origins cached; want 100: the bound is on the whole cache, not on each shard", n)
+		}
+		time.Sleep(31 * time.Minute) // the first 50 have expired
+
+		c.rules(ctx, origin(100)) // full: expired files go first, and that is room enough
+		if n := cached(t, c); n != 51 {
+			t.Errorf("%d origins cached after the eviction; want the 50 fresh ones and the new one", n)
+		}
+		before := fetches.Load()
+		for i := 50; i <= 100; i++ {
+			c.rules(ctx, origin(i))
+		}
+		if refetched := fetches.Load() - before; refetched != 0 {
+			t.Errorf("%d fresh origins fetched again; want 0", refetched)
+		}
+
+		for i := 101; i <= 150; i++ { // full at 150: nothing expired, so drop at random below 3/4
+			c.rules(ctx, origin(i))
+		}
+		if n := cached(t, c); n != 75 {
+			t.Errorf("%d origins cached after a random eviction; want 74 and the new one", n)
+		}
+	})
+}
+
+func TestRobotsCacheConcurrentEviction(t *testing.T) {
+	var fetches atomic.Int64
+	c := testCache(16, &fetches)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				if _, err := c.rules(context.Background(), origin(g*1000+i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := cached(t, c); n > 16+8 { // soft: each goroutine may insert past a full cache once
+		t.Errorf("%d origins cached; want about 16", n)
+	}
+}
+
+func TestPacerBoundSpansShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestPacer(0, withMaxHosts(8))
+		var busy []ticket
+		for i := range 8 {
+			key := fmt.Sprint("host-", i)
+			if i%2 == 0 {
+				busy = append(busy, mustAcquire(t, p, key, 0))
+			} else {
+				request(t, p, key, 0, 0, outSuccess)
+			}
+		}
+		time.Sleep(time.Minute) // the idle ones have nothing left to enforce
+		if n := len(p.snapshot()); n != 8 {
+			t.Fatalf("%d hosts; want 8 before the bound is reached", n)
+		}
+		request(t, p, "new", 0, 0, outSuccess) // sweeps every shard, not just new's
+		want := []string{"host-0", "host-2", "host-4", "host-6", "new"}
+		if got := keysOf(p); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("hosts after the sweep: %v; want %v", got, want)
+		}
+		if got := p.size.Load(); got != 5 {
+			t.Errorf("size = %d; want 5", got)
+		}
+		for _, tk := range busy {
+			p.observe(tk, outSuccess)
+		}
+	})
+}
+
+func TestShardIndexSpreadsHosts(t *testing.T) {
+	var counts [shardCount]int
+	for i := range 64 * shardCount {
+		counts[shardIndex(fmt.Sprintf("host-%d.example", i))]++
+	}
+	for i, n := range counts {
+		if n < 16 || n > 160 { // 64 expected
+			t.Errorf("shard %d holds %d of %d hosts; want about 64", i, n, 64*shardCount)
+		}
+	}
+}
