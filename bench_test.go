@@ -340,7 +340,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		measure(b, func() any {
 			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRules) *robotsRules {
 				return &robotsRules{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
-			}, time.Hour, time.Second, hosts)
+			}, time.Hour, hosts)
 			ctx := context.Background()
 			for _, k := range origins {
 				if _, err := c.rules(ctx, k); err != nil {

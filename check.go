@@ -24,9 +24,13 @@ type Decision struct {
 	Reason string
 	// RobotsURL is the robots.txt consulted, "scheme://host:port/robots.txt".
 	RobotsURL string
-	// RobotsStatus is the HTTP status of the last robots.txt fetch, or 0 when
-	// it got no response.
+	// RobotsStatus is the HTTP status of the robots.txt fetch whose result
+	// is in force, or 0 when it got no response.
 	RobotsStatus int
+	// RobotsErr says why the last robots.txt fetch failed (unreachable: a
+	// 429, a 5xx, a network error or a timeout); "" when it succeeded. When
+	// it is set, an earlier good copy may still be in force.
+	RobotsErr string
 	// CrawlDelay is the group's Crawl-delay as written, before
 	// [WithMaxCrawlDelay] clamps it; 0 when there is none.
 	CrawlDelay time.Duration
@@ -58,7 +62,7 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	d.Group, d.RobotsStatus, d.CrawlDelay = agent.agent, rules.status, agent.crawlDelay
+	d.Group, d.RobotsStatus, d.RobotsErr, d.CrawlDelay = agent.agent, rules.status, rules.err, agent.crawlDelay
 	d.Pace = t.pacer.paceOf(hostKey(req.URL), agent.crawlDelay)
 	switch {
 	case rules.disallow:

@@ -149,9 +149,11 @@ func WithRobotsTTL(d time.Duration) Option {
 	}
 }
 
-// WithRobotsTimeout bounds one robots.txt fetch, redirects and waiting for
-// the host's turn included (default 10s). Past it the file counts as
-// unreachable. Values below 1ns panic.
+// WithRobotsTimeout bounds each request of a robots.txt fetch (a redirect
+// makes another), from sending it to reading its body (default 10s); past it
+// the file counts as unreachable. Waiting for the host's turn is not
+// counted: a host paused by a backoff is not unreachable. Values below 1ns
+// panic.
 func WithRobotsTimeout(d time.Duration) Option {
 	return func(c *config) {
 		mustBePositive("WithRobotsTimeout", d)

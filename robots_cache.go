@@ -66,7 +66,6 @@ type robotsCache struct {
 	fetch   func(ctx context.Context, k originKey, prev *robotsRules) *robotsRules
 	ttl     time.Duration // lifetime of a fetched file
 	failTTL time.Duration // lifetime of a failure: the next fetch comes this soon
-	timeout time.Duration // bound on one fetch
 	max     int           // soft bound on size
 	shards  [shardCount]robotsShard
 	size    atomic.Int64 // entries in all shards; changed under the shard's mu
@@ -89,12 +88,11 @@ type robotsEntry struct {
 }
 
 // newRobotsCache returns a cache of at most max origins, a soft bound.
-func newRobotsCache(fetch func(context.Context, originKey, *robotsRules) *robotsRules, ttl, timeout time.Duration, max int) *robotsCache {
+func newRobotsCache(fetch func(context.Context, originKey, *robotsRules) *robotsRules, ttl time.Duration, max int) *robotsCache {
 	c := &robotsCache{
 		fetch:   fetch,
 		ttl:     ttl,
 		failTTL: min(ttl, 5*time.Minute),
-		timeout: timeout,
 		max:     max,
 	}
 	for i := range c.shards {
@@ -170,9 +168,7 @@ func (c *robotsCache) each(fn func(originKey, *robotsRules)) {
 // cancellation fails the others, and stores the result in e, an entry of
 // shard s.
 func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *robotsRules) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	r := c.fetch(ctx, k, prev)
-	cancel()
+	r := c.fetch(context.Background(), k, prev)
 
 	ttl := c.ttl
 	if r.err != "" {

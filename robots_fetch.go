@@ -41,12 +41,13 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 
 	target := robotsURL
 	for hop := 0; ; hop++ {
-		resp, err := t.robotsRequest(ctx, target, floor)
+		resp, done, err := t.robotsRequest(ctx, target, floor)
 		if err != nil {
 			r.err = err.Error()
 			break
 		}
 		r.status = resp.StatusCode
+		next := ""
 		switch code := resp.StatusCode; {
 		case code >= 200 && code < 300:
 			body, err := readRobots(resp.Body)
@@ -57,20 +58,22 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			r.file = parseRobots(body)
 		case code >= 300 && code < 400:
 			closeBody(resp.Body)
-			next, ok := redirectTarget(target, resp.Header.Get("Location"))
-			if ok && hop < robotsMaxRedirects {
-				target, floor = next, 0
-				continue
+			if to, ok := redirectTarget(target, resp.Header.Get("Location")); ok && hop < robotsMaxRedirects {
+				next = to
 			}
-			// Too many redirects, or nowhere to go: unavailable, as Google
-			// treats it.
+			// Else too many redirects, or nowhere to go: unavailable, as
+			// Google treats it.
 		case code == http.StatusTooManyRequests || code >= 500:
 			closeBody(resp.Body)
 			r.err = fmt.Sprintf("%s answered %s", target, resp.Status)
 		default: // 4xx and anything else: unavailable, no rules apply
 			closeBody(resp.Body)
 		}
-		break
+		done()
+		if next == "" {
+			break
+		}
+		target, floor = next, 0
 	}
 	r.fetchedAt = time.Now()
 	r.duration = r.fetchedAt.Sub(start)
@@ -89,29 +92,40 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	return r
 }
 
-// robotsRequest makes one robots.txt request: waits for the global limiter
-// and the host's turn, sends it through the base transport with the
-// configured User-Agent and no other header, and reports the outcome to the
-// pacer.
-func (t *PoliteTransport) robotsRequest(ctx context.Context, target string, floor time.Duration) (*http.Response, error) {
+// robotsRequest makes one robots.txt request: waits, as long as ctx lets
+// it, for the global limiter and the host's turn, then sends the request
+// through the base transport with the configured User-Agent and no other
+// header, and reports the outcome to the pacer. WithRobotsTimeout bounds the
+// exchange, from sending the request to reading the body, but not the wait:
+// a host paused by a backoff is not unreachable. The caller calls done once
+// it has read the body.
+func (t *PoliteTransport) robotsRequest(ctx context.Context, target string, floor time.Duration) (resp *http.Response, done func(), err error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	tk, err := t.admit(ctx, hostKey(u), floor)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, done = context.WithTimeout(ctx, t.cfg.robotsTimeout)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		if t.cfg.userAgent != "" {
+			req.Header.Set("User-Agent", t.cfg.userAgent)
+		}
+		resp, err = t.base.RoundTrip(req)
 	}
-	if t.cfg.userAgent != "" {
-		req.Header.Set("User-Agent", t.cfg.userAgent)
-	}
-	tk, err := t.admit(ctx, hostKey(req.URL), floor)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := t.base.RoundTrip(req)
 	if err != nil && resp != nil {
 		closeBody(resp.Body)
 		resp = nil
 	}
 	t.pacer.observe(tk, classify(resp, err, nil))
-	return resp, err
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return resp, done, nil
 }
 
 // readRobots reads the first robotsMaxBytes of body, drops a line cut in

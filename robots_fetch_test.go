@@ -322,3 +322,40 @@ func TestRobotsCacheIsBounded(t *testing.T) {
 		t.Errorf("robots cache holds %d origins; want at most 10", n)
 	}
 }
+
+// TestRobotsFetchWaitsOutBackoff: a robots.txt fetch that must wait for a
+// backed-off host longer than WithRobotsTimeout waits, and its rules then
+// bind; the wait does not make the file unreachable (and so allow all).
+func TestRobotsFetchWaitsOutBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+			switch {
+			case r.URL.Path == "/robots.txt":
+				return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
+			case r.URL.Path == "/busy":
+				return respond(r, 429, "", "Retry-After", "60"), nil
+			}
+			return respond(r, 200, "page"), nil
+		}}
+		tr := New(base, WithBaseDelay(0), WithJitter(0), WithRobotsTimeout(time.Second))
+		resp, err := get(tr, "http://h/busy", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		pausedAt := time.Now()
+
+		// A new origin on the paused host: its robots.txt is fetched after the pause.
+		if _, err := get(tr, "https://h/private", ""); !errors.Is(err, ErrRobotsBlocked) {
+			t.Errorf("err = %v; want the rules fetched after the pause to block /private", err)
+		}
+		for _, h := range base.hitList() {
+			if h.url == "https://h/private" {
+				t.Errorf("the disallowed URL reached the base")
+			}
+			if h.url == "https://h:443/robots.txt" && h.at.Sub(pausedAt) < time.Minute {
+				t.Errorf("robots.txt fetched %v into a 60s Retry-After pause", h.at.Sub(pausedAt))
+			}
+		}
+	})
+}

@@ -13,8 +13,9 @@
 // "http://Example.com/" is "http://example.com:80/". The fetch goes through
 // the base transport, carries the configured User-Agent and no header of the
 // request that caused it, is paced like any request to its host (the page
-// waits its turn after it), and is bounded by [WithRobotsTimeout]; a caller
-// that stops waiting does not cancel it for the others. What it finds:
+// waits its turn after it), and each of its requests is bounded by
+// [WithRobotsTimeout]; a caller that stops waiting does not cancel it for
+// the others. What it finds:
 //
 //   - 2xx: the first 500 KiB are parsed and the rest ignored (§2.5). Lines
 //     that cannot be read are skipped; the others still bind (§2.3.1.5).
@@ -130,7 +131,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		t.defaultToken = tok
 	}
 	t.pacer = newMemoryPacer(cfg.pace)
-	t.robots = newRobotsCache(t.fetchRobots, cfg.robotsTTL, cfg.robotsTimeout, cfg.pace.maxHosts)
+	t.robots = newRobotsCache(t.fetchRobots, cfg.robotsTTL, cfg.pace.maxHosts)
 	return t
 }
 

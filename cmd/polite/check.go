@@ -90,27 +90,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", verdict, t.shown,
 			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
 			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+short(d.Pace), reason(d.Reason))
-		if msg := robotsError(tr, d.RobotsURL); msg != "" {
+		if d.RobotsErr != "" {
 			tw.Flush()
-			fmt.Fprintf(stderr, "polite check: %s: %s\n", d.RobotsURL, msg)
+			fmt.Fprintf(stderr, "polite check: %s: %s\n", d.RobotsURL, d.RobotsErr)
 			status = exitError
 		}
 	}
 	tw.Flush()
 	return status
-}
-
-// robotsError returns why the robots.txt at robotsURL could not be fetched,
-// or "" when it was.
-func robotsError(tr *polite.PoliteTransport, robotsURL string) string {
-	for _, h := range tr.Stats() {
-		for _, r := range h.Robots {
-			if r.URL == robotsURL {
-				return r.Err
-			}
-		}
-	}
-	return ""
 }
 
 // localRobots is a base transport that answers every robots.txt request
