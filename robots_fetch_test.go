@@ -310,14 +310,7 @@ func TestRobotsCacheIsBounded(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	c := tr.robots.(*robotsCache)
-	n := 0
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		n += len(s.entries)
-		s.mu.Unlock()
-	}
+	n := cached(t, tr.robots.(*robotsCache))
 	if n > 10 {
 		t.Errorf("robots cache holds %d origins; want at most 10", n)
 	}

@@ -151,15 +151,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 
-	out := req
 	token, addUA := t.agentOf(req.Header)
-	if addUA {
-		out = req.Clone(ctx)
-		if out.Header == nil {
-			out.Header = make(http.Header)
-		}
-		out.Header.Set("User-Agent", t.cfg.userAgent)
-	}
 
 	var floor time.Duration
 	if !isRobotsPath(req.URL) { // always allowed (RFC 9309 §2.2.2)
@@ -178,6 +170,14 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err
+	}
+	out := req
+	if addUA { // only now: a refused or cancelled request needs no copy
+		out = req.Clone(ctx)
+		if out.Header == nil {
+			out.Header = make(http.Header)
+		}
+		out.Header.Set("User-Agent", t.cfg.userAgent)
 	}
 	resp, err := t.base.RoundTrip(out)
 	t.pacer.observe(tk, classify(resp, err, ctx.Err()))

@@ -241,10 +241,12 @@ func TestRedirectHopsAreChecked(t *testing.T) {
 
 func TestOneRobotsFetchForManyFirstRequests(t *testing.T) {
 	var robots, pages atomic.Int32
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			robots.Add(1)
+			once.Do(func() { close(arrived) })
 			<-release // hold the fetch so that every request arrives while it runs
 			fmt.Fprint(w, "User-agent: *\nDisallow: /no\n")
 			return
@@ -273,9 +275,7 @@ func TestOneRobotsFetchForManyFirstRequests(t *testing.T) {
 			}
 		}()
 	}
-	for robots.Load() == 0 {
-		time.Sleep(time.Millisecond) // wait for the one fetch to reach the server; not a timing assertion
-	}
+	<-arrived // the fetch reached the server; let it answer
 	close(release)
 	wg.Wait()
 	close(errs)

@@ -30,13 +30,7 @@ func TestCheck(t *testing.T) {
 	gone.Close() // connection refused
 	noRobots := newTestSite(t, "", nil)
 
-	tests := []struct {
-		name      string
-		args      []string
-		wantCode  int
-		wantLines []string // regular expressions, one per stdout line, in order
-		wantErr   string   // in stderr
-	}{
+	tests := []checkCase{
 		{
 			name:     "allowed",
 			args:     []string{site.URL + "/", site.URL + "/private/press/kit"},
@@ -107,18 +101,7 @@ func TestCheck(t *testing.T) {
 			wantErr:  "not an absolute http or https URL",
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCmd(t, append([]string{"check"}, tt.args...)...)
-			if code != tt.wantCode {
-				t.Errorf("exit status = %d; want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
-			}
-			checkLines(t, stdout, tt.wantLines)
-			if !strings.Contains(stderr, tt.wantErr) {
-				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantErr)
-			}
-		})
-	}
+	runCheckCases(t, tests)
 }
 
 // TestCheckLocalRobots tests a local robots.txt. The URLs name a host that
@@ -128,13 +111,7 @@ func TestCheckLocalRobots(t *testing.T) {
 	if err := os.WriteFile(file, []byte(checkRobots), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name      string
-		args      []string
-		wantCode  int
-		wantLines []string
-		wantErr   string
-	}{
+	tests := []checkCase{
 		{
 			name:     "paths and URLs",
 			args:     []string{"-robots", file, "/", "/private/x", "http://nowhere.invalid/private/press/a"},
@@ -164,18 +141,7 @@ func TestCheckLocalRobots(t *testing.T) {
 			wantErr:  "no such file",
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCmd(t, append([]string{"check"}, tt.args...)...)
-			if code != tt.wantCode {
-				t.Errorf("exit status = %d; want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
-			}
-			checkLines(t, stdout, tt.wantLines)
-			if !strings.Contains(stderr, tt.wantErr) {
-				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantErr)
-			}
-		})
-	}
+	runCheckCases(t, tests)
 }
 
 // checkLines checks that out has one line per pattern, each matching it.
@@ -193,5 +159,30 @@ func checkLines(t *testing.T, out string, patterns []string) {
 		if !regexp.MustCompile(p).MatchString(lines[i]) {
 			t.Errorf("line %d = %q; want it to match %s", i+1, lines[i], p)
 		}
+	}
+}
+
+// checkCase is one run of polite check and what it must give.
+type checkCase struct {
+	name      string
+	args      []string
+	wantCode  int
+	wantLines []string // regular expressions, one per stdout line, in order
+	wantErr   string   // in stderr
+}
+
+func runCheckCases(t *testing.T, tests []checkCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, append([]string{"check"}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Errorf("exit status = %d; want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			checkLines(t, stdout, tt.wantLines)
+			if !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantErr)
+			}
+		})
 	}
 }
