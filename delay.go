@@ -51,7 +51,7 @@ type pacer interface {
 // A ticket is a request's admission: it holds a slot of its host until observed.
 type ticket struct {
 	key   string
-	start time.Time
+	start instant
 	h     *hostState
 }
 
@@ -88,6 +88,7 @@ type hostSnapshot struct {
 // host never delays another.
 type memoryPacer struct {
 	cfg    pacerConfig
+	clock  clock
 	shards [shardCount]pacerShard
 	size   atomic.Int64 // hosts in all shards; changed under the shard's mu
 
@@ -111,6 +112,7 @@ type hostState struct {
 	// turn holds one token. The goroutine holding it is the head of the
 	// host's queue, the only one that may start a request; the others block
 	// receiving from turn, and a channel serves blocked receivers in order.
+	// While nobody is queued, a request starts without it.
 	turn chan struct{}
 
 	// users counts goroutines inside acquire for this host. It is raised
@@ -120,16 +122,17 @@ type hostState struct {
 
 	mu             sync.Mutex    // guards the fields below
 	started        bool          // lastStart and u are set
-	lastStart      time.Time     // start of the last admitted request
+	lastStart      instant       // start of the last admitted request
 	u              float64       // jitter draw for lastStart, in [0, 1]
 	floor          time.Duration // Crawl-delay of the last admitted request
 	est            time.Duration // latency estimate: time from start to headers
 	level          int           // backoff level, 0..maxLevel; see levelAt
 	streak         int           // fresh successes since the level last changed
 	inFlight       int           // admitted and not yet observed
-	blockedUntil   time.Time     // no start before this
-	lastEscalation time.Time     // when the level last went up
-	lastSignal     time.Time     // when the last signal was observed
+	queued         int           // goroutines waiting for the turn or holding it
+	blockedUntil   instant       // no start before this
+	lastEscalation instant       // when the level last went up
+	lastSignal     instant       // when the last signal was observed
 	changed        chan struct{} // closed by observe to wake the head; nil until a head waits
 	requests       uint64        // admitted, for snapshots
 	backoffs       uint64
@@ -150,7 +153,7 @@ func newMemoryPacer(cfg pacerConfig) *memoryPacer {
 	if cfg.rand == nil {
 		cfg.rand = rand.Float64
 	}
-	p := &memoryPacer{cfg: cfg}
+	p := &memoryPacer{cfg: cfg, clock: newClock()}
 	for i := range p.shards {
 		p.shards[i].hosts = make(map[string]*hostState)
 	}
@@ -174,22 +177,37 @@ func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Durati
 	h := p.use(key)
 	defer h.users.Add(-1) // runs last, after the turn is handed on
 
-	queued := false
+	// The common case: nobody queued and the host free to start now. It
+	// needs neither the turn nor a timer.
+	h.mu.Lock()
+	if h.queued == 0 {
+		if t, ok := p.tryStart(h, p.clock.now(), floor); ok {
+			h.mu.Unlock()
+			return t, nil
+		}
+	}
+	h.queued++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.queued--
+		h.mu.Unlock()
+	}()
+
 	select {
-	case <-h.turn: // nobody queued: the common case
+	case <-h.turn: // nobody else queued
 	default:
 		if err := p.checkDeadline(ctx, h, floor); err != nil {
 			return ticket{}, err
 		}
 		select {
 		case <-h.turn:
-			queued = true
 		case <-ctx.Done():
 			return ticket{}, ctx.Err()
 		}
 	}
 	defer func() { h.turn <- struct{}{} }()
-	return p.admit(ctx, h, floor, queued)
+	return p.admit(ctx, h, floor)
 }
 
 // use returns key's state, creating it if needed, and counts the caller as
@@ -200,7 +218,7 @@ func (p *memoryPacer) use(key string) *hostState {
 	h := s.hosts[key]
 	if h == nil && p.size.Load() >= p.sweepAt.Load() {
 		s.mu.Unlock() // a sweep takes every shard's lock in turn
-		p.sweep(time.Now())
+		p.sweep(p.clock.now())
 		s.mu.Lock()
 		h = s.hosts[key] // another goroutine may have inserted it meanwhile
 	}
@@ -224,55 +242,50 @@ func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor tim
 		return nil
 	}
 	h.mu.Lock()
-	now := time.Now()
+	now := p.clock.now()
 	next := p.nextAllowed(h, now, floor)
 	h.mu.Unlock()
-	if next.After(now) && !next.Before(deadline) {
-		return &DeadlineError{Host: h.key, Earliest: next, Deadline: deadline}
+	if next > now && next >= p.clock.instantOf(deadline) {
+		return &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
 	}
 	return nil
 }
 
 // admit starts a request on h once its next allowed start has come and a
-// slot is free. The caller holds h's turn; queued says it waited for it.
-func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration, queued bool) (ticket, error) {
+// slot is free. The caller holds h's turn.
+func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration) (ticket, error) {
 	var timer *time.Timer // made on the first timed wait, then reused
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	for waited := queued; ; waited = true {
-		if waited {
-			if err := ctx.Err(); err != nil {
-				return ticket{}, err
-			}
+	for {
+		if err := ctx.Err(); err != nil {
+			return ticket{}, err
 		}
 		h.mu.Lock()
-		now := time.Now()
-		next := p.nextAllowed(h, now, floor)
-		if !now.Before(next) && h.inFlight < p.cfg.maxInFlight {
-			h.started, h.lastStart, h.u, h.floor = true, now, p.draw(), floor
-			h.inFlight++
-			h.requests++
+		now := p.clock.now()
+		if t, ok := p.tryStart(h, now, floor); ok {
 			h.mu.Unlock()
-			return ticket{key: h.key, start: now, h: h}, nil
+			return t, nil
 		}
+		next := p.nextAllowed(h, now, floor)
 		var wake <-chan time.Time // nil: only a response or ctx can help
-		if next.After(now) {
-			if deadline, ok := ctx.Deadline(); ok && !next.Before(deadline) {
+		if next > now {
+			if deadline, ok := ctx.Deadline(); ok && next >= p.clock.instantOf(deadline) {
 				h.mu.Unlock()
-				return ticket{}, &DeadlineError{Host: h.key, Earliest: next, Deadline: deadline}
+				return ticket{}, &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
 			}
 			at := next
 			if h.levelAt(now) > 0 {
 				// The level is forgotten at this moment, which may bring next forward.
-				at = earlier(at, h.lastSignal.Add(forgetAfter))
+				at = min(at, h.lastSignal.add(forgetAfter))
 			}
 			if timer == nil {
-				timer = time.NewTimer(at.Sub(now))
+				timer = time.NewTimer(time.Duration(at - now))
 			} else {
-				timer.Reset(at.Sub(now))
+				timer.Reset(time.Duration(at - now))
 			}
 			wake = timer.C
 		} else if timer != nil {
@@ -293,19 +306,31 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 	}
 }
 
+// tryStart starts a request on h at now, if its next allowed start has come
+// and a slot is free. h.mu must be held.
+func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration) (ticket, bool) {
+	if now < p.nextAllowed(h, now, floor) || h.inFlight >= p.cfg.maxInFlight {
+		return ticket{}, false
+	}
+	h.started, h.lastStart, h.u, h.floor = true, now, p.draw(), floor
+	h.inFlight++
+	h.requests++
+	return ticket{key: h.key, start: now, h: h}, true
+}
+
 // observe implements [pacer].
 func (p *memoryPacer) observe(t ticket, o outcome) {
 	h := t.h
 	if h == nil {
 		return
 	}
+	now := p.clock.now()
 	h.mu.Lock()
-	now := time.Now()
 	if h.inFlight > 0 {
 		h.inFlight--
 	}
 	escalated := o.class != classIgnore && p.learn(h, t.start, now, o)
-	level, pause := h.level, h.blockedUntil.Sub(now)
+	level, pause := h.level, time.Duration(h.blockedUntil-now)
 	if h.changed != nil {
 		close(h.changed)
 		h.changed = nil
@@ -319,11 +344,11 @@ func (p *memoryPacer) observe(t ticket, o outcome) {
 
 // learn updates h with the outcome of a request that started at start and
 // ended at now. It reports whether the backoff level went up. h.mu must be held.
-func (p *memoryPacer) learn(h *hostState, start, now time.Time, o outcome) (escalated bool) {
+func (p *memoryPacer) learn(h *hostState, start, now instant, o outcome) (escalated bool) {
 	if h.levelAt(now) == 0 {
 		h.level, h.streak = 0, 0
 	}
-	lat := max(now.Sub(start), 0)
+	lat := max(time.Duration(now-start), 0)
 	if o.class == classSuccess {
 		h.est = max(lat, (h.est+lat)/2) // up at once, down by halves
 	} else {
@@ -332,7 +357,7 @@ func (p *memoryPacer) learn(h *hostState, start, now time.Time, o outcome) (esca
 
 	// Only requests started after the last escalation tell us something new:
 	// the others were sent into the trouble that caused it.
-	fresh := start.After(h.lastEscalation)
+	fresh := start > h.lastEscalation
 	switch o.class {
 	case classSignal:
 		h.lastSignal = now
@@ -342,11 +367,11 @@ func (p *memoryPacer) learn(h *hostState, start, now time.Time, o outcome) (esca
 			h.lastEscalation = now
 			h.backoffs++
 			pause := p.jittered(min(backoffBase<<(h.level-1), maxBackoff), p.draw())
-			h.blockedUntil = later(h.blockedUntil, now.Add(pause))
+			h.blockedUntil = max(h.blockedUntil, now.add(pause))
 		}
 		if o.retryAfter > 0 { // a floor on the pause, never a ceiling
 			h.retryAfters++
-			h.blockedUntil = later(h.blockedUntil, now.Add(min(o.retryAfter, maxRetryAfter)))
+			h.blockedUntil = max(h.blockedUntil, now.add(min(o.retryAfter, maxRetryAfter)))
 		}
 		return fresh
 	case classSuccess:
@@ -376,7 +401,7 @@ func (p *memoryPacer) snapshot() []hostSnapshot {
 	out := make([]hostSnapshot, 0, len(hosts))
 	for _, h := range hosts {
 		h.mu.Lock()
-		now := time.Now()
+		now := p.clock.now()
 		out = append(out, hostSnapshot{
 			key:          h.key,
 			requests:     h.requests,
@@ -384,9 +409,9 @@ func (p *memoryPacer) snapshot() []hostSnapshot {
 			waiting:      int(h.users.Load()),
 			pace:         p.pace(h, now, h.floor),
 			level:        h.levelAt(now),
-			blockedUntil: h.blockedUntil,
+			blockedUntil: p.clock.timeOf(h.blockedUntil),
 			latency:      h.est,
-			lastStart:    h.lastStart,
+			lastStart:    p.clock.timeOf(h.lastStart),
 			backoffs:     h.backoffs,
 			retryAfters:  h.retryAfters,
 		})
@@ -407,14 +432,14 @@ func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return p.pace(h, time.Now(), floor)
+	return p.pace(h, p.clock.now(), floor)
 }
 
 // sweep evicts the hosts that have nothing left to enforce, shard by
 // shard, and sets the size of the next sweep so that sweeping costs O(1)
 // per insert. It does nothing if another sweep made room meanwhile. The
 // caller holds no lock.
-func (p *memoryPacer) sweep(now time.Time) {
+func (p *memoryPacer) sweep(now instant) {
 	p.sweepMu.Lock()
 	defer p.sweepMu.Unlock()
 	if p.size.Load() < p.sweepAt.Load() {
@@ -437,18 +462,18 @@ func (p *memoryPacer) sweep(now time.Time) {
 // forgettable reports whether forgetting h would let no request start
 // earlier: nothing in flight, its next start allowed, its level forgotten.
 // A host whose state is fresh behaves the same.
-func (p *memoryPacer) forgettable(h *hostState, now time.Time) bool {
+func (p *memoryPacer) forgettable(h *hostState, now instant) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.inFlight == 0 &&
-		!now.Before(p.nextAllowed(h, now, h.floor)) &&
-		!now.Before(h.lastSignal.Add(forgetAfter))
+		now >= p.nextAllowed(h, now, h.floor) &&
+		now >= h.lastSignal.add(forgetAfter)
 }
 
 // levelAt is h's backoff level at now: forgotten forgetAfter after the last
 // signal. h.mu must be held.
-func (h *hostState) levelAt(now time.Time) int {
-	if h.level > 0 && now.Sub(h.lastSignal) >= forgetAfter {
+func (h *hostState) levelAt(now instant) int {
+	if h.level > 0 && time.Duration(now-h.lastSignal) >= forgetAfter {
 		return 0
 	}
 	return h.level
@@ -459,7 +484,7 @@ func (h *hostState) levelAt(now time.Time) int {
 //	max(min(max(baseDelay, latencyFactor·est)·2^level, maxDelay), min(floor, maxCrawlDelay))
 //
 // h.mu must be held.
-func (p *memoryPacer) pace(h *hostState, now time.Time, floor time.Duration) time.Duration {
+func (p *memoryPacer) pace(h *hostState, now instant, floor time.Duration) time.Duration {
 	d := max(p.cfg.baseDelay, latencyFactor*h.est)
 	for range h.levelAt(now) {
 		if d >= p.cfg.maxDelay {
@@ -472,10 +497,10 @@ func (p *memoryPacer) pace(h *hostState, now time.Time, floor time.Duration) tim
 
 // nextAllowed is the earliest start to h that pace and backoff allow.
 // h.mu must be held.
-func (p *memoryPacer) nextAllowed(h *hostState, now time.Time, floor time.Duration) time.Time {
+func (p *memoryPacer) nextAllowed(h *hostState, now instant, floor time.Duration) instant {
 	t := h.blockedUntil
 	if h.started {
-		t = later(t, h.lastStart.Add(p.jittered(p.pace(h, now, floor), h.u)))
+		t = max(t, h.lastStart.add(p.jittered(p.pace(h, now, floor), h.u)))
 	}
 	return t
 }
@@ -489,25 +514,15 @@ func (p *memoryPacer) jittered(d time.Duration, u float64) time.Duration {
 	return d + time.Duration(extra)
 }
 
-// draw returns cfg.rand() clamped to [0, 1].
+// draw returns cfg.rand() clamped to [0, 1], or 0 without calling it when
+// jitter is off.
 func (p *memoryPacer) draw() float64 {
+	if p.cfg.jitter == 0 {
+		return 0
+	}
 	u := p.cfg.rand()
 	if !(u > 0) { // NaN too
 		return 0
 	}
 	return min(u, 1)
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-func earlier(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

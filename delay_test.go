@@ -74,7 +74,7 @@ func request(t testing.TB, p *memoryPacer, key string, floor, ttfb time.Duration
 	tk := mustAcquire(t, p, key, floor)
 	time.Sleep(ttfb)
 	p.observe(tk, o)
-	return tk.start
+	return p.clock.timeOf(tk.start)
 }
 
 // stateOf returns key's entry in p's snapshot.
@@ -189,7 +189,7 @@ func TestPacerNextStart(t *testing.T) {
 					last = request(t, p, pacerKey, tc.floor, s.ttfb, s.o)
 				}
 				tk := mustAcquire(t, p, pacerKey, tc.floor)
-				if got := tk.start.Sub(last); got != tc.wantGap {
+				if got := p.clock.timeOf(tk.start).Sub(last); got != tc.wantGap {
 					t.Errorf("gap between starts = %v; want %v", got, tc.wantGap)
 				}
 				s := stateOf(t, p, pacerKey)
@@ -219,7 +219,7 @@ func TestPacerBackoff(t *testing.T) {
 			if s := stateOf(t, p, pacerKey); s.pace != 2*time.Second {
 				t.Errorf("pace after resume = %v; want 2s", s.pace)
 			}
-			if got := mustAcquire(t, p, pacerKey, 0).start.Sub(t0); got != 7100*time.Millisecond {
+			if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(t0); got != 7100*time.Millisecond {
 				t.Errorf("next start at +%v; want +7.1s", got)
 			}
 		})
@@ -248,7 +248,7 @@ func TestPacerBackoff(t *testing.T) {
 					t.Errorf("blocked for %v, level %d, retryAfters %d; want %v, 1, %d",
 						got, s.level, s.retryAfters, tc.wantBlocked, tc.wantCounted)
 				}
-				if got := mustAcquire(t, p, pacerKey, 0).start.Sub(received); got != tc.wantBlocked {
+				if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(received); got != tc.wantBlocked {
 					t.Errorf("next start %v after the response; want %v", got, tc.wantBlocked)
 				}
 			})
@@ -437,7 +437,7 @@ func TestPacerForget(t *testing.T) {
 			signalled := level3(t, p)
 			time.Sleep(30*time.Minute - 5*time.Second)
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess) // pace 8s would allow +30m3s
-			if got := mustAcquire(t, p, pacerKey, 0).start.Sub(signalled); got != 30*time.Minute {
+			if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(signalled); got != 30*time.Minute {
 				t.Errorf("next start %v after the signal; want 30m, when the pace drops to 1s", got)
 			}
 		})
@@ -534,7 +534,7 @@ func TestPacerFIFO(t *testing.T) {
 						}
 						mu.Lock()
 						order = append(order, i)
-						starts = append(starts, tk.start)
+						starts = append(starts, p.clock.timeOf(tk.start))
 						mu.Unlock()
 						p.observe(tk, outSuccess)
 					})
@@ -569,7 +569,7 @@ func TestPacerSignalDelaysWaiters(t *testing.T) {
 					t.Errorf("acquire: %v", err)
 					return
 				}
-				got[i] = tk.start.Sub(t0)
+				got[i] = p.clock.timeOf(tk.start).Sub(t0)
 				p.observe(tk, outSuccess)
 			})
 			synctest.Wait()
@@ -748,8 +748,8 @@ func TestPacerDeadline(t *testing.T) {
 			ctx, cancel := context.WithDeadline(context.Background(), start.Add(time.Second+time.Millisecond))
 			defer cancel()
 			tk, err := p.acquire(ctx, pacerKey, 0)
-			if err != nil || tk.start.Sub(start) != time.Second {
-				t.Errorf("acquire = %v at +%v; want nil at +1s", err, tk.start.Sub(start))
+			if err != nil || p.clock.timeOf(tk.start).Sub(start) != time.Second {
+				t.Errorf("acquire = %v at +%v; want nil at +1s", err, p.clock.timeOf(tk.start).Sub(start))
 			}
 		})
 	})
@@ -971,7 +971,7 @@ func TestNewMemoryPacerNormalises(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := newTestPacer(0, tc.cfg)
 				first := request(t, p, pacerKey, 0, 0, outSuccess)
-				if got := mustAcquire(t, p, pacerKey, 0).start.Sub(first); got != tc.wantGap {
+				if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(first); got != tc.wantGap {
 					t.Errorf("gap = %v; want %v", got, tc.wantGap)
 				}
 			})
@@ -1018,7 +1018,7 @@ func TestPacerConcurrent(t *testing.T) {
 						return
 					}
 					mu.Lock()
-					starts[key] = append(starts[key], tk.start)
+					starts[key] = append(starts[key], p.clock.timeOf(tk.start))
 					if inFlight[key]++; inFlight[key] > slots {
 						t.Errorf("%s: %d in flight", key, inFlight[key])
 					}
@@ -1141,7 +1141,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 				return
 			}
 			mu.Lock()
-			starts = append(starts, event{key: key, at: tk.start})
+			starts = append(starts, event{key: key, at: p.clock.timeOf(tk.start)})
 			if inFlight[key]++; inFlight[key] > cfg.maxInFlight {
 				t.Errorf("seed %d: %s has %d in flight; max %d", seed, key, inFlight[key], cfg.maxInFlight)
 			}

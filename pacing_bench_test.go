@@ -16,7 +16,9 @@ import (
 )
 
 // recordingPacer is a pacer that notes the start of every admission: the
-// moment the pacer guarantees to keep the pace from.
+// moment the pacer guarantees to keep the pace from. It notes it when the
+// request is observed, so that nothing of its own comes between the
+// admission and the call of the base transport.
 type recordingPacer struct {
 	pacer
 
@@ -24,14 +26,11 @@ type recordingPacer struct {
 	starts map[string][]time.Time
 }
 
-func (r *recordingPacer) acquire(ctx context.Context, key string, floor time.Duration) (ticket, error) {
-	tk, err := r.pacer.acquire(ctx, key, floor)
-	if err == nil {
-		r.mu.Lock()
-		r.starts[key] = append(r.starts[key], tk.start)
-		r.mu.Unlock()
-	}
-	return tk, err
+func (r *recordingPacer) observe(tk ticket, o outcome) {
+	r.pacer.observe(tk, o)
+	r.mu.Lock()
+	r.starts[tk.key] = append(r.starts[tk.key], r.pacer.(*memoryPacer).clock.timeOf(tk.start))
+	r.mu.Unlock()
 }
 
 // callRecorder is a base transport that notes when it is called for each

@@ -123,7 +123,7 @@ func (c *robotsCache) rules(ctx context.Context, k originKey) (*robotsRules, err
 			s.entries[k] = e
 			c.size.Add(1)
 		}
-		if e.rules != nil && time.Now().Before(e.expires) {
+		if e.rules != nil && time.Until(e.expires) > 0 { // the monotonic clock alone
 			r := e.rules
 			s.mu.Unlock()
 			return r, nil

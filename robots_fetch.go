@@ -100,22 +100,20 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 // a host paused by a backoff is not unreachable. The caller calls done once
 // it has read the body.
 func (t *PoliteTransport) robotsRequest(ctx context.Context, target string, floor time.Duration) (resp *http.Response, done func(), err error) {
-	u, err := url.Parse(target)
-	if err != nil {
-		return nil, nil, err
-	}
-	tk, err := t.admit(ctx, hostKey(u), floor)
-	if err != nil {
-		return nil, nil, err
-	}
-	ctx, done = context.WithTimeout(ctx, t.cfg.robotsTimeout)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err == nil {
-		if t.cfg.userAgent != "" {
-			req.Header.Set("User-Agent", t.cfg.userAgent)
-		}
-		resp, err = t.base.RoundTrip(req)
+	if err != nil {
+		return nil, nil, err
 	}
+	if t.cfg.userAgent != "" {
+		req.Header.Set("User-Agent", t.cfg.userAgent)
+	}
+	tk, err := t.admit(ctx, hostKey(req.URL), floor)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The timeout starts once the host's turn has come.
+	ctx, done = context.WithTimeout(ctx, t.cfg.robotsTimeout)
+	resp, err = t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil && resp != nil {
 		closeBody(resp.Body)
 		resp = nil

@@ -166,18 +166,21 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		floor = agent.crawlDelay
 	}
 
-	tk, err := t.admit(ctx, origin.host, floor) // the origin's host is the pacing key
-	if err != nil {
-		closeRequestBody(req)
-		return nil, err
-	}
 	out := req
-	if addUA { // only now: a refused or cancelled request needs no copy
+	if addUA { // only now: a refused request needs no copy
 		out = req.Clone(ctx)
 		if out.Header == nil {
 			out.Header = make(http.Header)
 		}
 		out.Header.Set("User-Agent", t.cfg.userAgent)
+	}
+	// Nothing may come between the start and the call: what did would
+	// count as the server's latency, and a wait there would bring the
+	// next start closer than the pace to this one.
+	tk, err := t.admit(ctx, origin.host, floor) // the origin's host is the pacing key
+	if err != nil {
+		closeRequestBody(req)
+		return nil, err
 	}
 	resp, err := t.base.RoundTrip(out)
 	t.pacer.observe(tk, classify(resp, err, ctx.Err()))

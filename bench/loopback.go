@@ -4,7 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,17 +17,23 @@ import (
 
 // loopback measures requests per second through an http.Client whose
 // transport is the bare http.Transport or PoliteTransport over one, with
-// pacing off, across many hosts of the local site. Rounds alternate the two
-// (bare, polite, polite, bare, …) so that drift in the machine's speed
-// falls on both; the figure is the median of the per-round ratios.
+// pacing off, across many hosts of the local site. A second bare transport
+// is measured as a control: its ratio to the first is what the method
+// cannot tell from 1. Each transport is built and warmed up once (one
+// request to every host: connections open, robots.txt cached); then every
+// round measures each for -dur, in a random order, and the figure is the
+// median of the per-round ratios. Short rounds in many random orders let
+// this machine's bursts of steal time fall on all three alike.
 func loopback(args []string) error {
 	fs := flag.NewFlagSet("loopback", flag.ExitOnError)
 	hosts := fs.Int("hosts", 1000, "hosts of the site")
 	workers := fs.Int("workers", 32, "goroutines sending requests")
-	dur := fs.Duration("dur", 2*time.Second, "length of one measurement")
-	rounds := fs.Int("rounds", 5, "measurements of each transport")
+	dur := fs.Duration("dur", 500*time.Millisecond, "length of one measurement")
+	rounds := fs.Int("rounds", 30, "measurements of each transport")
 	rules := fs.Int("rules", 0, "rules in each host's robots.txt; 0 serves 404")
 	adaptive := fs.Bool("adaptive", false, "keep the latency-adaptive pace (2×latency); off, MaxDelay 0 turns it off too")
+	ua := fs.Bool("ua", false, "send requests with a User-Agent of their own, which the transport then does not add on a copy")
+	only := fs.String("only", "", "measure only this transport (bare, control or polite), to profile it alone")
 	fs.Parse(args)
 
 	s, err := startSite()
@@ -44,113 +53,158 @@ func loopback(args []string) error {
 		urls[i] = fmt.Sprintf("http://host-%d.test/articles/2024/a-page-title?id=42", i)
 	}
 
+	opts := []polite.Option{polite.WithUserAgent("BenchBot/1.0"), polite.WithBaseDelay(0),
+		polite.WithJitter(0), polite.WithMaxHosts(2 * *hosts)}
 	pacing := "pacing off (BaseDelay 0, MaxDelay 0)"
 	if *adaptive {
 		pacing = "latency-adaptive pace only (BaseDelay 0)"
+	} else {
+		opts = append(opts, polite.WithMaxDelay(0)) // caps the latency-adaptive part at 0: no pacing at all
 	}
-	fmt.Printf("loopback: %d hosts, %d workers, %v per measurement, robots.txt %s, %s\n", *hosts, *workers, *dur, robotsName(*rules), pacing)
-	var ratios, bareRPS, politeRPS, bareCPU, politeCPU []float64
-	for round := range *rounds {
-		order := []bool{false, true}
-		if round%2 == 1 {
-			order = []bool{true, false}
+	agent := "none (the transport adds its own on a copy)"
+	if *ua {
+		agent = "the request's own"
+	}
+	fmt.Printf("loopback: %d hosts, %d workers, %d rounds of %v, robots.txt %s, %s, User-Agent %s\n",
+		*hosts, *workers, *rounds, *dur, robotsName(*rules), pacing, agent)
+
+	type subject struct {
+		name       string
+		rt         http.RoundTripper
+		rps, cpu   []float64
+		allocs, by float64
+	}
+	subjects := []*subject{
+		{name: "bare", rt: s.transport()},
+		{name: "control", rt: s.transport()},
+		{name: "polite", rt: polite.New(s.transport(), opts...)},
+	}
+	if *only != "" {
+		subjects = slices.DeleteFunc(subjects, func(x *subject) bool { return x.name != *only })
+		if len(subjects) == 0 {
+			return fmt.Errorf("-only %q: want bare, control or polite", *only)
 		}
-		var got [2]loopbackResult
-		for _, usePolite := range order {
-			rt := http.RoundTripper(s.transport())
-			if usePolite {
-				opts := []polite.Option{polite.WithUserAgent("BenchBot/1.0"), polite.WithBaseDelay(0),
-					polite.WithJitter(0), polite.WithMaxHosts(2 * *hosts)}
-				if !*adaptive {
-					opts = append(opts, polite.WithMaxDelay(0)) // caps the latency-adaptive part at 0: no pacing at all
-				}
-				rt = polite.New(rt, opts...)
-			}
-			r, err := measureLoopback(&http.Client{Transport: rt}, urls, *workers, *dur)
+	}
+	for _, x := range subjects {
+		defer x.rt.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+		if err := warmUp(&http.Client{Transport: x.rt}, urls, *workers, *ua); err != nil {
+			return err
+		}
+	}
+	var ratios, controls []float64
+	for range *rounds {
+		got := map[string]loopbackResult{}
+		for _, i := range rand.Perm(len(subjects)) {
+			x := subjects[i]
+			r, err := measureLoopback(&http.Client{Transport: x.rt}, urls, *workers, *dur, *ua)
 			if err != nil {
 				return err
 			}
-			rt.(interface{ CloseIdleConnections() }).CloseIdleConnections()
-			i := 0
-			if usePolite {
-				i = 1
-			}
-			got[i] = r
+			x.rps, x.cpu = append(x.rps, r.rps), append(x.cpu, r.cpuPerReq)
+			x.allocs, x.by = r.allocsPerReq, r.bytesPerReq
+			got[x.name] = r
 		}
-		ratio := got[1].rps / got[0].rps
-		fmt.Printf("  round %d: bare %.0f req/s %.1fµs CPU/req; polite %.0f req/s %.1fµs CPU/req; ratio %.3f\n",
-			round+1, got[0].rps, got[0].cpuPerReq, got[1].rps, got[1].cpuPerReq, ratio)
-		ratios = append(ratios, ratio)
-		bareRPS, politeRPS = append(bareRPS, got[0].rps), append(politeRPS, got[1].rps)
-		bareCPU, politeCPU = append(bareCPU, got[0].cpuPerReq), append(politeCPU, got[1].cpuPerReq)
+		if len(subjects) == 3 {
+			ratios = append(ratios, got["polite"].rps/got["bare"].rps)
+			controls = append(controls, got["control"].rps/got["bare"].rps)
+		}
 	}
-	fmt.Printf("median: bare %.0f req/s, polite %.0f req/s; polite/bare %.3f (median of per-round ratios; min %.3f, max %.3f)\n",
-		median(bareRPS), median(politeRPS), median(ratios), quantile(ratios, 0), quantile(ratios, 1))
-	fmt.Printf("median CPU per request: bare %.1fµs, polite %.1fµs; polite/bare %.3f\n",
-		median(bareCPU), median(politeCPU), median(politeCPU)/median(bareCPU))
+	for _, x := range subjects {
+		fmt.Printf("  %-7s %6.0f req/s (quartiles %.0f–%.0f), %5.1fµs CPU per request, %.1f allocations and %.0f B per request\n",
+			x.name, median(x.rps), quantile(x.rps, 0.25), quantile(x.rps, 0.75), median(x.cpu), x.allocs, x.by)
+	}
+	if len(subjects) == 3 {
+		fmt.Printf("polite/bare %.3f (median of %d per-round ratios; quartiles %.3f–%.3f); control/bare %.3f (quartiles %.3f–%.3f)\n",
+			median(ratios), len(ratios), quantile(ratios, 0.25), quantile(ratios, 0.75),
+			median(controls), quantile(controls, 0.25), quantile(controls, 0.75))
+		fmt.Printf("CPU per request, polite/bare %.3f (+%.1fµs)\n",
+			median(subjects[2].cpu)/median(subjects[0].cpu), median(subjects[2].cpu)-median(subjects[0].cpu))
+	}
 	return nil
 }
 
 type loopbackResult struct {
-	rps       float64
-	cpuPerReq float64 // µs
+	rps          float64
+	cpuPerReq    float64 // µs
+	allocsPerReq float64
+	bytesPerReq  float64
 }
 
-// measureLoopback warms c up with one request to every URL, then has
-// workers send requests for dur. Worker w takes URLs w, w+workers, …, so
-// that no two workers share a host and the per-host in-flight limit never
-// binds.
-func measureLoopback(c *http.Client, urls []string, workers int, dur time.Duration) (loopbackResult, error) {
-	fetch := func(u string) error {
-		resp, err := c.Get(u)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", u, resp.Status)
-		}
-		return nil
+// fetch gets u through c and reads the body; ua gives the request a
+// User-Agent of its own.
+func fetch(c *http.Client, u string, ua bool) error {
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return err
 	}
+	if ua {
+		req.Header.Set("User-Agent", "BenchBot/1.0")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", u, resp.Status)
+	}
+	return nil
+}
+
+// work has workers send requests until stop says so, and returns how many
+// they sent. Worker w takes URLs w, w+workers, …, so that no two workers
+// share a host and the per-host in-flight limit never binds.
+func work(c *http.Client, urls []string, workers int, ua bool, stop func(n int) bool) (int64, error) {
+	var total atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
-	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
-	run := func(stop func(n int) bool) int64 {
-		var total atomic.Int64
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				n := 0
-				for i := w; !stop(n); i += workers {
-					if i >= len(urls) {
-						i = w
-					}
-					if err := fetch(urls[i]); err != nil {
-						fail(err)
-						return
-					}
-					n++
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			n := 0
+			for i := w; !stop(n); i += workers {
+				if i >= len(urls) {
+					i = w
 				}
-				total.Add(int64(n))
-			})
-		}
-		wg.Wait()
-		return total.Load()
+				if err := fetch(c, urls[i], ua); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					return
+				}
+				n++
+			}
+			total.Add(int64(n))
+		})
 	}
+	wg.Wait()
+	return total.Load(), firstErr
+}
+
+// warmUp sends one request to every URL: connections open, robots.txt cached.
+func warmUp(c *http.Client, urls []string, workers int, ua bool) error {
 	perWorker := (len(urls) + workers - 1) / workers
-	run(func(n int) bool { return n >= perWorker }) // warm-up: connections, robots.txt
-	if firstErr != nil {
-		return loopbackResult{}, firstErr
-	}
+	_, err := work(c, urls, workers, ua, func(n int) bool { return n >= perWorker })
+	return err
+}
+
+// measureLoopback has workers send requests through c for dur.
+func measureLoopback(c *http.Client, urls []string, workers int, dur time.Duration, ua bool) (loopbackResult, error) {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	cpu0, t0 := cpuTime(), time.Now()
 	deadline := t0.Add(dur)
-	n := run(func(int) bool { return !time.Now().Before(deadline) })
+	n, err := work(c, urls, workers, ua, func(int) bool { return !time.Now().Before(deadline) })
 	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
-	if firstErr != nil {
-		return loopbackResult{}, firstErr
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		return loopbackResult{}, err
 	}
-	return loopbackResult{rps: float64(n) / elapsed.Seconds(), cpuPerReq: float64(cpu.Microseconds()) / float64(n)}, nil
+	return loopbackResult{
+		rps:          float64(n) / elapsed.Seconds(),
+		cpuPerReq:    float64(cpu.Microseconds()) / float64(n),
+		allocsPerReq: float64(m1.Mallocs-m0.Mallocs) / float64(n),
+		bytesPerReq:  float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n),
+	}, nil
 }
 
 // robotsWithRules returns a robots.txt whose "*" group has n rules, a
