@@ -188,26 +188,32 @@ func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Durati
 	}
 	h.queued++
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		h.queued--
-		h.mu.Unlock()
-	}()
 
 	select {
 	case <-h.turn: // nobody else queued
 	default:
-		if err := p.checkDeadline(ctx, h, floor); err != nil {
-			return ticket{}, err
+		err := p.checkDeadline(ctx, h, floor)
+		if err == nil {
+			select {
+			case <-h.turn:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
 		}
-		select {
-		case <-h.turn:
-		case <-ctx.Done():
-			return ticket{}, ctx.Err()
+		if err != nil {
+			p.leave(h)
+			return ticket{}, err
 		}
 	}
 	defer func() { h.turn <- struct{}{} }()
 	return p.admit(ctx, h, floor)
+}
+
+// leave takes a goroutine that gives up out of h's queue.
+func (p *memoryPacer) leave(h *hostState) {
+	h.mu.Lock()
+	h.queued--
+	h.mu.Unlock()
 }
 
 // use returns key's state, creating it if needed, and counts the caller as
@@ -252,12 +258,18 @@ func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor tim
 }
 
 // admit starts a request on h once its next allowed start has come and a
-// slot is free. The caller holds h's turn.
-func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration) (ticket, error) {
+// slot is free. The caller holds h's turn and is counted in h.queued; admit
+// takes it out of the queue, in the same critical section as the start when
+// it starts, so that nothing that may block comes between the start and the
+// request.
+func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration) (_ ticket, err error) {
 	var timer *time.Timer // made on the first timed wait, then reused
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+		}
+		if err != nil {
+			p.leave(h)
 		}
 	}()
 	for {
@@ -267,6 +279,7 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 		h.mu.Lock()
 		now := p.clock.now()
 		if t, ok := p.tryStart(h, now, floor); ok {
+			h.queued--
 			h.mu.Unlock()
 			return t, nil
 		}

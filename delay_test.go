@@ -555,6 +555,43 @@ func TestPacerFIFO(t *testing.T) {
 	}
 }
 
+// TestPacerNewcomerQueuesBehindWaiter checks that a request arriving when
+// the host is free, but while another still waits to be woken, does not
+// take the fast path past it.
+func TestPacerNewcomerQueuesBehindWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestPacer(0, withBaseDelay(0)) // one slot, no pace
+		first := mustAcquire(t, p, pacerKey, 0)
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		admitted := func(who string, tk ticket) {
+			mu.Lock()
+			order = append(order, who)
+			mu.Unlock()
+			p.observe(tk, outSuccess)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			tk, err := p.acquire(context.Background(), pacerKey, 0)
+			if err != nil {
+				t.Errorf("waiter: %v", err)
+				return
+			}
+			admitted("waiter", tk)
+		}()
+		synctest.Wait() // the waiter is queued for the slot
+		p.observe(first, outSuccess) // frees the slot and wakes the waiter
+		admitted("newcomer", mustAcquire(t, p, pacerKey, 0))
+		<-done
+		if want := []string{"waiter", "newcomer"}; !slices.Equal(order, want) {
+			t.Errorf("admitted in order %v; want %v", order, want)
+		}
+	})
+}
+
 func TestPacerSignalDelaysWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newTestPacer(0, withInFlight(3))
@@ -666,6 +703,85 @@ func TestPacerCancel(t *testing.T) {
 						t.Errorf("waiter %d: %v at +%v; want nil at +%ds", i, a.err, a.at.Sub(t0), tc.want[i])
 					}
 					p.observe(a.t, outSuccess)
+				}
+			})
+		})
+	}
+}
+
+// TestPacerQueueEmptiesOnEveryExit checks that each way out of the slow
+// path takes the goroutine out of the host's queue: a count left behind
+// would send every later request of the host down the slow path.
+func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
+	queued := func(p *memoryPacer) int {
+		s := p.shard(pacerKey)
+		s.mu.Lock()
+		h := s.hosts[pacerKey]
+		s.mu.Unlock()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.queued
+	}
+	tests := []struct {
+		name string
+		// run sends requests to pacerKey, paced at 1s, one of which is in
+		// flight, and returns when each has returned or started.
+		run func(t *testing.T, p *memoryPacer)
+	}{
+		{"started after waiting", func(t *testing.T, p *memoryPacer) {
+			a := <-goAcquire(context.Background(), p, pacerKey, 0)
+			p.observe(a.t, outSuccess)
+		}},
+		{"cancelled at the head", func(t *testing.T, p *memoryPacer) {
+			ctx, cancel := context.WithCancel(context.Background())
+			w := goAcquire(ctx, p, pacerKey, 0)
+			cancel()
+			<-w
+		}},
+		{"cancelled behind the head", func(t *testing.T, p *memoryPacer) {
+			ctx, cancel := context.WithCancel(context.Background())
+			head := goAcquire(context.Background(), p, pacerKey, 0)
+			w := goAcquire(ctx, p, pacerKey, 0)
+			cancel()
+			<-w
+			a := <-head
+			p.observe(a.t, outSuccess)
+		}},
+		{"deadline before the start, behind the head", func(t *testing.T, p *memoryPacer) {
+			head := goAcquire(context.Background(), p, pacerKey, 0)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			<-goAcquire(ctx, p, pacerKey, 0)
+			a := <-head
+			p.observe(a.t, outSuccess)
+		}},
+		{"deadline before the start, at the head", func(t *testing.T, p *memoryPacer) {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			<-goAcquire(ctx, p, pacerKey, 0)
+		}},
+		{"deadline while waiting for a slot", func(t *testing.T, p *memoryPacer) {
+			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+			defer cancel()
+			<-goAcquire(ctx, p, pacerKey, 0)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newTestPacer(0)
+				first := mustAcquire(t, p, pacerKey, 0) // in flight until observed
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					tc.run(t, p)
+				}()
+				time.Sleep(2 * time.Second)
+				p.observe(first, outSuccess)
+				<-done
+				synctest.Wait()
+				if n := queued(p); n != 0 {
+					t.Errorf("queued = %d after every request returned; want 0", n)
 				}
 			})
 		})
