@@ -582,7 +582,7 @@ func TestPacerNewcomerQueuesBehindWaiter(t *testing.T) {
 			}
 			admitted("waiter", tk)
 		}()
-		synctest.Wait() // the waiter is queued for the slot
+		synctest.Wait()              // the waiter is queued for the slot
 		p.observe(first, outSuccess) // frees the slot and wakes the waiter
 		admitted("newcomer", mustAcquire(t, p, pacerKey, 0))
 		<-done
