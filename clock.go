@@ -8,10 +8,13 @@ import (
 // An instant is a reading of a pacer's clock: the time since its epoch.
 type instant time.Duration
 
-// epochLead puts a clock's epoch well before the clock was made, so that
-// the zero instant is long past, as the zero time.Time is: a host never
-// signalled has a last signal older than forgetAfter.
-const epochLead = 24 * time.Hour
+// epochLead puts a clock's epoch long before the clock was made, so that
+// the zero instant is long past, as the zero time.Time is (a host never
+// signalled has a last signal older than forgetAfter), whichever clock
+// reads it: a testing/synctest bubble's starts in 2000, and a pacer made
+// outside a bubble and used inside one still reads positive instants. An
+// instant holds 292 years; this leaves 192 of them.
+const epochLead = 100 * 365 * 24 * time.Hour
 
 // A clock reads the time as instants. Reading it costs a little more than
 // half of time.Now, since only the monotonic clock is read, and instants

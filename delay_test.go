@@ -788,6 +788,26 @@ func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
 	}
 }
 
+// TestPacerMadeOutsideABubble checks that a pacer made before a
+// testing/synctest bubble, whose clock reads 2000, serves a new host at once
+// inside it and still backs off, as a transport in a package variable
+// would in a user's test.
+func TestPacerMadeOutsideABubble(t *testing.T) {
+	p := newTestPacer(0)
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		tk, err := p.acquire(ctx, pacerKey, 0)
+		if err != nil {
+			t.Fatalf("first request to a new host: %v; want it admitted at once", err)
+		}
+		p.observe(tk, outSignal)
+		if s := stateOf(t, p, pacerKey); s.level != 1 || !s.blockedUntil.After(time.Now()) {
+			t.Errorf("after a 429: level %d, blocked until %v (now %v); want level 1 and a pause", s.level, s.blockedUntil, time.Now())
+		}
+	})
+}
+
 func TestPacerDeadline(t *testing.T) {
 	// checkFastFail checks that err is a *DeadlineError returned at once.
 	checkFastFail := func(t *testing.T, err error, called time.Time, earliest, deadline time.Time) {
