@@ -77,8 +77,9 @@ type hostSnapshot struct {
 // the pacer knows, so a 429 delays every request already waiting.
 //
 // Requests to one host are admitted in FIFO order. A queue only forms when
-// a host is busy; an idle host admits a request without a timer, a goroutine
-// or an allocation.
+// a host is busy; an idle host admits a request under its lock alone,
+// without its turn, a timer, a goroutine or an allocation. Times are
+// instants of the pacer's clock (clock.go).
 //
 // Hosts are kept in shards (shard.go). Inserting a host when the pacer
 // holds sweepAt of them first sweeps every shard.
@@ -166,10 +167,12 @@ func (p *memoryPacer) shard(key string) *pacerShard {
 	return &p.shards[shardIndex(key)]
 }
 
-// acquire implements [pacer]. It waits for key's turn, then for its next
-// allowed start and a free slot. If ctx's deadline comes before the next
-// allowed start, it returns a [*DeadlineError] at once. If ctx ends while it
-// waits, it returns ctx.Err() and leaves the host as it found it.
+// acquire implements [pacer]. When nobody is queued on key and its next
+// allowed start has come with a slot free, the request starts at once;
+// otherwise acquire joins key's queue, waits for its turn, then for the
+// next allowed start and a free slot. If ctx's deadline comes before the
+// next allowed start, it returns a [*DeadlineError] at once. If ctx ends
+// while it waits, it returns ctx.Err() and leaves the host as it found it.
 func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Duration) (ticket, error) {
 	if err := ctx.Err(); err != nil {
 		return ticket{}, err
