@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,6 +75,7 @@ func loopback(args []string) error {
 		rt         http.RoundTripper
 		rps, cpu   []float64
 		allocs, by float64
+		requests   int64
 	}
 	subjects := []*subject{
 		{name: "bare", rt: s.transport()},
@@ -87,7 +90,14 @@ func loopback(args []string) error {
 	}
 	for _, x := range subjects {
 		defer x.rt.(interface{ CloseIdleConnections() }).CloseIdleConnections()
-		if err := warmUp(&http.Client{Transport: x.rt}, urls, *workers, *ua); err != nil {
+		// The label goes to every goroutine started under it, the
+		// connections' readers and writers too: a CPU profile
+		// (BENCH_CPUPROFILE) splits by transport with -tagfocus.
+		var err error
+		pprof.Do(context.Background(), pprof.Labels("transport", x.name), func(context.Context) {
+			err = warmUp(&http.Client{Transport: x.rt}, urls, *workers, *ua)
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -96,10 +106,15 @@ func loopback(args []string) error {
 		got := map[string]loopbackResult{}
 		for _, i := range rand.Perm(len(subjects)) {
 			x := subjects[i]
-			r, err := measureLoopback(&http.Client{Transport: x.rt}, urls, *workers, *dur, *ua)
+			var r loopbackResult
+			var err error
+			pprof.Do(context.Background(), pprof.Labels("transport", x.name), func(context.Context) {
+				r, err = measureLoopback(&http.Client{Transport: x.rt}, urls, *workers, *dur, *ua)
+			})
 			if err != nil {
 				return err
 			}
+			x.requests += r.requests
 			x.rps, x.cpu = append(x.rps, r.rps), append(x.cpu, r.cpuPerReq)
 			x.allocs, x.by = r.allocsPerReq, r.bytesPerReq
 			got[x.name] = r
@@ -110,8 +125,8 @@ func loopback(args []string) error {
 		}
 	}
 	for _, x := range subjects {
-		fmt.Printf("  %-7s %6.0f req/s (quartiles %.0f–%.0f), %5.1fµs CPU per request, %.1f allocations and %.0f B per request\n",
-			x.name, median(x.rps), quantile(x.rps, 0.25), quantile(x.rps, 0.75), median(x.cpu), x.allocs, x.by)
+		fmt.Printf("  %-7s %6.0f req/s (quartiles %.0f–%.0f), %5.1fµs CPU per request, %.1f allocations and %.0f B per request; %d requests\n",
+			x.name, median(x.rps), quantile(x.rps, 0.25), quantile(x.rps, 0.75), median(x.cpu), x.allocs, x.by, x.requests)
 	}
 	if len(subjects) == 3 {
 		fmt.Printf("polite/bare %.3f (median of %d per-round ratios; quartiles %.3f–%.3f); control/bare %.3f (quartiles %.3f–%.3f)\n",
@@ -124,6 +139,7 @@ func loopback(args []string) error {
 }
 
 type loopbackResult struct {
+	requests     int64
 	rps          float64
 	cpuPerReq    float64 // µs
 	allocsPerReq float64
@@ -200,6 +216,7 @@ func measureLoopback(c *http.Client, urls []string, workers int, dur time.Durati
 		return loopbackResult{}, err
 	}
 	return loopbackResult{
+		requests:     n,
 		rps:          float64(n) / elapsed.Seconds(),
 		cpuPerReq:    float64(cpu.Microseconds()) / float64(n),
 		allocsPerReq: float64(m1.Mallocs-m0.Mallocs) / float64(n),
