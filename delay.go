@@ -50,7 +50,6 @@ type pacer interface {
 
 // A ticket is a request's admission: it holds a slot of its host until observed.
 type ticket struct {
-	key   string
 	start instant
 	h     *hostState
 }
@@ -204,7 +203,7 @@ func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Durati
 			}
 		}
 		if err != nil {
-			p.leave(h)
+			h.leave()
 			return ticket{}, err
 		}
 	}
@@ -213,7 +212,7 @@ func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Durati
 }
 
 // leave takes a goroutine that gives up out of h's queue.
-func (p *memoryPacer) leave(h *hostState) {
+func (h *hostState) leave() {
 	h.mu.Lock()
 	h.queued--
 	h.mu.Unlock()
@@ -272,7 +271,7 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 			timer.Stop()
 		}
 		if err != nil {
-			p.leave(h)
+			h.leave()
 		}
 	}()
 	for {
@@ -331,7 +330,7 @@ func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration) (
 	h.started, h.lastStart, h.u, h.floor = true, now, p.draw(), floor
 	h.inFlight++
 	h.requests++
-	return ticket{key: h.key, start: now, h: h}, true
+	return ticket{start: now, h: h}, true
 }
 
 // observe implements [pacer].

@@ -29,7 +29,7 @@ type recordingPacer struct {
 func (r *recordingPacer) observe(tk ticket, o outcome) {
 	r.pacer.observe(tk, o)
 	r.mu.Lock()
-	r.starts[tk.key] = append(r.starts[tk.key], r.pacer.(*memoryPacer).clock.timeOf(tk.start))
+	r.starts[tk.h.key] = append(r.starts[tk.h.key], r.pacer.(*memoryPacer).clock.timeOf(tk.start))
 	r.mu.Unlock()
 }
 
