@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"runtime"
 	"strings"
@@ -153,6 +154,53 @@ func BenchmarkRoundTrip(b *testing.B) {
 		req := benchRequest(b, "http://bench.example"+benchPath, "")
 		roundTrip(b, benchTransport(b, benchRobots(20, benchWildEvery), 1, req), req)
 	})
+}
+
+// BenchmarkRoundTripHosts is the hot path when the transport's state for a
+// host is no longer in the processor's caches, as in a crawler that visits
+// many hosts in turn: each call goes to a host drawn in a shuffled order
+// from N, on a request built for it as a caller builds one (so the request
+// itself is fresh in the caches). robots.txt is 404, cached, and pacing
+// never binds. "base" is the same loop straight to the base transport; the
+// cost of the transport is polite − base at the same N.
+func BenchmarkRoundTripHosts(b *testing.B) {
+	page := newNopBase("").page
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return &http.Response{StatusCode: 404, Status: "404 Not Found", Header: http.Header{}, Body: http.NoBody}, nil
+		}
+		return page, nil
+	})
+	for _, hosts := range []int{1, 1000, 100_000} {
+		urls := benchHostURLs(hosts)
+		order := rand.Perm(hosts)
+		run := func(b *testing.B, rt http.RoundTripper) {
+			i := 0
+			loopCPU(b, func() {
+				req, err := http.NewRequest("GET", urls[order[i]], nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Header.Set("User-Agent", benchUA)
+				if _, err := rt.RoundTrip(req); err != nil {
+					b.Fatal(err)
+				}
+				if i++; i == hosts {
+					i = 0
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("hosts=%d/base", hosts), func(b *testing.B) { run(b, base) })
+		b.Run(fmt.Sprintf("hosts=%d/polite", hosts), func(b *testing.B) {
+			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(2*hosts))
+			for _, u := range urls {
+				if _, err := tr.RoundTrip(benchRequest(b, u, benchUA)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			run(b, tr)
+		})
+	}
 }
 
 // BenchmarkTimeNow is the cost of reading the clock, which RoundTrip does

@@ -19,13 +19,19 @@ import (
 
 // loopback measures requests per second through an http.Client whose
 // transport is the bare http.Transport or PoliteTransport over one, with
-// pacing off, across many hosts of the local site. A second bare transport
-// is measured as a control: its ratio to the first is what the method
-// cannot tell from 1. Each transport is built and warmed up once (one
-// request to every host: connections open, robots.txt cached); then every
-// round measures each for -dur, in a random order, and the figure is the
-// median of the per-round ratios. Short rounds in many random orders let
-// this machine's bursts of steal time fall on all three alike.
+// pacing off, across many hosts of the local site. A control is measured
+// too: a second bare transport, whose ratio to the first is what the method
+// cannot tell from 1, or (-control) a wrapper that only passes requests on,
+// or one that passes on a copy with the User-Agent set, to tell those costs
+// apart from the rest of polite's. Each transport is built and warmed up
+// once (one request to every host: connections open, robots.txt cached);
+// then every round measures each for -dur, in a random order, and the
+// figure is the median of the per-round ratios. Short rounds in many random
+// orders let this machine's bursts of steal time fall on all three alike.
+//
+// The requests to the bare transports carry the User-Agent polite sends,
+// as a crawler without polite must set it to name itself, so that both
+// send the same bytes; -bare-ua=false sends them with none, and Go's own.
 func loopback(args []string) error {
 	fs := flag.NewFlagSet("loopback", flag.ExitOnError)
 	hosts := fs.Int("hosts", 1000, "hosts of the site")
@@ -34,11 +40,16 @@ func loopback(args []string) error {
 	rounds := fs.Int("rounds", 30, "measurements of each transport")
 	rules := fs.Int("rules", 0, "rules in each host's robots.txt; 0 serves 404")
 	adaptive := fs.Bool("adaptive", false, "keep the latency-adaptive pace (2×latency); off, MaxDelay 0 turns it off too")
-	ua := fs.Bool("ua", false, "send requests with a User-Agent of their own, which the transport then does not add on a copy")
+	ua := fs.Bool("ua", false, "send requests to polite with a User-Agent of their own, which it then does not add on a copy")
+	bareUA := fs.Bool("bare-ua", true, "send requests to the bare transports with the User-Agent polite sends, as a crawler without polite sets it; false sends none, and Go sends its own")
+	siteCPUs := fs.String("site-cpus", "", "run the site on these CPUs (taskset -c syntax); with the client on the others (GOMAXPROCS=1 taskset -c 0), each has a core of its own")
+	control := fs.String("control", "bare", "the control: a second bare transport (bare), a wrapper that passes each request on (wrap), or one that passes on a copy with the User-Agent set, as polite does (copy)")
+	timeout := fs.Duration("timeout", 0, "http.Client.Timeout of every client; 0 for none")
+	deadline := fs.Duration("deadline", 0, "a deadline this far ahead on each request's context; 0 for none")
 	only := fs.String("only", "", "measure only this transport (bare, control or polite), to profile it alone")
 	fs.Parse(args)
 
-	s, err := startSite()
+	s, err := startSiteOn(*siteCPUs)
 	if err != nil {
 		return err
 	}
@@ -55,7 +66,8 @@ func loopback(args []string) error {
 		urls[i] = fmt.Sprintf("http://host-%d.test/articles/2024/a-page-title?id=42", i)
 	}
 
-	opts := []polite.Option{polite.WithUserAgent("BenchBot/1.0"), polite.WithBaseDelay(0),
+	const botUA = "BenchBot/1.0"
+	opts := []polite.Option{polite.WithUserAgent(botUA), polite.WithBaseDelay(0),
 		polite.WithJitter(0), polite.WithMaxHosts(2 * *hosts)}
 	pacing := "pacing off (BaseDelay 0, MaxDelay 0)"
 	if *adaptive {
@@ -63,24 +75,45 @@ func loopback(args []string) error {
 	} else {
 		opts = append(opts, polite.WithMaxDelay(0)) // caps the latency-adaptive part at 0: no pacing at all
 	}
-	agent := "none (the transport adds its own on a copy)"
+	politeUA, agent := "", "none (the transport adds its own on a copy)"
 	if *ua {
-		agent = "the request's own"
+		politeUA, agent = botUA, "the request's own"
 	}
-	fmt.Printf("loopback: %d hosts, %d workers, %d rounds of %v, robots.txt %s, %s, User-Agent %s\n",
-		*hosts, *workers, *rounds, *dur, robotsName(*rules), pacing, agent)
+	bareAgent := "the same, set on each request"
+	plainUA := botUA
+	if !*bareUA {
+		plainUA, bareAgent = "", "none (Go's default)"
+	}
+	fmt.Printf("loopback: %d hosts, %d workers, %d rounds of %v, robots.txt %s, %s\n",
+		*hosts, *workers, *rounds, *dur, robotsName(*rules), pacing)
+	fmt.Printf("User-Agent: to polite %s; to bare %s; http.Client.Timeout %v; context deadline %v; control %s\n", agent, bareAgent, *timeout, *deadline, *control)
 
 	type subject struct {
 		name       string
 		rt         http.RoundTripper
+		ua         string // the requests' own User-Agent; "" for none
 		rps, cpu   []float64
 		allocs, by float64
 		requests   int64
 	}
+	send := func(x *subject) sender {
+		return sender{c: &http.Client{Transport: x.rt, Timeout: *timeout}, ua: x.ua, deadline: *deadline}
+	}
+	var controlRT http.RoundTripper = s.transport()
+	controlUA := plainUA
+	switch *control {
+	case "bare":
+	case "wrap":
+		controlRT = passOn{controlRT}
+	case "copy":
+		controlRT, controlUA = addUA{controlRT, botUA}, ""
+	default:
+		return fmt.Errorf("-control %q: want bare, wrap or copy", *control)
+	}
 	subjects := []*subject{
-		{name: "bare", rt: s.transport()},
-		{name: "control", rt: s.transport()},
-		{name: "polite", rt: polite.New(s.transport(), opts...)},
+		{name: "bare", rt: s.transport(), ua: plainUA},
+		{name: "control", rt: controlRT, ua: controlUA},
+		{name: "polite", rt: polite.New(s.transport(), opts...), ua: politeUA},
 	}
 	if *only != "" {
 		subjects = slices.DeleteFunc(subjects, func(x *subject) bool { return x.name != *only })
@@ -95,7 +128,7 @@ func loopback(args []string) error {
 		// (BENCH_CPUPROFILE) splits by transport with -tagfocus.
 		var err error
 		pprof.Do(context.Background(), pprof.Labels("transport", x.name), func(context.Context) {
-			err = warmUp(&http.Client{Transport: x.rt}, urls, *workers, *ua)
+			err = warmUp(send(x), urls, *workers)
 		})
 		if err != nil {
 			return err
@@ -109,7 +142,7 @@ func loopback(args []string) error {
 			var r loopbackResult
 			var err error
 			pprof.Do(context.Background(), pprof.Labels("transport", x.name), func(context.Context) {
-				r, err = measureLoopback(&http.Client{Transport: x.rt}, urls, *workers, *dur, *ua)
+				r, err = measureLoopback(send(x), urls, *workers, *dur)
 			})
 			if err != nil {
 				return err
@@ -138,6 +171,33 @@ func loopback(args []string) error {
 	return nil
 }
 
+// passOn is the least a RoundTripper that wraps another can do. To
+// http.Client it is a RoundTripper it does not know, like PoliteTransport.
+type passOn struct{ base http.RoundTripper }
+
+func (t passOn) RoundTrip(r *http.Request) (*http.Response, error) { return t.base.RoundTrip(r) }
+func (t passOn) CloseIdleConnections()                             { closeIdle(t.base) }
+
+// addUA passes on a copy of each request with the User-Agent set, as
+// PoliteTransport does for a request that has none.
+type addUA struct {
+	base http.RoundTripper
+	ua   string
+}
+
+func (t addUA) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("User-Agent", t.ua)
+	return t.base.RoundTrip(r)
+}
+func (t addUA) CloseIdleConnections() { closeIdle(t.base) }
+
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 type loopbackResult struct {
 	requests     int64
 	rps          float64
@@ -146,17 +206,29 @@ type loopbackResult struct {
 	bytesPerReq  float64
 }
 
-// fetch gets u through c and reads the body; ua gives the request a
-// User-Agent of its own.
-func fetch(c *http.Client, u string, ua bool) error {
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+// sender sends the benchmark's requests through one transport.
+type sender struct {
+	c        *http.Client
+	ua       string        // each request's User-Agent; "" for none
+	deadline time.Duration // how far ahead each request's context ends; 0 for never
+}
+
+// fetch gets u and reads the body.
+func (s sender) fetch(u string) error {
+	ctx := context.Background()
+	if s.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.deadline)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
-	if ua {
-		req.Header.Set("User-Agent", "BenchBot/1.0")
+	if s.ua != "" {
+		req.Header.Set("User-Agent", s.ua)
 	}
-	resp, err := c.Do(req)
+	resp, err := s.c.Do(req)
 	if err != nil {
 		return err
 	}
@@ -171,7 +243,7 @@ func fetch(c *http.Client, u string, ua bool) error {
 // work has workers send requests until stop says so, and returns how many
 // they sent. Worker w takes URLs w, w+workers, …, so that no two workers
 // share a host and the per-host in-flight limit never binds.
-func work(c *http.Client, urls []string, workers int, ua bool, stop func(n int) bool) (int64, error) {
+func work(s sender, urls []string, workers int, stop func(n int) bool) (int64, error) {
 	var total atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
@@ -183,7 +255,7 @@ func work(c *http.Client, urls []string, workers int, ua bool, stop func(n int) 
 				if i >= len(urls) {
 					i = w
 				}
-				if err := fetch(c, urls[i], ua); err != nil {
+				if err := s.fetch(urls[i]); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					return
 				}
@@ -197,19 +269,19 @@ func work(c *http.Client, urls []string, workers int, ua bool, stop func(n int) 
 }
 
 // warmUp sends one request to every URL: connections open, robots.txt cached.
-func warmUp(c *http.Client, urls []string, workers int, ua bool) error {
+func warmUp(s sender, urls []string, workers int) error {
 	perWorker := (len(urls) + workers - 1) / workers
-	_, err := work(c, urls, workers, ua, func(n int) bool { return n >= perWorker })
+	_, err := work(s, urls, workers, func(n int) bool { return n >= perWorker })
 	return err
 }
 
-// measureLoopback has workers send requests through c for dur.
-func measureLoopback(c *http.Client, urls []string, workers int, dur time.Duration, ua bool) (loopbackResult, error) {
+// measureLoopback has workers send requests through s for dur.
+func measureLoopback(s sender, urls []string, workers int, dur time.Duration) (loopbackResult, error) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	cpu0, t0 := cpuTime(), time.Now()
 	deadline := t0.Add(dur)
-	n, err := work(c, urls, workers, ua, func(int) bool { return !time.Now().Before(deadline) })
+	n, err := work(s, urls, workers, func(int) bool { return !time.Now().Before(deadline) })
 	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
 	runtime.ReadMemStats(&m1)
 	if err != nil {

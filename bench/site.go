@@ -154,12 +154,19 @@ type site struct {
 }
 
 // startSite starts the site in a child process running this program.
-func startSite() (*site, error) {
+func startSite() (*site, error) { return startSiteOn("") }
+
+// startSiteOn starts the site on the CPUs cpus lists, in taskset's syntax
+// ("1", "0-1"), or on any CPU when cpus is "".
+func startSiteOn(cpus string) (*site, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "serve")
+	if cpus != "" {
+		cmd = exec.Command("taskset", "-c", cpus, exe, "serve")
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
