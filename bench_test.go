@@ -83,7 +83,8 @@ var benchRuleCounts = []int{0, 20, 200}
 const benchWildEvery = 4
 
 // nopBase is a base transport that answers every page with one shared
-// response and robots.txt with body; it allocates nothing for a page.
+// response and robots.txt with robots, or with 404 when robots is ""; it
+// allocates nothing for a page.
 type nopBase struct {
 	robots        string
 	page          *http.Response
@@ -97,6 +98,9 @@ func newNopBase(robots string) *nopBase {
 func (b *nopBase) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Path == "/robots.txt" {
 		b.robotsFetches.Add(1)
+		if b.robots == "" {
+			return &http.Response{StatusCode: 404, Status: "404 Not Found", Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		}
 		return &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{},
 			Body: io.NopCloser(strings.NewReader(b.robots)), Request: r}, nil
 	}
@@ -164,13 +168,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // never binds. "base" is the same loop straight to the base transport; the
 // cost of the transport is polite − base at the same N.
 func BenchmarkRoundTripHosts(b *testing.B) {
-	page := newNopBase("").page
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/robots.txt" {
-			return &http.Response{StatusCode: 404, Status: "404 Not Found", Header: http.Header{}, Body: http.NoBody}, nil
-		}
-		return page, nil
-	})
+	base := newNopBase("")
 	for _, hosts := range []int{1, 1000, 100_000} {
 		urls := benchHostURLs(hosts)
 		order := rand.Perm(hosts)
@@ -404,12 +402,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		for i, u := range urls {
 			reqs[i] = benchRequest(b, u, benchUA)
 		}
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.URL.Path == "/robots.txt" {
-				return &http.Response{StatusCode: 404, Status: "404 Not Found", Header: http.Header{}, Body: http.NoBody}, nil
-			}
-			return &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{}, Body: http.NoBody}, nil
-		})
+		base := newNopBase("")
 		measure(b, func() any {
 			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(hosts))
 			for _, req := range reqs {

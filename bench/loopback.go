@@ -122,7 +122,7 @@ func loopback(args []string) error {
 		}
 	}
 	for _, x := range subjects {
-		defer x.rt.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+		defer closeIdle(x.rt)
 		// The label goes to every goroutine started under it, the
 		// connections' readers and writers too: a CPU profile
 		// (BENCH_CPUPROFILE) splits by transport with -tagfocus.

@@ -169,5 +169,5 @@ func (r *startRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (r *startRecorder) CloseIdleConnections() {
-	r.base.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	closeIdle(r.base)
 }
