@@ -245,10 +245,10 @@ func BenchmarkRobotsDecision(b *testing.B) {
 	for _, n := range benchRuleCounts {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
 			a := benchAgent(n, benchWildEvery)
-			rules := &robotsRules{file: &robotsFile{}}
+			rules := &robotsRecord{file: &robotsFile{}}
 			loopCPU(b, func() {
-				if err := check(req.URL, rules, a); err != nil {
-					b.Fatal(err)
+				if !match(rules, a, req.URL).allowed {
+					b.Fatal("refused")
 				}
 			})
 		})
@@ -384,12 +384,12 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	})
 	b.Run("robots-cache", func(b *testing.B) {
 		measure(b, func() any {
-			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRules) *robotsRules {
-				return &robotsRules{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
+				return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
 			}, time.Hour, hosts)
 			ctx := context.Background()
 			for _, k := range origins {
-				if _, err := c.rules(ctx, k); err != nil {
+				if _, err := c.get(ctx, k); err != nil {
 					b.Fatal(err)
 				}
 			}

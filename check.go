@@ -47,34 +47,28 @@ type Decision struct {
 //
 // Crawlers can use Check to drop disallowed URLs before queueing them.
 func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
-	origin, ok := originOf(req.URL)
+	if req.URL == nil {
+		return Decision{}, errNilURL
+	}
+	tg, ok := t.targetOf(req)
 	if !ok {
 		return Decision{}, fmt.Errorf("polite: Check %q: not an http or https URL", req.URL)
 	}
-	token, _ := t.agentOf(req.Header)
-	d := Decision{Agent: token, RobotsURL: origin.String() + "/robots.txt"}
-	if isRobotsPath(req.URL) {
-		d.Allowed, d.Reason = true, "/robots.txt is always allowed"
-		d.Pace = t.pacer.paceOf(hostKey(req.URL), 0)
-		return d, nil
-	}
-	rules, agent, err := t.lookup(req.Context(), origin, token)
+	v, err := t.decide(req.Context(), tg, req.URL)
 	if err != nil {
 		return Decision{}, err
 	}
-	d.Group, d.RobotsStatus, d.RobotsErr, d.CrawlDelay = agent.agent, rules.status, rules.err, agent.crawlDelay
-	d.Pace = t.pacer.paceOf(hostKey(req.URL), agent.crawlDelay)
-	switch {
-	case rules.disallow:
-		d.Reason = rules.reason()
-	case rules.file == nil && rules.err != "":
-		d.Allowed, d.Reason = true, "robots.txt unreachable ("+rules.err+"), and the policy is FailOpen"
-	case rules.file == nil:
-		d.Allowed, d.Reason = true, fmt.Sprintf("robots.txt unavailable (status %d): no rules apply", rules.status)
-	default:
-		path := normalizeTarget(req.URL.RequestURI())
-		d.Allowed = agent.allowed(path)
-		d.Rule = agent.explain(path, d.Allowed)
+	d := Decision{
+		Allowed:    v.allowed,
+		Agent:      tg.token,
+		Rule:       v.rule(),
+		Reason:     v.reason(),
+		RobotsURL:  tg.origin.String() + "/robots.txt",
+		CrawlDelay: v.crawlDelay(),
 	}
+	if r := v.robots; r != nil {
+		d.Group, d.RobotsStatus, d.RobotsErr = v.agent.agent, r.status, r.err
+	}
+	d.Pace = t.pacer.paceOf(tg.pacingKey(), d.CrawlDelay)
 	return d, nil
 }

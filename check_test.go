@@ -130,3 +130,39 @@ func TestStats(t *testing.T) {
 		}
 	})
 }
+
+// TestPaceAgreesWithCrawlDelay checks that Check and Stats give one pace for
+// a host whose robots.txt has a Crawl-delay, before any page request has
+// started, and that the pace is the clamped Crawl-delay.
+func TestPaceAgreesWithCrawlDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := New(site("User-agent: *\nCrawl-delay: 86400\n"), WithJitter(0))
+		req, _ := http.NewRequest("GET", "http://h/page", nil)
+		d, err := tr.Check(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats := tr.Stats()
+		if len(stats) != 1 {
+			t.Fatalf("Stats() has %d hosts; want 1", len(stats))
+		}
+		if d.Pace != DefaultMaxCrawlDelay || stats[0].Pace != DefaultMaxCrawlDelay {
+			t.Errorf("Decision.Pace = %v, HostStats.Pace = %v; want both %v", d.Pace, stats[0].Pace, DefaultMaxCrawlDelay)
+		}
+	})
+}
+
+// TestNilURL checks that RoundTrip and Check give the same error for a
+// request without a URL, and that neither panics.
+func TestNilURL(t *testing.T) {
+	tr := New(site(""), quick...)
+	body := newBody("x")
+	_, rtErr := tr.RoundTrip(&http.Request{Method: "GET", Header: http.Header{}, Body: body})
+	_, checkErr := tr.Check(&http.Request{Method: "GET", Header: http.Header{}})
+	if rtErr == nil || checkErr == nil || rtErr.Error() != checkErr.Error() {
+		t.Errorf("RoundTrip error %v, Check error %v; want the same error from both", rtErr, checkErr)
+	}
+	if n := body.closes.Load(); n != 1 {
+		t.Errorf("request body closed %d times; want 1", n)
+	}
+}

@@ -10,25 +10,10 @@ import (
 	"time"
 )
 
-// outcomeClass is what a request's ending tells the pacer about its host.
-type outcomeClass int
-
-const (
-	classSuccess outcomeClass = iota // 2xx
-	classNeutral                     // no backoff; latency may only rise
-	classSignal                      // 429, 5xx but 501/505, timeouts, resets: back off
-	classIgnore                      // the caller cancelled: no effect beyond releasing the slot
-)
-
-type outcome struct {
-	class      outcomeClass
-	retryAfter time.Duration // parsed and capped; 0 means none
-}
-
 // classify turns how a round trip ended into an outcome.
 // ctxErr is the request context's Err() when RoundTrip returned.
 //
-// A response is classed by its status (research note §A4.5): 2xx is a
+// A response is classed by its status: 2xx is a
 // success; 429 and every 5xx but 501 and 505 are signals to back off, with
 // their Retry-After; the rest, 404 and 403 included, are neutral.
 //

@@ -1,17 +1,17 @@
 package polite
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// The fixed part of the pacing policy (research note §A4.2).
+// This file is the adaptive per-host delay policy: plain functions over a
+// host's plain state (paceState), so that any store of that state runs the
+// same policy. The in-memory pacer (pacer.go) keeps the state and the queue
+// of each host; the package documentation states the policy in prose.
+
+// The fixed part of the policy.
 const (
 	latencyFactor = 2                // pace >= latencyFactor × latency estimate
 	backoffBase   = 5 * time.Second  // pause after the first signal
@@ -22,520 +22,177 @@ const (
 	forgetAfter   = 30 * time.Minute // without a signal for this long, the level is forgotten
 )
 
-// pacerConfig is the pacing policy, fixed when the transport is built.
-type pacerConfig struct {
-	baseDelay     time.Duration                   // hard minimum between starts; 0 allowed
-	jitter        float64                         // upward-only jitter factor J, >= 0
-	maxDelay      time.Duration                   // cap on the adaptive part
-	maxCrawlDelay time.Duration                   // robots Crawl-delay honoured up to this
-	maxInFlight   int                             // requests in flight per host, >= 1
-	maxHosts      int                             // soft bound on tracked hosts, >= 1
-	rand          func() float64                  // U[0,1), safe for concurrent use; nil means math/rand/v2.Float64
-	log           func(event string, args ...any) // nil means off; called outside locks
+// delayPolicy is the configurable part of the policy. The options
+// (options.go) validate every field.
+type delayPolicy struct {
+	baseDelay     time.Duration  // least gap between starts; 0 allowed
+	jitter        float64        // upward-only jitter factor J, >= 0
+	maxDelay      time.Duration  // cap on the adaptive part; baseDelay stays a minimum above it
+	maxCrawlDelay time.Duration  // a Crawl-delay is honoured up to this
+	rand          func() float64 // U[0,1), safe for concurrent use; nil means math/rand/v2.Float64
 }
 
-// pacer decides when a request to a pacing key may start and learns from how it ended.
-type pacer interface {
-	// acquire blocks until a request to key may start, or ctx ends.
-	// floor is the robots.txt Crawl-delay for the request's origin, not yet clamped; 0 if none.
-	acquire(ctx context.Context, key string, floor time.Duration) (ticket, error)
-	// observe reports how the request started with t ended. Called exactly once per ticket.
-	observe(t ticket, o outcome)
-	// snapshot returns the state of every tracked host.
-	snapshot() []hostSnapshot
-	// paceOf returns the pace, before jitter, that requests to key with
-	// Crawl-delay floor would get now.
-	paceOf(key string, floor time.Duration) time.Duration
+// outcomeClass is what a request's ending tells the policy about its host.
+type outcomeClass int
+
+const (
+	classSuccess outcomeClass = iota // 2xx
+	classNeutral                     // no backoff; latency may only rise
+	classSignal                      // 429, 5xx but 501/505, timeouts, resets: back off
+	classIgnore                      // the caller cancelled: no effect beyond releasing the slot
+)
+
+// An outcome is how a request ended, as the policy sees it. classify
+// (classify.go) makes it from a response or an error.
+type outcome struct {
+	class      outcomeClass
+	retryAfter time.Duration // the server's Retry-After; 0 means none
 }
 
-// A ticket is a request's admission: it holds a slot of its host until observed.
-type ticket struct {
-	start instant
-	h     *hostState
-}
-
-// hostSnapshot is one host's state as [memoryPacer.snapshot] saw it.
-type hostSnapshot struct {
-	key          string
-	requests     uint64        // requests admitted
-	inFlight     int           // admitted and not yet observed
-	waiting      int           // goroutines in acquire: queued, or being admitted
-	pace         time.Duration // the gap between starts now, with the last admitted Crawl-delay
-	level        int           // backoff level, 0 when forgotten
-	blockedUntil time.Time     // no start before this (backoff and Retry-After)
-	latency      time.Duration // latency estimate (time to headers)
-	lastStart    time.Time
-	backoffs     uint64 // escalations: signals that raised the level
-	retryAfters  uint64 // signals that carried a Retry-After
-}
-
-// memoryPacer is the in-memory pacer of research note §A4.4. Each host has a
-// next allowed start: its last start plus its pace, stretched by jitter, and
-// no earlier than the end of any backoff. Nothing is reserved ahead of time:
-// the head of a host's queue re-evaluates whenever a response changes what
-// the pacer knows, so a 429 delays every request already waiting.
-//
-// Requests to one host are admitted in FIFO order. A queue only forms when
-// a host is busy; an idle host admits a request under its lock alone,
-// without its turn, a timer, a goroutine or an allocation. Times are
-// instants of the pacer's clock (clock.go).
-//
-// Hosts are kept in shards (shard.go). Inserting a host when the pacer
-// holds sweepAt of them first sweeps every shard.
-//
-// Lock order: sweepMu, then a shard's mu, then a hostState's mu. None is
-// held while waiting or while calling cfg.log, so one slow or backed-off
-// host never delays another.
-type memoryPacer struct {
-	cfg    pacerConfig
-	clock  clock
-	shards [shardCount]pacerShard
-	size   atomic.Int64 // hosts in all shards; changed under the shard's mu
-
-	sweepMu sync.Mutex   // serialises sweeps
-	sweepAt atomic.Int64 // inserting into a pacer this large first sweeps it; stored under sweepMu
-}
-
-// pacerShard holds the hosts whose keys hash to it.
-type pacerShard struct {
-	mu    sync.Mutex            // guards hosts; held only to find, insert or evict
-	hosts map[string]*hostState // by pacing key
-	_     cacheLinePad
-}
-
-var _ pacer = (*memoryPacer)(nil)
-
-// hostState is what the pacer knows about one pacing key.
-type hostState struct {
-	key string
-
-	// turn holds one token. The goroutine holding it is the head of the
-	// host's queue, the only one that may start a request; the others block
-	// receiving from turn, and a channel serves blocked receivers in order.
-	// While nobody is queued, a request starts without it.
-	turn chan struct{}
-
-	// users counts goroutines inside acquire for this host. It is raised
-	// under its shard's mu, so a sweep, which holds that lock, never evicts
-	// a host that a goroutine has looked up and not yet left.
-	users atomic.Int32
-
-	mu             sync.Mutex    // guards the fields below
+// paceState is what the policy knows of one host. Its zero value is a host
+// never seen. A store keeps one per pacing key and guards it; the policy's
+// functions neither lock nor keep it.
+type paceState struct {
 	started        bool          // lastStart and u are set
 	lastStart      instant       // start of the last admitted request
 	u              float64       // jitter draw for lastStart, in [0, 1]
-	floor          time.Duration // Crawl-delay of the last admitted request
+	floor          time.Duration // Crawl-delay of the last admitted request, not clamped
 	est            time.Duration // latency estimate: time from start to headers
 	level          int           // backoff level, 0..maxLevel; see levelAt
 	streak         int           // fresh successes since the level last changed
-	inFlight       int           // admitted and not yet observed
-	queued         int           // goroutines waiting for the turn or holding it
 	blockedUntil   instant       // no start before this
 	lastEscalation instant       // when the level last went up
 	lastSignal     instant       // when the last signal was observed
-	changed        chan struct{} // closed by observe to wake the head; nil until a head waits
-	requests       uint64        // admitted, for snapshots
-	backoffs       uint64
-	retryAfters    uint64
+	requests       uint64        // starts, for statistics
+	backoffs       uint64        // escalations, for statistics
+	retryAfters    uint64        // signals that carried a Retry-After, for statistics
 }
 
-// newMemoryPacer returns a pacer with policy cfg. Values out of range are
-// brought to the nearest valid one; maxDelay is raised to baseDelay, so that
-// baseDelay stays a hard minimum.
-func newMemoryPacer(cfg pacerConfig) *memoryPacer {
-	cfg.baseDelay = max(cfg.baseDelay, 0)
-	if !(cfg.jitter > 0) { // NaN too
-		cfg.jitter = 0
+// pace is the least gap between two starts to s at now, before jitter: the
+// pace of the package documentation's formula, where floor is the
+// Crawl-delay of the request about to start. baseDelay bounds it below even
+// when maxDelay is smaller.
+func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
+	d := max(p.baseDelay, latencyFactor*s.est)
+	for range s.levelAt(now) {
+		if d >= p.maxDelay {
+			break // and do not overflow
+		}
+		d *= 2
 	}
-	cfg.maxDelay = max(cfg.maxDelay, cfg.baseDelay)
-	cfg.maxInFlight = max(cfg.maxInFlight, 1)
-	cfg.maxHosts = max(cfg.maxHosts, 1)
-	if cfg.rand == nil {
-		cfg.rand = rand.Float64
-	}
-	p := &memoryPacer{cfg: cfg, clock: newClock()}
-	for i := range p.shards {
-		p.shards[i].hosts = make(map[string]*hostState)
-	}
-	p.sweepAt.Store(int64(cfg.maxHosts))
-	return p
+	return max(min(d, p.maxDelay), p.baseDelay, min(floor, p.maxCrawlDelay))
 }
 
-// shard returns the shard that holds key.
-func (p *memoryPacer) shard(key string) *pacerShard {
-	return &p.shards[shardIndex(key)]
+// nextAllowed is the earliest start to s that the pace and any backoff
+// allow, for a request with Crawl-delay floor.
+func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration) instant {
+	t := s.blockedUntil
+	if s.started {
+		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, floor), s.u)))
+	}
+	return t
 }
 
-// acquire implements [pacer]. When nobody is queued on key and its next
-// allowed start has come with a slot free, the request starts at once;
-// otherwise acquire joins key's queue, waits for its turn, then for the
-// next allowed start and a free slot. If ctx's deadline comes before the
-// next allowed start, it returns a [*DeadlineError] at once. If ctx ends
-// while it waits, it returns ctx.Err() and leaves the host as it found it.
-func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Duration) (ticket, error) {
-	if err := ctx.Err(); err != nil {
-		return ticket{}, err
+// wakeAt is when a request waiting for next, the result of nextAllowed,
+// should look again: next, or sooner when the backoff level is forgotten
+// first, which may bring next forward.
+func (p *delayPolicy) wakeAt(s *paceState, now, next instant) instant {
+	if s.levelAt(now) > 0 {
+		return min(next, s.lastSignal.add(forgetAfter))
 	}
-	h := p.use(key)
-	defer h.users.Add(-1) // runs last, after the turn is handed on
-
-	// The common case: nobody queued and the host free to start now. It
-	// needs neither the turn nor a timer.
-	h.mu.Lock()
-	if h.queued == 0 {
-		if t, ok := p.tryStart(h, p.clock.now(), floor); ok {
-			h.mu.Unlock()
-			return t, nil
-		}
-	}
-	h.queued++
-	h.mu.Unlock()
-
-	select {
-	case <-h.turn: // nobody else queued
-	default:
-		err := p.checkDeadline(ctx, h, floor)
-		if err == nil {
-			select {
-			case <-h.turn:
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-		}
-		if err != nil {
-			h.leave()
-			return ticket{}, err
-		}
-	}
-	defer func() { h.turn <- struct{}{} }()
-	return p.admit(ctx, h, floor)
+	return next
 }
 
-// leave takes a goroutine that gives up out of h's queue.
-func (h *hostState) leave() {
-	h.mu.Lock()
-	h.queued--
-	h.mu.Unlock()
+// start records a request with Crawl-delay floor starting at now. The
+// caller has checked that nextAllowed has come.
+func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration) {
+	s.started, s.lastStart, s.u, s.floor = true, now, p.draw(), floor
+	s.requests++
 }
 
-// use returns key's state, creating it if needed, and counts the caller as
-// one of its users.
-func (p *memoryPacer) use(key string) *hostState {
-	s := p.shard(key)
-	s.mu.Lock()
-	h := s.hosts[key]
-	if h == nil && p.size.Load() >= p.sweepAt.Load() {
-		s.mu.Unlock() // a sweep takes every shard's lock in turn
-		p.sweep(p.clock.now())
-		s.mu.Lock()
-		h = s.hosts[key] // another goroutine may have inserted it meanwhile
+// learn updates s with the outcome of a request that started at start and
+// ended at now. It reports whether the backoff level went up.
+func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) (escalated bool) {
+	if o.class == classIgnore {
+		return false
 	}
-	if h == nil {
-		h = &hostState{key: key, turn: make(chan struct{}, 1)}
-		h.turn <- struct{}{}
-		s.hosts[key] = h
-		p.size.Add(1)
-	}
-	h.users.Add(1)
-	s.mu.Unlock()
-	return h
-}
-
-// checkDeadline returns a *DeadlineError if ctx's deadline is no later than
-// h's next allowed start. The caller has not got the turn: the start it can
-// hope for is later still.
-func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor time.Duration) error {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return nil
-	}
-	h.mu.Lock()
-	now := p.clock.now()
-	next := p.nextAllowed(h, now, floor)
-	h.mu.Unlock()
-	if next > now && next >= p.clock.instantOf(deadline) {
-		return &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
-	}
-	return nil
-}
-
-// admit starts a request on h once its next allowed start has come and a
-// slot is free. The caller holds h's turn and is counted in h.queued; admit
-// takes it out of the queue, in the same critical section as the start when
-// it starts, so that nothing that may block comes between the start and the
-// request.
-func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration) (_ ticket, err error) {
-	var timer *time.Timer // made on the first timed wait, then reused
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-		if err != nil {
-			h.leave()
-		}
-	}()
-	for {
-		if err := ctx.Err(); err != nil {
-			return ticket{}, err
-		}
-		h.mu.Lock()
-		now := p.clock.now()
-		if t, ok := p.tryStart(h, now, floor); ok {
-			h.queued--
-			h.mu.Unlock()
-			return t, nil
-		}
-		next := p.nextAllowed(h, now, floor)
-		var wake <-chan time.Time // nil: only a response or ctx can help
-		if next > now {
-			if deadline, ok := ctx.Deadline(); ok && next >= p.clock.instantOf(deadline) {
-				h.mu.Unlock()
-				return ticket{}, &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
-			}
-			at := next
-			if h.levelAt(now) > 0 {
-				// The level is forgotten at this moment, which may bring next forward.
-				at = min(at, h.lastSignal.add(forgetAfter))
-			}
-			if timer == nil {
-				timer = time.NewTimer(time.Duration(at - now))
-			} else {
-				timer.Reset(time.Duration(at - now))
-			}
-			wake = timer.C
-		} else if timer != nil {
-			timer.Stop()
-		}
-		if h.changed == nil {
-			h.changed = make(chan struct{})
-		}
-		changed := h.changed
-		h.mu.Unlock()
-
-		select {
-		case <-wake:
-		case <-changed:
-		case <-ctx.Done():
-			return ticket{}, ctx.Err()
-		}
-	}
-}
-
-// tryStart starts a request on h at now, if its next allowed start has come
-// and a slot is free. h.mu must be held.
-func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration) (ticket, bool) {
-	if now < p.nextAllowed(h, now, floor) || h.inFlight >= p.cfg.maxInFlight {
-		return ticket{}, false
-	}
-	h.started, h.lastStart, h.u, h.floor = true, now, p.draw(), floor
-	h.inFlight++
-	h.requests++
-	return ticket{start: now, h: h}, true
-}
-
-// observe implements [pacer].
-func (p *memoryPacer) observe(t ticket, o outcome) {
-	h := t.h
-	if h == nil {
-		return
-	}
-	now := p.clock.now()
-	h.mu.Lock()
-	if h.inFlight > 0 {
-		h.inFlight--
-	}
-	escalated := o.class != classIgnore && p.learn(h, t.start, now, o)
-	level, pause := h.level, time.Duration(h.blockedUntil-now)
-	if h.changed != nil {
-		close(h.changed)
-		h.changed = nil
-	}
-	h.mu.Unlock()
-
-	if escalated && p.cfg.log != nil {
-		p.cfg.log("polite: backing off", "host", h.key, "level", level, "pause", pause, "retry_after", o.retryAfter)
-	}
-}
-
-// learn updates h with the outcome of a request that started at start and
-// ended at now. It reports whether the backoff level went up. h.mu must be held.
-func (p *memoryPacer) learn(h *hostState, start, now instant, o outcome) (escalated bool) {
-	if h.levelAt(now) == 0 {
-		h.level, h.streak = 0, 0
+	if s.levelAt(now) == 0 {
+		s.level, s.streak = 0, 0
 	}
 	lat := max(time.Duration(now-start), 0)
 	if o.class == classSuccess {
-		h.est = max(lat, (h.est+lat)/2) // up at once, down by halves
+		s.est = max(lat, (s.est+lat)/2) // up at once, down by halves
 	} else {
-		h.est = max(h.est, lat) // fast errors must not speed us up
+		s.est = max(s.est, lat) // fast errors must not speed us up
 	}
 
 	// Only requests started after the last escalation tell us something new:
 	// the others were sent into the trouble that caused it.
-	fresh := start > h.lastEscalation
+	fresh := start > s.lastEscalation
 	switch o.class {
 	case classSignal:
-		h.lastSignal = now
+		s.lastSignal = now
 		if fresh {
-			h.level = min(h.level+1, maxLevel)
-			h.streak = 0
-			h.lastEscalation = now
-			h.backoffs++
-			pause := p.jittered(min(backoffBase<<(h.level-1), maxBackoff), p.draw())
-			h.blockedUntil = max(h.blockedUntil, now.add(pause))
+			s.level = min(s.level+1, maxLevel)
+			s.streak = 0
+			s.lastEscalation = now
+			s.backoffs++
+			pause := p.jittered(min(backoffBase<<(s.level-1), maxBackoff), p.draw())
+			s.blockedUntil = max(s.blockedUntil, now.add(pause))
 		}
 		if o.retryAfter > 0 { // a floor on the pause, never a ceiling
-			h.retryAfters++
-			h.blockedUntil = max(h.blockedUntil, now.add(min(o.retryAfter, maxRetryAfter)))
+			s.retryAfters++
+			s.blockedUntil = max(s.blockedUntil, now.add(min(o.retryAfter, maxRetryAfter)))
 		}
 		return fresh
 	case classSuccess:
-		if fresh && h.level > 0 {
-			h.streak++
-			if h.streak >= recoverAfter {
-				h.level--
-				h.streak = 0
+		if fresh && s.level > 0 {
+			s.streak++
+			if s.streak >= recoverAfter {
+				s.level--
+				s.streak = 0
 			}
 		}
 	}
 	return false
 }
 
-// snapshot implements [pacer]. Hosts come sorted by key.
-func (p *memoryPacer) snapshot() []hostSnapshot {
-	var hosts []*hostState
-	for i := range p.shards {
-		s := &p.shards[i]
-		s.mu.Lock()
-		for _, h := range s.hosts {
-			hosts = append(hosts, h)
-		}
-		s.mu.Unlock()
-	}
-
-	out := make([]hostSnapshot, 0, len(hosts))
-	for _, h := range hosts {
-		h.mu.Lock()
-		now := p.clock.now()
-		out = append(out, hostSnapshot{
-			key:          h.key,
-			requests:     h.requests,
-			inFlight:     h.inFlight,
-			waiting:      int(h.users.Load()),
-			pace:         p.pace(h, now, h.floor),
-			level:        h.levelAt(now),
-			blockedUntil: p.clock.timeOf(h.blockedUntil),
-			latency:      h.est,
-			lastStart:    p.clock.timeOf(h.lastStart),
-			backoffs:     h.backoffs,
-			retryAfters:  h.retryAfters,
-		})
-		h.mu.Unlock()
-	}
-	slices.SortFunc(out, func(a, b hostSnapshot) int { return strings.Compare(a.key, b.key) })
-	return out
+// idle reports whether forgetting s at now would let no request start
+// earlier than keeping it: its next start allowed and its level forgotten.
+// A store forgets only idle hosts with nothing in flight.
+func (p *delayPolicy) idle(s *paceState, now instant) bool {
+	return now >= p.nextAllowed(s, now, s.floor) && now >= s.lastSignal.add(forgetAfter)
 }
 
-// paceOf implements [pacer]. An unknown host gets the pace of a new one.
-func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
-	s := p.shard(key)
-	s.mu.Lock()
-	h := s.hosts[key]
-	s.mu.Unlock()
-	if h == nil {
-		h = &hostState{}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return p.pace(h, p.clock.now(), floor)
-}
-
-// sweep evicts the hosts that have nothing left to enforce, shard by
-// shard, and sets the size of the next sweep so that sweeping costs O(1)
-// per insert. It does nothing if another sweep made room meanwhile. The
-// caller holds no lock.
-func (p *memoryPacer) sweep(now instant) {
-	p.sweepMu.Lock()
-	defer p.sweepMu.Unlock()
-	if p.size.Load() < p.sweepAt.Load() {
-		return
-	}
-	for i := range p.shards {
-		s := &p.shards[i]
-		s.mu.Lock()
-		for key, h := range s.hosts {
-			if h.users.Load() == 0 && p.forgettable(h, now) {
-				delete(s.hosts, key)
-				p.size.Add(-1)
-			}
-		}
-		s.mu.Unlock()
-	}
-	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
-}
-
-// forgettable reports whether forgetting h would let no request start
-// earlier: nothing in flight, its next start allowed, its level forgotten.
-// A host whose state is fresh behaves the same.
-func (p *memoryPacer) forgettable(h *hostState, now instant) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.inFlight == 0 &&
-		now >= p.nextAllowed(h, now, h.floor) &&
-		now >= h.lastSignal.add(forgetAfter)
-}
-
-// levelAt is h's backoff level at now: forgotten forgetAfter after the last
-// signal. h.mu must be held.
-func (h *hostState) levelAt(now instant) int {
-	if h.level > 0 && time.Duration(now-h.lastSignal) >= forgetAfter {
+// levelAt is s's backoff level at now: forgotten forgetAfter after the last
+// signal.
+func (s *paceState) levelAt(now instant) int {
+	if s.level > 0 && time.Duration(now-s.lastSignal) >= forgetAfter {
 		return 0
 	}
-	return h.level
-}
-
-// pace is the least gap between two starts to h at now, before jitter:
-//
-//	max(min(max(baseDelay, latencyFactor·est)·2^level, maxDelay), min(floor, maxCrawlDelay))
-//
-// h.mu must be held.
-func (p *memoryPacer) pace(h *hostState, now instant, floor time.Duration) time.Duration {
-	d := max(p.cfg.baseDelay, latencyFactor*h.est)
-	for range h.levelAt(now) {
-		if d >= p.cfg.maxDelay {
-			break // and do not overflow
-		}
-		d *= 2
-	}
-	return max(min(d, p.cfg.maxDelay), min(floor, p.cfg.maxCrawlDelay))
-}
-
-// nextAllowed is the earliest start to h that pace and backoff allow.
-// h.mu must be held.
-func (p *memoryPacer) nextAllowed(h *hostState, now instant, floor time.Duration) instant {
-	t := h.blockedUntil
-	if h.started {
-		t = max(t, h.lastStart.add(p.jittered(p.pace(h, now, floor), h.u)))
-	}
-	return t
+	return s.level
 }
 
 // jittered stretches d by the factor 1 + jitter·u: jitter only ever adds.
-func (p *memoryPacer) jittered(d time.Duration, u float64) time.Duration {
-	extra := math.Round(float64(d) * p.cfg.jitter * u)
+func (p *delayPolicy) jittered(d time.Duration, u float64) time.Duration {
+	extra := math.Round(float64(d) * p.jitter * u)
 	if extra >= float64(math.MaxInt64-d) {
 		return math.MaxInt64
 	}
 	return d + time.Duration(extra)
 }
 
-// draw returns cfg.rand() clamped to [0, 1], or 0 without calling it when
+// draw returns a jitter draw clamped to [0, 1], or 0 without drawing when
 // jitter is off.
-func (p *memoryPacer) draw() float64 {
-	if p.cfg.jitter == 0 {
+func (p *delayPolicy) draw() float64 {
+	if p.jitter == 0 {
 		return 0
 	}
-	u := p.cfg.rand()
+	r := p.rand
+	if r == nil {
+		r = rand.Float64
+	}
+	u := r()
 	if !(u > 0) { // NaN too
 		return 0
 	}

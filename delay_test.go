@@ -1,132 +1,18 @@
 package polite
 
+// The delay policy's specification (delay.go), as tables: each row sends
+// requests through a pacer (pacer_test.go has the harness) and checks the
+// starts, pauses and levels the policy gives. A store of the policy's state
+// other than the in-memory pacer must pass the same rows.
+
 import (
-	"context"
-	"errors"
-	"fmt"
 	"math"
-	"math/rand/v2"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"runtime"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// Times in the pacer tests are offsets on synctest's fake clock. Rows named
-// Tn are the cases of research note §A4.10.
-
-const pacerKey = "example.com"
-
-var (
-	outSuccess = outcome{class: classSuccess}
-	outNeutral = outcome{class: classNeutral}
-	outSignal  = outcome{class: classSignal}
-	outIgnore  = outcome{class: classIgnore}
-)
-
-// newTestPacer returns a pacer with the default policy of research note
-// §A4.2, every jitter draw fixed at u, changed by edits.
-func newTestPacer(u float64, edits ...func(*pacerConfig)) *memoryPacer {
-	cfg := pacerConfig{
-		baseDelay:     time.Second,
-		jitter:        0.5,
-		maxDelay:      time.Minute,
-		maxCrawlDelay: time.Minute,
-		maxInFlight:   1,
-		maxHosts:      1000,
-		rand:          func() float64 { return u },
-	}
-	for _, edit := range edits {
-		edit(&cfg)
-	}
-	return newMemoryPacer(cfg)
-}
-
-func withInFlight(n int) func(*pacerConfig) { return func(c *pacerConfig) { c.maxInFlight = n } }
-
-func withBaseDelay(d time.Duration) func(*pacerConfig) {
-	return func(c *pacerConfig) { c.baseDelay = d }
-}
-
-func withMaxHosts(n int) func(*pacerConfig) { return func(c *pacerConfig) { c.maxHosts = n } }
-
-// mustAcquire acquires key without a deadline. Call it from the test's goroutine.
-func mustAcquire(t testing.TB, p *memoryPacer, key string, floor time.Duration) ticket {
-	t.Helper()
-	tk, err := p.acquire(context.Background(), key, floor)
-	if err != nil {
-		t.Fatalf("acquire(%q) = %v", key, err)
-	}
-	return tk
-}
-
-// request sends one request to key that is answered after ttfb with o, and
-// returns when it started.
-func request(t testing.TB, p *memoryPacer, key string, floor, ttfb time.Duration, o outcome) time.Time {
-	t.Helper()
-	tk := mustAcquire(t, p, key, floor)
-	time.Sleep(ttfb)
-	p.observe(tk, o)
-	return p.clock.timeOf(tk.start)
-}
-
-// stateOf returns key's entry in p's snapshot.
-func stateOf(t testing.TB, p *memoryPacer, key string) hostSnapshot {
-	t.Helper()
-	for _, s := range p.snapshot() {
-		if s.key == key {
-			return s
-		}
-	}
-	t.Fatalf("snapshot has no host %q", key)
-	return hostSnapshot{}
-}
-
-func keysOf(p *memoryPacer) []string {
-	var keys []string
-	for _, s := range p.snapshot() {
-		keys = append(keys, s.key)
-	}
-	return keys
-}
-
-// admission is what an acquire running in its own goroutine returned, and when.
-type admission struct {
-	t   ticket
-	err error
-	at  time.Time
-}
-
-// goAcquire acquires key in a new goroutine, and waits until that goroutine
-// is admitted or blocked.
-func goAcquire(ctx context.Context, p *memoryPacer, key string, floor time.Duration) <-chan admission {
-	ch := make(chan admission, 1)
-	go func() {
-		tk, err := p.acquire(ctx, key, floor)
-		ch <- admission{tk, err, time.Now()}
-	}()
-	synctest.Wait()
-	return ch
-}
-
-// pending fails the test if ch already has a result.
-func pending(t *testing.T, ch <-chan admission, when string) {
-	t.Helper()
-	select {
-	case a := <-ch:
-		t.Fatalf("%s: acquire returned (%v) at %v; want it still waiting", when, a.err, a.at)
-	default:
-	}
-}
-
-func TestPacerNextStart(t *testing.T) {
+func TestPolicyPace(t *testing.T) {
 	const ms = time.Millisecond
 	type step struct {
 		ttfb time.Duration
@@ -142,28 +28,28 @@ func TestPacerNextStart(t *testing.T) {
 		wantEst  time.Duration
 		wantPace time.Duration
 	}{
-		{name: "T1 u=0", steps: []step{{100 * ms, outSuccess}},
+		{name: "base delay, u=0", steps: []step{{100 * ms, outSuccess}},
 			wantGap: time.Second, wantEst: 100 * ms, wantPace: time.Second},
-		{name: "T1 u=0.999", u: 0.999, steps: []step{{100 * ms, outSuccess}},
+		{name: "base delay, u=0.999", u: 0.999, steps: []step{{100 * ms, outSuccess}},
 			wantGap: 1499500 * time.Microsecond, wantEst: 100 * ms, wantPace: time.Second},
-		{name: "T2 Crawl-delay is jittered upward", u: 0.5, floor: 10 * time.Second, steps: []step{{100 * ms, outSuccess}},
+		{name: "Crawl-delay is jittered upward", u: 0.5, floor: 10 * time.Second, steps: []step{{100 * ms, outSuccess}},
 			wantGap: 12500 * ms, wantEst: 100 * ms, wantPace: 10 * time.Second},
-		{name: "T3 Crawl-delay clamped to maxCrawlDelay", floor: time.Hour, steps: []step{{100 * ms, outSuccess}},
+		{name: "Crawl-delay clamped to maxCrawlDelay", floor: time.Hour, steps: []step{{100 * ms, outSuccess}},
 			wantGap: time.Minute, wantEst: 100 * ms, wantPace: time.Minute},
 		{name: "Crawl-delay may exceed maxDelay", floor: 30 * time.Second, steps: []step{{100 * ms, outSuccess}},
-			edit:    func(c *pacerConfig) { c.maxDelay = 5 * time.Second },
+			edit:    func(c *pacerConfig) { c.policy.maxDelay = 5 * time.Second },
 			wantGap: 30 * time.Second, wantEst: 100 * ms, wantPace: 30 * time.Second},
-		{name: "T4 Crawl-delay cannot undercut baseDelay", floor: 100 * ms, steps: []step{{100 * ms, outSuccess}},
+		{name: "Crawl-delay cannot undercut baseDelay", floor: 100 * ms, steps: []step{{100 * ms, outSuccess}},
 			wantGap: time.Second, wantEst: 100 * ms, wantPace: time.Second},
-		{name: "T5 slow first response", steps: []step{{3 * time.Second, outSuccess}},
+		{name: "slow first response", steps: []step{{3 * time.Second, outSuccess}},
 			wantGap: 6 * time.Second, wantEst: 3 * time.Second, wantPace: 6 * time.Second},
-		{name: "T6 one fast response", steps: []step{{3 * time.Second, outSuccess}, {100 * ms, outSuccess}},
+		{name: "one fast response", steps: []step{{3 * time.Second, outSuccess}, {100 * ms, outSuccess}},
 			wantGap: 3100 * ms, wantEst: 1550 * ms, wantPace: 3100 * ms},
-		{name: "T6 two fast responses", steps: []step{{3 * time.Second, outSuccess}, {100 * ms, outSuccess}, {100 * ms, outSuccess}},
+		{name: "two fast responses", steps: []step{{3 * time.Second, outSuccess}, {100 * ms, outSuccess}, {100 * ms, outSuccess}},
 			wantGap: 1650 * ms, wantEst: 825 * ms, wantPace: 1650 * ms},
-		{name: "T6 three fast responses", steps: []step{{3 * time.Second, outSuccess}, {100 * ms, outSuccess}, {100 * ms, outSuccess}, {100 * ms, outSuccess}},
+		{name: "three fast responses", steps: []step{{3 * time.Second, outSuccess}, {100 * ms, outSuccess}, {100 * ms, outSuccess}, {100 * ms, outSuccess}},
 			wantGap: time.Second, wantEst: 462500 * time.Microsecond, wantPace: time.Second},
-		{name: "T7 fast 404 cannot lower the estimate", steps: []step{{3 * time.Second, outSuccess}, {50 * ms, outNeutral}},
+		{name: "fast 404 cannot lower the estimate", steps: []step{{3 * time.Second, outSuccess}, {50 * ms, outNeutral}},
 			wantGap: 6 * time.Second, wantEst: 3 * time.Second, wantPace: 6 * time.Second},
 		{name: "slow 404 raises the estimate", steps: []step{{100 * ms, outSuccess}, {2 * time.Second, outNeutral}},
 			wantGap: 4 * time.Second, wantEst: 2 * time.Second, wantPace: 4 * time.Second},
@@ -201,8 +87,8 @@ func TestPacerNextStart(t *testing.T) {
 	}
 }
 
-func TestPacerBackoff(t *testing.T) {
-	t.Run("T8 429 without Retry-After", func(t *testing.T) {
+func TestPolicyBackoff(t *testing.T) {
+	t.Run("429 without Retry-After", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0)
 			t0 := time.Now()
@@ -225,14 +111,14 @@ func TestPacerBackoff(t *testing.T) {
 		})
 	})
 
-	// T9 and the rule that Retry-After is a floor on the pause, never a ceiling.
+	// The rule that Retry-After is a floor on the pause, never a ceiling.
 	tests := []struct {
 		name        string
 		retryAfter  time.Duration
 		wantBlocked time.Duration // after the response
 		wantCounted uint64
 	}{
-		{"T9 Retry-After 120", 120 * time.Second, 120 * time.Second, 1},
+		{"Retry-After 120", 120 * time.Second, 120 * time.Second, 1},
 		{"Retry-After shorter than the pause", 2 * time.Second, 5 * time.Second, 1},
 		{"Retry-After above the cap", 2 * time.Hour, time.Hour, 1},
 		{"no Retry-After", 0, 5 * time.Second, 0},
@@ -266,8 +152,8 @@ func TestPacerBackoff(t *testing.T) {
 	})
 }
 
-func TestPacerEscalatesOncePerIncident(t *testing.T) {
-	t.Run("T13 three 503s in flight", func(t *testing.T) {
+func TestPolicyEscalatesOncePerIncident(t *testing.T) {
+	t.Run("three 503s in flight", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0, withInFlight(3))
 			t0 := time.Now()
@@ -303,8 +189,8 @@ func TestPacerEscalatesOncePerIncident(t *testing.T) {
 	})
 }
 
-func TestPacerBackoffLevels(t *testing.T) {
-	// T14: each incident comes from a request started after the last escalation.
+func TestPolicyBackoffLevels(t *testing.T) {
+	// Each incident comes from a request started after the last escalation.
 	synctest.Test(t, func(t *testing.T) {
 		p := newTestPacer(0)
 		want := []struct {
@@ -335,8 +221,8 @@ func TestPacerBackoffLevels(t *testing.T) {
 	})
 }
 
-func TestPacerRecovery(t *testing.T) {
-	t.Run("T15 five fresh successes per level", func(t *testing.T) {
+func TestPolicyRecovery(t *testing.T) {
+	t.Run("five fresh successes per level", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0)
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
@@ -363,7 +249,7 @@ func TestPacerRecovery(t *testing.T) {
 		})
 	})
 
-	t.Run("T15 successes started before the escalation do not count", func(t *testing.T) {
+	t.Run("successes started before the escalation do not count", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0, withInFlight(10))
 			var old []ticket
@@ -400,7 +286,7 @@ func TestPacerRecovery(t *testing.T) {
 	})
 }
 
-func TestPacerForget(t *testing.T) {
+func TestPolicyForget(t *testing.T) {
 	// level3 raises key to level 3 and returns when the last signal arrived.
 	level3 := func(t *testing.T, p *memoryPacer) time.Time {
 		for range 3 {
@@ -412,7 +298,7 @@ func TestPacerForget(t *testing.T) {
 		return time.Now()
 	}
 
-	t.Run("T16 level forgotten after 30 quiet minutes", func(t *testing.T) {
+	t.Run("level forgotten after 30 quiet minutes", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0)
 			level3(t, p)
@@ -425,8 +311,8 @@ func TestPacerForget(t *testing.T) {
 				t.Errorf("at +30m: level %d, pace %v; want 0, 1s", s.level, s.pace)
 			}
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outNeutral)
-			if p.shard(pacerKey).hosts[pacerKey].level != 0 || p.shard(pacerKey).hosts[pacerKey].streak != 0 {
-				t.Errorf("stored level %d, streak %d after a response; want 0, 0", p.shard(pacerKey).hosts[pacerKey].level, p.shard(pacerKey).hosts[pacerKey].streak)
+			if p.shard(pacerKey).hosts[pacerKey].pace.level != 0 || p.shard(pacerKey).hosts[pacerKey].pace.streak != 0 {
+				t.Errorf("stored level %d, streak %d after a response; want 0, 0", p.shard(pacerKey).hosts[pacerKey].pace.level, p.shard(pacerKey).hosts[pacerKey].pace.streak)
 			}
 		})
 	})
@@ -457,650 +343,16 @@ func TestPacerForget(t *testing.T) {
 	})
 }
 
-func TestPacerInFlightCap(t *testing.T) {
-	t.Run("T17 slow response holds the only slot", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			p := newTestPacer(0)
-			t0 := time.Now()
-			a := mustAcquire(t, p, pacerKey, 0)
-			b := goAcquire(context.Background(), p, pacerKey, 0)
-			time.Sleep(time.Second)
-			synctest.Wait()
-			pending(t, b, "at +1s")
-			time.Sleep(8900 * time.Millisecond)
-			synctest.Wait()
-			pending(t, b, "at +9.9s")
-			if s := stateOf(t, p, pacerKey); s.waiting != 1 || s.inFlight != 1 {
-				t.Errorf("waiting %d, in flight %d; want 1, 1", s.waiting, s.inFlight)
-			}
-			time.Sleep(100 * time.Millisecond)
-			p.observe(a, outSuccess)
-			if got := (<-b).at.Sub(t0); got != 20*time.Second {
-				t.Errorf("second request started at +%v; want +20s", got)
-			}
-		})
-	})
-
-	t.Run("maxInFlight 3", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			p := newTestPacer(0, withInFlight(3), withBaseDelay(0))
-			t0 := time.Now()
-			var tks []ticket
-			for range 3 {
-				tks = append(tks, mustAcquire(t, p, pacerKey, 0))
-			}
-			if time.Since(t0) != 0 {
-				t.Fatalf("three requests took %v to start; want 0", time.Since(t0))
-			}
-			d := goAcquire(context.Background(), p, pacerKey, 0)
-			time.Sleep(time.Second)
-			synctest.Wait()
-			pending(t, d, "with 3 in flight")
-			p.observe(tks[1], outIgnore)
-			if got := (<-d).at.Sub(t0); got != time.Second {
-				t.Errorf("fourth request started at +%v; want +1s, when a slot freed", got)
-			}
-		})
-	})
-}
-
-func TestPacerFIFO(t *testing.T) {
-	tests := []struct {
-		name     string
-		base     time.Duration
-		wantStep time.Duration
-	}{
-		{"waiting on the pace", time.Second, time.Second},
-		{"waiting for a slot", 0, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0, withBaseDelay(tc.base))
-				first := mustAcquire(t, p, pacerKey, 0)
-				var (
-					mu     sync.Mutex
-					order  []int
-					starts []time.Time
-					wg     sync.WaitGroup
-				)
-				const n = 8
-				for i := range n {
-					wg.Go(func() {
-						tk, err := p.acquire(context.Background(), pacerKey, 0)
-						if err != nil {
-							t.Errorf("acquire %d: %v", i, err)
-							return
-						}
-						mu.Lock()
-						order = append(order, i)
-						starts = append(starts, p.clock.timeOf(tk.start))
-						mu.Unlock()
-						p.observe(tk, outSuccess)
-					})
-					synctest.Wait() // i is queued before i+1 arrives
-				}
-				p.observe(first, outSuccess)
-				wg.Wait()
-				if want := []int{0, 1, 2, 3, 4, 5, 6, 7}; !slices.Equal(order, want) {
-					t.Errorf("admitted in order %v; want %v", order, want)
-				}
-				for i := 1; i < len(starts); i++ {
-					if got := starts[i].Sub(starts[i-1]); got != tc.wantStep {
-						t.Errorf("start %d came %v after start %d; want %v", i, got, i-1, tc.wantStep)
-					}
-				}
-			})
-		})
-	}
-}
-
-// TestPacerNewcomerQueuesBehindWaiter checks that a request arriving when
-// the host is free, but while another still waits to be woken, does not
-// take the fast path past it.
-func TestPacerNewcomerQueuesBehindWaiter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0, withBaseDelay(0)) // one slot, no pace
-		first := mustAcquire(t, p, pacerKey, 0)
-		var (
-			mu    sync.Mutex
-			order []string
-		)
-		admitted := func(who string, tk ticket) {
-			mu.Lock()
-			order = append(order, who)
-			mu.Unlock()
-			p.observe(tk, outSuccess)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			tk, err := p.acquire(context.Background(), pacerKey, 0)
-			if err != nil {
-				t.Errorf("waiter: %v", err)
-				return
-			}
-			admitted("waiter", tk)
-		}()
-		synctest.Wait()              // the waiter is queued for the slot
-		p.observe(first, outSuccess) // frees the slot and wakes the waiter
-		admitted("newcomer", mustAcquire(t, p, pacerKey, 0))
-		<-done
-		if want := []string{"waiter", "newcomer"}; !slices.Equal(order, want) {
-			t.Errorf("admitted in order %v; want %v", order, want)
-		}
-	})
-}
-
-func TestPacerSignalDelaysWaiters(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0, withInFlight(3))
-		t0 := time.Now()
-		a := mustAcquire(t, p, pacerKey, 0)
-		var got [2]time.Duration
-		var wg sync.WaitGroup
-		for i := range got {
-			wg.Go(func() {
-				tk, err := p.acquire(context.Background(), pacerKey, 0)
-				if err != nil {
-					t.Errorf("acquire: %v", err)
-					return
-				}
-				got[i] = p.clock.timeOf(tk.start).Sub(t0)
-				p.observe(tk, outSuccess)
-			})
-			synctest.Wait()
-		}
-		time.Sleep(500 * time.Millisecond)
-		p.observe(a, outSignal) // blocked until +5.5s; then the pace is 2s
-		wg.Wait()
-		if want := [2]time.Duration{5500 * time.Millisecond, 7500 * time.Millisecond}; got != want {
-			t.Errorf("waiters started at %v; want %v", got, want)
-		}
-	})
-}
-
-func TestPacerCancel(t *testing.T) {
-	t.Run("already cancelled", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			p := newTestPacer(0)
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			if _, err := p.acquire(ctx, "new.example", 0); err != context.Canceled {
-				t.Errorf("acquire on a new host = %v; want context.Canceled", err)
-			}
-			if keys := keysOf(p); len(keys) != 0 {
-				t.Errorf("hosts after a cancelled acquire: %v; want none", keys)
-			}
-			request(t, p, pacerKey, 0, 0, outSuccess)
-			time.Sleep(time.Minute)
-			before := stateOf(t, p, pacerKey)
-			if _, err := p.acquire(ctx, pacerKey, 0); err != context.Canceled {
-				t.Errorf("acquire on an idle host = %v; want context.Canceled", err)
-			}
-			if after := stateOf(t, p, pacerKey); after != before {
-				t.Errorf("state changed:\n%+v\nwant\n%+v", after, before)
-			}
-		})
-	})
-
-	// T18: the cancelled waiter returns at once, uses no slot, changes
-	// nothing, and the others start when they would have.
-	tests := []struct {
-		name     string
-		inFlight bool  // the first request is still in flight
-		cancel   int   // index of the waiter to cancel
-		want     []int // start of each waiter in seconds; -1 for the cancelled one
-	}{
-		{"head of the queue", false, 0, []int{-1, 1, 2}},
-		{"middle of the queue", false, 1, []int{1, -1, 2}},
-		{"waiting for a slot", true, 0, []int{-1, 5, 6}},
-	}
-	for _, tc := range tests {
-		t.Run("T18 "+tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0)
-				t0 := time.Now()
-				first := mustAcquire(t, p, pacerKey, 0)
-				if !tc.inFlight {
-					p.observe(first, outNeutral)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				var waiters []<-chan admission
-				for i := range tc.want {
-					wctx := context.Background()
-					if i == tc.cancel {
-						wctx = ctx
-					}
-					waiters = append(waiters, goAcquire(wctx, p, pacerKey, 0))
-				}
-				before := stateOf(t, p, pacerKey)
-				time.Sleep(500 * time.Millisecond)
-				cancel()
-				a := <-waiters[tc.cancel]
-				if a.err != context.Canceled || a.at.Sub(t0) != 500*time.Millisecond {
-					t.Errorf("cancelled waiter returned %v at +%v; want context.Canceled at +500ms", a.err, a.at.Sub(t0))
-				}
-				synctest.Wait()
-				after := stateOf(t, p, pacerKey)
-				if after.waiting != before.waiting-1 {
-					t.Errorf("waiting = %d; want %d", after.waiting, before.waiting-1)
-				}
-				after.waiting = before.waiting
-				if after != before {
-					t.Errorf("state changed:\n%+v\nwant\n%+v", after, before)
-				}
-				if tc.inFlight {
-					time.Sleep(4500 * time.Millisecond)
-					p.observe(first, outIgnore) // at +5s, latency not learned
-				}
-				for i, w := range waiters {
-					if i == tc.cancel {
-						continue
-					}
-					a := <-w
-					if a.err != nil || a.at.Sub(t0) != time.Duration(tc.want[i])*time.Second {
-						t.Errorf("waiter %d: %v at +%v; want nil at +%ds", i, a.err, a.at.Sub(t0), tc.want[i])
-					}
-					p.observe(a.t, outSuccess)
-				}
-			})
-		})
-	}
-}
-
-// TestPacerQueueEmptiesOnEveryExit checks that each way out of the slow
-// path takes the goroutine out of the host's queue: a count left behind
-// would send every later request of the host down the slow path.
-func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
-	queued := func(p *memoryPacer) int {
-		s := p.shard(pacerKey)
-		s.mu.Lock()
-		h := s.hosts[pacerKey]
-		s.mu.Unlock()
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return h.queued
-	}
-	tests := []struct {
-		name string
-		// run sends requests to pacerKey, paced at 1s, one of which is in
-		// flight, and returns when each has returned or started.
-		run func(t *testing.T, p *memoryPacer)
-	}{
-		{"started after waiting", func(t *testing.T, p *memoryPacer) {
-			a := <-goAcquire(context.Background(), p, pacerKey, 0)
-			p.observe(a.t, outSuccess)
-		}},
-		{"cancelled at the head", func(t *testing.T, p *memoryPacer) {
-			ctx, cancel := context.WithCancel(context.Background())
-			w := goAcquire(ctx, p, pacerKey, 0)
-			cancel()
-			<-w
-		}},
-		{"cancelled behind the head", func(t *testing.T, p *memoryPacer) {
-			ctx, cancel := context.WithCancel(context.Background())
-			head := goAcquire(context.Background(), p, pacerKey, 0)
-			w := goAcquire(ctx, p, pacerKey, 0)
-			cancel()
-			<-w
-			a := <-head
-			p.observe(a.t, outSuccess)
-		}},
-		{"deadline before the start, behind the head", func(t *testing.T, p *memoryPacer) {
-			head := goAcquire(context.Background(), p, pacerKey, 0)
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-			defer cancel()
-			<-goAcquire(ctx, p, pacerKey, 0)
-			a := <-head
-			p.observe(a.t, outSuccess)
-		}},
-		{"deadline before the start, at the head", func(t *testing.T, p *memoryPacer) {
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-			defer cancel()
-			<-goAcquire(ctx, p, pacerKey, 0)
-		}},
-		{"deadline while waiting for a slot", func(t *testing.T, p *memoryPacer) {
-			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-			defer cancel()
-			<-goAcquire(ctx, p, pacerKey, 0)
-		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0)
-				first := mustAcquire(t, p, pacerKey, 0) // in flight until observed
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					tc.run(t, p)
-				}()
-				time.Sleep(2 * time.Second)
-				p.observe(first, outSuccess)
-				<-done
-				synctest.Wait()
-				if n := queued(p); n != 0 {
-					t.Errorf("queued = %d after every request returned; want 0", n)
-				}
-			})
-		})
-	}
-}
-
-// TestPacerMadeOutsideABubble checks that a pacer made before a
-// testing/synctest bubble, whose clock reads 2000, serves a new host at once
-// inside it and still backs off, as a transport in a package variable
-// would in a user's test.
-func TestPacerMadeOutsideABubble(t *testing.T) {
-	p := newTestPacer(0)
-	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		tk, err := p.acquire(ctx, pacerKey, 0)
-		if err != nil {
-			t.Fatalf("first request to a new host: %v; want it admitted at once", err)
-		}
-		p.observe(tk, outSignal)
-		if s := stateOf(t, p, pacerKey); s.level != 1 || !s.blockedUntil.After(time.Now()) {
-			t.Errorf("after a 429: level %d, blocked until %v (now %v); want level 1 and a pause", s.level, s.blockedUntil, time.Now())
-		}
-	})
-}
-
-func TestPacerDeadline(t *testing.T) {
-	// checkFastFail checks that err is a *DeadlineError returned at once.
-	checkFastFail := func(t *testing.T, err error, called time.Time, earliest, deadline time.Time) {
-		t.Helper()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("errors.Is(%v, context.DeadlineExceeded) = false", err)
-		}
-		var de *DeadlineError
-		if !errors.As(err, &de) {
-			t.Fatalf("acquire = %v; want a *DeadlineError", err)
-		}
-		if de.Host != pacerKey || !de.Earliest.Equal(earliest) || !de.Deadline.Equal(deadline) {
-			t.Errorf("DeadlineError{%q, %v, %v}; want {%q, %v, %v}",
-				de.Host, de.Earliest, de.Deadline, pacerKey, earliest, deadline)
-		}
-		if waited := time.Since(called); waited != 0 {
-			t.Errorf("acquire waited %v before failing; want 0", waited)
-		}
-	}
-
-	tests := []struct {
-		name string
-		o    outcome       // how the first request ends, after 100ms
-		gap  time.Duration // from the earliest start to the deadline
-	}{
-		{"T19 backoff outlasts the deadline", outcome{class: classSignal, retryAfter: 2 * time.Minute}, -time.Minute},
-		{"pace outlasts the deadline", outSuccess, -500 * time.Millisecond},
-		{"deadline at the earliest start", outSuccess, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0)
-				request(t, p, pacerKey, 0, 100*time.Millisecond, tc.o)
-				before := stateOf(t, p, pacerKey)
-				earliest := before.blockedUntil
-				if tc.o.class == classSuccess {
-					earliest = before.lastStart.Add(time.Second)
-				}
-				deadline := earliest.Add(tc.gap)
-				ctx, cancel := context.WithDeadline(context.Background(), deadline)
-				defer cancel()
-				called := time.Now()
-				_, err := p.acquire(ctx, pacerKey, 0)
-				checkFastFail(t, err, called, earliest, deadline)
-				if after := stateOf(t, p, pacerKey); after != before {
-					t.Errorf("state changed:\n%+v\nwant\n%+v", after, before)
-				}
-			})
-		})
-	}
-
-	t.Run("queued behind another waiter", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			p := newTestPacer(0)
-			start := request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess)
-			head := goAcquire(context.Background(), p, pacerKey, 0)
-			deadline := start.Add(500 * time.Millisecond)
-			ctx, cancel := context.WithDeadline(context.Background(), deadline)
-			defer cancel()
-			called := time.Now()
-			_, err := p.acquire(ctx, pacerKey, 0)
-			checkFastFail(t, err, called, start.Add(time.Second), deadline)
-			if a := <-head; a.err != nil || a.at.Sub(start) != time.Second {
-				t.Errorf("head waiter: %v at +%v; want nil at +1s", a.err, a.at.Sub(start))
-			}
-		})
-	})
-
-	t.Run("deadline after the earliest start", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			p := newTestPacer(0)
-			start := request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess)
-			ctx, cancel := context.WithDeadline(context.Background(), start.Add(time.Second+time.Millisecond))
-			defer cancel()
-			tk, err := p.acquire(ctx, pacerKey, 0)
-			if err != nil || p.clock.timeOf(tk.start).Sub(start) != time.Second {
-				t.Errorf("acquire = %v at +%v; want nil at +1s", err, p.clock.timeOf(tk.start).Sub(start))
-			}
-		})
-	})
-
-	t.Run("deadline passes while waiting for a slot", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			p := newTestPacer(0)
-			first := mustAcquire(t, p, pacerKey, 0)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			t0 := time.Now()
-			_, err := p.acquire(ctx, pacerKey, 0)
-			if err != context.DeadlineExceeded || time.Since(t0) != 3*time.Second {
-				t.Errorf("acquire = %v after %v; want context.DeadlineExceeded after 3s (no start time is known)", err, time.Since(t0))
-			}
-			p.observe(first, outSuccess)
-		})
-	})
-}
-
-func TestPacerOutcomeClasses(t *testing.T) {
-	// T20, through classify: every class releases the slot.
-	timeout := &url.Error{Op: "Get", URL: "https://example.com/", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}}
-	nxdomain := &url.Error{Op: "Get", URL: "https://example.com/", Err: &net.OpError{Op: "dial", Net: "tcp",
-		Err: &net.DNSError{Err: "no such host", Name: "example.com", IsNotFound: true}}}
-	tests := []struct {
-		name      string
-		resp      *http.Response
-		err       error
-		ctxErr    error
-		wantClass outcomeClass
-		wantLevel int
-		wantEst   time.Duration
-	}{
-		{"transport timeout", nil, timeout, nil, classSignal, 1, time.Second},
-		{"DNS NXDOMAIN", nil, nxdomain, nil, classNeutral, 0, time.Second},
-		{"caller cancelled", nil, context.Canceled, context.Canceled, classIgnore, 0, 0},
-		{"caller's deadline", nil, context.DeadlineExceeded, context.DeadlineExceeded, classNeutral, 0, time.Second},
-		{"503", &http.Response{StatusCode: 503}, nil, nil, classSignal, 1, time.Second},
-		{"200", &http.Response{StatusCode: 200}, nil, nil, classSuccess, 0, time.Second},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0)
-				tk := mustAcquire(t, p, pacerKey, 0)
-				time.Sleep(time.Second)
-				o := classify(tc.resp, tc.err, tc.ctxErr)
-				if o.class != tc.wantClass {
-					t.Errorf("class = %d; want %d", o.class, tc.wantClass)
-				}
-				p.observe(tk, o)
-				s := stateOf(t, p, pacerKey)
-				if s.inFlight != 0 || s.level != tc.wantLevel || s.latency != tc.wantEst {
-					t.Errorf("in flight %d, level %d, latency %v; want 0, %d, %v", s.inFlight, s.level, s.latency, tc.wantLevel, tc.wantEst)
-				}
-			})
-		})
-	}
-}
-
-func TestPacerHostsIndependent(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0)
-		ctx, cancel := context.WithCancel(context.Background())
-
-		// slow.example is backed off for an hour, with two requests queued.
-		request(t, p, "slow.example", 0, time.Second, outcome{class: classSignal, retryAfter: time.Hour})
-		slow1 := goAcquire(ctx, p, "slow.example", 0)
-		slow2 := goAcquire(ctx, p, "slow.example", 0)
-		// busy.example has a request in flight and one waiting for its slot.
-		busy := mustAcquire(t, p, "busy.example", 0)
-		busyWaiter := goAcquire(ctx, p, "busy.example", 0)
-
-		t0 := time.Now()
-		for _, key := range []string{"fast-1.example", "fast-2.example", "fast-3.example"} {
-			request(t, p, key, 0, 0, outSuccess)
-		}
-		if len(p.snapshot()) != 5 {
-			t.Errorf("snapshot has %d hosts; want 5", len(p.snapshot()))
-		}
-		if waited := time.Since(t0); waited != 0 {
-			t.Errorf("requests to idle hosts waited %v; want 0", waited)
-		}
-
-		cancel()
-		for _, ch := range []<-chan admission{slow1, slow2, busyWaiter} {
-			if a := <-ch; a.err != context.Canceled {
-				t.Errorf("waiter: %v; want context.Canceled", a.err)
-			}
-		}
-		p.observe(busy, outSuccess)
-	})
-}
-
-func TestPacerEviction(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0, withMaxHosts(4))
-		request(t, p, "backed-off", 0, 100*time.Millisecond, outSignal)
-		request(t, p, "idle-1", 0, 100*time.Millisecond, outSuccess)
-		request(t, p, "idle-2", 0, 100*time.Millisecond, outSuccess)
-		busy := mustAcquire(t, p, "busy", 0)
-		time.Sleep(10 * time.Minute) // backed-off's pause is over; its level is not forgotten
-
-		request(t, p, "new-1", 0, 0, outSuccess)
-		if got, want := keysOf(p), []string{"backed-off", "busy", "new-1"}; !slices.Equal(got, want) {
-			t.Fatalf("hosts after the sweep: %v; want %v", got, want)
-		}
-		if got := p.sweepAt.Load(); got != 4 {
-			t.Errorf("sweepAt = %d; want max(maxHosts, 2×2) = 4", got)
-		}
-		request(t, p, "idle-1", 0, 0, outSuccess) // forgotten: starts at once
-		if s := stateOf(t, p, "idle-1"); s.requests != 1 {
-			t.Errorf("idle-1 re-seen with %d requests; want 1 (fresh state)", s.requests)
-		}
-
-		time.Sleep(20 * time.Minute) // 30m after backed-off's signal
-		p.observe(busy, outSuccess)
-		request(t, p, "new-2", 0, 0, outSuccess)
-		if got, want := keysOf(p), []string{"new-2"}; !slices.Equal(got, want) {
-			t.Errorf("hosts after the second sweep: %v; want %v", got, want)
-		}
-	})
-}
-
-func TestPacerSweepAmortised(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0, withMaxHosts(2))
-		var tks []ticket
-		var sweepAts []int
-		for i := range 33 {
-			tks = append(tks, mustAcquire(t, p, fmt.Sprint("busy-", i), 0))
-			if n := len(sweepAts); n == 0 || sweepAts[n-1] != int(p.sweepAt.Load()) {
-				sweepAts = append(sweepAts, int(p.sweepAt.Load()))
-			}
-		}
-		// Nothing can be evicted, so each sweep doubles the next one's size.
-		if want := []int{2, 4, 8, 16, 32, 64}; !slices.Equal(sweepAts, want) {
-			t.Errorf("sweep sizes %v; want %v", sweepAts, want)
-		}
-		for _, tk := range tks {
-			p.observe(tk, outSuccess)
-		}
-		time.Sleep(time.Minute)
-		request(t, p, "one-more", 0, 0, outSuccess) // the bound is soft: no sweep until 64
-		if n := len(p.snapshot()); n != 34 {
-			t.Errorf("%d hosts; want 34", n)
-		}
-	})
-}
-
-func TestPacerLogsOutsideLocks(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var p *memoryPacer
-		var logged [][]any
-		p = newTestPacer(0, func(c *pacerConfig) {
-			c.log = func(event string, args ...any) {
-				if s := p.shard(pacerKey); !s.mu.TryLock() {
-					t.Errorf("log called with the host map locked")
-				} else {
-					h := s.hosts[pacerKey]
-					s.mu.Unlock()
-					if !h.mu.TryLock() {
-						t.Errorf("log called with the host locked")
-					} else {
-						h.mu.Unlock()
-					}
-				}
-				logged = append(logged, append([]any{event}, args...))
-			}
-		})
-		request(t, p, pacerKey, 0, 0, outcome{class: classSignal, retryAfter: 2 * time.Minute})
-		request(t, p, pacerKey, 0, 0, outSuccess)
-		request(t, p, pacerKey, 0, 0, outSignal)
-		want := [][]any{
-			{"polite: backing off", "host", pacerKey, "level", 1, "pause", 2 * time.Minute, "retry_after", 2 * time.Minute},
-			{"polite: backing off", "host", pacerKey, "level", 2, "pause", 10 * time.Second, "retry_after", time.Duration(0)},
-		}
-		if !slices.EqualFunc(logged, want, slices.Equal) {
-			t.Errorf("logged %v; want %v", logged, want)
-		}
-	})
-}
-
-func TestPacerNoAllocs(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0.5, withBaseDelay(0))
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		request(t, p, pacerKey, 0, 0, outSuccess)
-		allocs := testing.AllocsPerRun(100, func() {
-			tk, err := p.acquire(ctx, pacerKey, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.observe(tk, outSuccess)
-		})
-		if allocs != 0 {
-			t.Errorf("acquire+observe on a known idle host: %v allocations; want 0", allocs)
-		}
-	})
-}
-
-func TestNewMemoryPacerNormalises(t *testing.T) {
+func TestPolicyOutOfRangeValues(t *testing.T) {
 	tests := []struct {
 		name    string
 		cfg     func(*pacerConfig)
 		wantGap time.Duration
 	}{
-		{"maxDelay below baseDelay", func(c *pacerConfig) { c.baseDelay, c.maxDelay = 2*time.Second, time.Second }, 2 * time.Second},
-		{"rand above 1", func(c *pacerConfig) { c.rand = func() float64 { return 5 } }, 1500 * time.Millisecond},
-		{"rand below 0", func(c *pacerConfig) { c.rand = func() float64 { return -3 } }, time.Second},
-		{"rand NaN", func(c *pacerConfig) { c.rand = math.NaN }, time.Second},
-		{"negative jitter", func(c *pacerConfig) { c.jitter, c.rand = -1, func() float64 { return 0.9 } }, time.Second},
-		{"maxInFlight 0", func(c *pacerConfig) { c.maxInFlight = 0 }, time.Second},
+		{"maxDelay below baseDelay", func(c *pacerConfig) { c.policy.baseDelay, c.policy.maxDelay = 2*time.Second, time.Second }, 2 * time.Second},
+		{"rand above 1", func(c *pacerConfig) { c.policy.rand = func() float64 { return 5 } }, 1500 * time.Millisecond},
+		{"rand below 0", func(c *pacerConfig) { c.policy.rand = func() float64 { return -3 } }, time.Second},
+		{"rand NaN", func(c *pacerConfig) { c.policy.rand = math.NaN }, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1113,267 +365,4 @@ func TestNewMemoryPacerNormalises(t *testing.T) {
 			})
 		})
 	}
-}
-
-func TestPacerObserveZeroTicket(t *testing.T) {
-	p := newTestPacer(0)
-	p.observe(ticket{}, outSignal) // must not panic
-	if n := len(p.snapshot()); n != 0 {
-		t.Errorf("%d hosts; want 0", n)
-	}
-}
-
-// TestPacerConcurrent runs many goroutines over a few hosts, with sweeps and
-// snapshots on the way; run it with -race.
-func TestPacerConcurrent(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const (
-			hosts      = 8
-			goroutines = 64
-			each       = 20
-			base       = 10 * time.Millisecond
-			slots      = 2
-		)
-		p := newMemoryPacer(pacerConfig{baseDelay: base, jitter: 0.5, maxDelay: time.Second,
-			maxCrawlDelay: time.Second, maxInFlight: slots, maxHosts: hosts / 2})
-		var (
-			mu       sync.Mutex
-			starts   = map[string][]time.Time{}
-			inFlight = map[string]int{}
-			wg       sync.WaitGroup
-		)
-		outcomes := []outcome{outSignal, outNeutral, outIgnore, outSuccess, outSuccess,
-			outSuccess, outSuccess, outSuccess, outSuccess, outSuccess}
-		for g := range goroutines {
-			wg.Go(func() {
-				for i := range each {
-					key := fmt.Sprint("host-", (g+i)%hosts)
-					tk, err := p.acquire(context.Background(), key, 0)
-					if err != nil {
-						t.Errorf("acquire: %v", err)
-						return
-					}
-					mu.Lock()
-					starts[key] = append(starts[key], p.clock.timeOf(tk.start))
-					if inFlight[key]++; inFlight[key] > slots {
-						t.Errorf("%s: %d in flight", key, inFlight[key])
-					}
-					mu.Unlock()
-					time.Sleep(time.Duration(g%3) * time.Millisecond)
-					mu.Lock()
-					inFlight[key]--
-					mu.Unlock()
-					p.observe(tk, outcomes[(g*each+i)%len(outcomes)])
-					if i%4 == 0 {
-						for _, s := range p.snapshot() {
-							if s.inFlight > slots || s.level > maxLevel || s.waiting < 0 {
-								t.Errorf("bad snapshot %+v", s)
-							}
-						}
-					}
-				}
-			})
-		}
-		wg.Wait()
-
-		total := 0
-		for key, ts := range starts {
-			total += len(ts)
-			slices.SortFunc(ts, time.Time.Compare)
-			for i := 1; i < len(ts); i++ {
-				if gap := ts[i].Sub(ts[i-1]); gap < base {
-					t.Errorf("%s: starts %d and %d are %v apart; want >= %v", key, i-1, i, gap, base)
-				}
-			}
-		}
-		if total != goroutines*each {
-			t.Errorf("%d starts; want %d", total, goroutines*each)
-		}
-	})
-}
-
-// TestPacerProperties is T24: random sequences of requests, outcomes,
-// cancellations and deadlines over a few hosts never start a request
-// sooner than the hard minimums allow, nor before a backoff already in force.
-func TestPacerProperties(t *testing.T) {
-	const sequences = 300
-	for seed := range uint64(sequences) {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { checkRandomSequence(t, seed) })
-		})
-	}
-}
-
-func checkRandomSequence(t *testing.T, seed uint64) {
-	r := rand.New(rand.NewPCG(seed, 1))
-	pick := func(ds ...time.Duration) time.Duration { return ds[r.IntN(len(ds))] }
-	const ms = time.Millisecond
-	cfg := pacerConfig{
-		baseDelay:     pick(0, 100*ms, time.Second),
-		jitter:        []float64{0, 0.5, 1}[r.IntN(3)],
-		maxDelay:      pick(2*time.Second, time.Minute),
-		maxCrawlDelay: pick(0, 5*time.Second, time.Minute),
-		maxInFlight:   1 + r.IntN(3),
-		maxHosts:      1 + r.IntN(3),
-	}
-	var drawMu sync.Mutex
-	draws := rand.New(rand.NewPCG(seed, 2))
-	cfg.rand = func() float64 {
-		drawMu.Lock()
-		defer drawMu.Unlock()
-		return draws.Float64()
-	}
-	p := newMemoryPacer(cfg)
-
-	keys := []string{"a", "b", "c"}
-	floors := map[string]time.Duration{} // one robots.txt per key
-	for _, k := range keys {
-		floors[k] = pick(0, 500*ms, 3*time.Second, 2*time.Hour)
-	}
-	minGap := func(key string) time.Duration { return max(cfg.baseDelay, min(floors[key], cfg.maxCrawlDelay)) }
-
-	type event struct {
-		key       string
-		at, until time.Time // until: blockedUntil after a response
-	}
-	var (
-		mu       sync.Mutex
-		starts   []event
-		blocks   []event
-		inFlight = map[string]int{}
-		wg       sync.WaitGroup
-	)
-	n := 20 + r.IntN(40)
-	for range n {
-		time.Sleep(pick(0, 0, 100*ms, time.Second, 5*time.Second, 30*time.Second))
-		key := keys[r.IntN(len(keys))]
-		ttfb := pick(0, 50*ms, time.Second, 10*time.Second)
-		o := outcome{class: outcomeClass(r.IntN(4))}
-		if o.class == classSignal && r.IntN(2) == 0 {
-			o.retryAfter = pick(time.Second, 30*time.Second, 2*time.Hour)
-		}
-		ctx, cancel := context.Background(), context.CancelFunc(func() {})
-		switch r.IntN(6) {
-		case 0:
-			ctx, cancel = context.WithTimeout(context.Background(), pick(100*ms, 2*time.Second, 20*time.Second))
-		case 1:
-			c, cc := context.WithCancel(context.Background())
-			stop := time.AfterFunc(pick(0, 500*ms, 10*time.Second), cc)
-			ctx, cancel = c, func() { stop.Stop(); cc() }
-		}
-		wg.Go(func() {
-			defer cancel()
-			tk, err := p.acquire(ctx, key, floors[key])
-			if err != nil {
-				var de *DeadlineError
-				switch {
-				case errors.As(err, &de):
-					if de.Host != key || de.Earliest.Before(de.Deadline) || time.Now().After(de.Deadline) {
-						t.Errorf("seed %d: %v returned at %v", seed, err, time.Now())
-					}
-				case err != context.Canceled && err != context.DeadlineExceeded:
-					t.Errorf("seed %d: acquire = %v", seed, err)
-				}
-				return
-			}
-			mu.Lock()
-			starts = append(starts, event{key: key, at: p.clock.timeOf(tk.start)})
-			if inFlight[key]++; inFlight[key] > cfg.maxInFlight {
-				t.Errorf("seed %d: %s has %d in flight; max %d", seed, key, inFlight[key], cfg.maxInFlight)
-			}
-			mu.Unlock()
-			time.Sleep(ttfb)
-			mu.Lock()
-			inFlight[key]--
-			mu.Unlock()
-			p.observe(tk, o)
-			for _, s := range p.snapshot() {
-				if s.key == key {
-					mu.Lock()
-					blocks = append(blocks, event{key: key, at: time.Now(), until: s.blockedUntil})
-					mu.Unlock()
-				}
-				if s.level < 0 || s.level > maxLevel {
-					t.Errorf("seed %d: %s at level %d", seed, s.key, s.level)
-				}
-			}
-		})
-	}
-	wg.Wait()
-
-	slices.SortStableFunc(starts, func(a, b event) int { return a.at.Compare(b.at) })
-	last := map[string]time.Time{}
-	for _, s := range starts {
-		if prev, ok := last[s.key]; ok && s.at.Sub(prev) < minGap(s.key) {
-			t.Errorf("seed %d: %s started at %v and %v: %v apart; want >= %v",
-				seed, s.key, prev, s.at, s.at.Sub(prev), minGap(s.key))
-		}
-		last[s.key] = s.at
-		for _, b := range blocks {
-			if b.key == s.key && b.at.Before(s.at) && s.at.Before(b.until) {
-				t.Errorf("seed %d: %s started at %v, before %v, blocked at %v", seed, s.key, s.at, b.until, b.at)
-			}
-		}
-	}
-}
-
-func BenchmarkPacerAcquireObserve(b *testing.B) {
-	const hosts = 1000
-	cfg := pacerConfig{baseDelay: 0, jitter: 0.5, maxDelay: time.Minute, maxCrawlDelay: time.Minute,
-		maxInFlight: 1, maxHosts: 1 << 20}
-	keySet := func(prefix string) []string {
-		keys := make([]string, hosts)
-		for i := range keys {
-			keys[i] = fmt.Sprintf("%s-host-%d.example", prefix, i)
-		}
-		return keys
-	}
-	warm := func(p *memoryPacer, keys []string) {
-		for _, k := range keys {
-			tk, _ := p.acquire(context.Background(), k, 0)
-			p.observe(tk, outSuccess)
-		}
-	}
-
-	b.Run("serial", func(b *testing.B) {
-		p := newMemoryPacer(cfg)
-		keys := keySet("s")
-		warm(p, keys)
-		ctx := context.Background()
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			tk, err := p.acquire(ctx, keys[i%hosts], 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p.observe(tk, outSuccess)
-			i++
-		}
-	})
-
-	b.Run("parallel", func(b *testing.B) {
-		// Each goroutine has hosts of its own, so that pacing never binds.
-		p := newMemoryPacer(cfg)
-		sets := make([][]string, 4*runtime.GOMAXPROCS(0))
-		for g := range sets {
-			sets[g] = keySet(fmt.Sprint("p", g))
-			warm(p, sets[g])
-		}
-		var next atomic.Int32
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			keys := sets[int(next.Add(1)-1)%len(sets)]
-			ctx := context.Background()
-			for i := 0; pb.Next(); i++ {
-				tk, err := p.acquire(ctx, keys[i%hosts], 0)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				p.observe(tk, outSuccess)
-			}
-		})
-	})
 }

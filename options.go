@@ -50,10 +50,13 @@ const (
 	DefaultMaxHosts      = 10000
 )
 
-// config is everything the options set.
+// config is everything the options set. Each option validates its value
+// when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent     string
-	pace          pacerConfig
+	policy        delayPolicy
+	maxInFlight   int
+	maxHosts      int // bounds the pacer's hosts and the robots.txt cache's origins
 	robotsTTL     time.Duration
 	robotsTimeout time.Duration
 	robotsFailure FailurePolicy
@@ -63,14 +66,14 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		pace: pacerConfig{
+		policy: delayPolicy{
 			baseDelay:     DefaultBaseDelay,
 			jitter:        DefaultJitter,
 			maxDelay:      DefaultMaxDelay,
 			maxCrawlDelay: DefaultMaxCrawlDelay,
-			maxInFlight:   DefaultMaxInFlight,
-			maxHosts:      DefaultMaxHosts,
 		},
+		maxInFlight:   DefaultMaxInFlight,
+		maxHosts:      DefaultMaxHosts,
 		robotsTTL:     DefaultRobotsTTL,
 		robotsTimeout: DefaultRobotsTimeout,
 	}
@@ -92,7 +95,7 @@ func WithUserAgent(ua string) Option {
 func WithBaseDelay(d time.Duration) Option {
 	return func(c *config) {
 		mustNotBeNegative("WithBaseDelay", d)
-		c.pace.baseDelay = d
+		c.policy.baseDelay = d
 	}
 }
 
@@ -104,7 +107,7 @@ func WithJitter(f float64) Option {
 		if !(f >= 0) {
 			panic(fmt.Sprintf("polite: WithJitter(%v): jitter must be >= 0", f))
 		}
-		c.pace.jitter = f
+		c.policy.jitter = f
 	}
 }
 
@@ -114,7 +117,7 @@ func WithJitter(f float64) Option {
 func WithMaxDelay(d time.Duration) Option {
 	return func(c *config) {
 		mustNotBeNegative("WithMaxDelay", d)
-		c.pace.maxDelay = d
+		c.policy.maxDelay = d
 	}
 }
 
@@ -123,7 +126,7 @@ func WithMaxDelay(d time.Duration) Option {
 func WithMaxCrawlDelay(d time.Duration) Option {
 	return func(c *config) {
 		mustNotBeNegative("WithMaxCrawlDelay", d)
-		c.pace.maxCrawlDelay = d
+		c.policy.maxCrawlDelay = d
 	}
 }
 
@@ -135,7 +138,7 @@ func WithMaxInFlight(n int) Option {
 		if n < 1 {
 			panic(fmt.Sprintf("polite: WithMaxInFlight(%d): must be >= 1", n))
 		}
-		c.pace.maxInFlight = n
+		c.maxInFlight = n
 	}
 }
 
@@ -189,7 +192,7 @@ func WithMaxHosts(n int) Option {
 		if n < 1 {
 			panic(fmt.Sprintf("polite: WithMaxHosts(%d): must be >= 1", n))
 		}
-		c.pace.maxHosts = n
+		c.maxHosts = n
 	}
 }
 

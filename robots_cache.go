@@ -3,59 +3,23 @@ package polite
 import (
 	"context"
 	"math/rand/v2"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// originKey names one robots.txt: RFC 9309 scopes a file to a scheme, host
-// and port. The host is lower-cased and the port explicit, so
-// "http://Example.com/" and "http://example.com:80/" share a key.
-type originKey struct {
-	scheme, host, port string
-}
-
-// originOf returns u's origin key, and ok=false when u is not an http or
-// https URL with a host.
-func originOf(u *url.URL) (k originKey, ok bool) {
-	switch {
-	case u.Scheme == "http" || strings.EqualFold(u.Scheme, "http"):
-		k.scheme, k.port = "http", "80"
-	case u.Scheme == "https" || strings.EqualFold(u.Scheme, "https"):
-		k.scheme, k.port = "https", "443"
-	default:
-		return k, false
-	}
-	k.host = strings.ToLower(u.Hostname())
-	if p := u.Port(); p != "" {
-		k.port = p
-	}
-	return k, k.host != ""
-}
-
-// String returns "scheme://host:port", with IPv6 hosts in brackets.
-func (k originKey) String() string {
-	host := k.host
-	if strings.IndexByte(host, ':') >= 0 {
-		host = "[" + host + "]"
-	}
-	return k.scheme + "://" + host + ":" + k.port
-}
 
 // robotsStore keeps robots.txt per origin and fetches it on a miss, once
 // however many requests ask at the same time. The in-memory robotsCache is
 // the only implementation; the interface is the seam where a store shared by
 // a fleet of processes would plug in.
 type robotsStore interface {
-	// rules returns the origin's robots.txt, fetching it when it is missing
+	// get returns the origin's robots.txt, fetching it when it is missing
 	// or expired. It fails only with ctx's error, when the caller gives up
 	// waiting; the fetch itself goes on for the other waiters.
-	rules(ctx context.Context, k originKey) (*robotsRules, error)
+	get(ctx context.Context, k originKey) (*robotsRecord, error)
 	// each calls fn for every origin with rules in force. fn must not call
 	// back into the store.
-	each(fn func(originKey, *robotsRules))
+	each(fn func(originKey, *robotsRecord))
 }
 
 // robotsCache is the in-memory robotsStore. Origins are kept in shards by
@@ -63,7 +27,7 @@ type robotsStore interface {
 //
 // Lock order: evictMu, then a shard's mu.
 type robotsCache struct {
-	fetch   func(ctx context.Context, k originKey, prev *robotsRules) *robotsRules
+	fetch   func(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord
 	ttl     time.Duration // lifetime of a fetched file
 	failTTL time.Duration // lifetime of a failure: the next fetch comes this soon
 	max     int           // soft bound on size
@@ -82,13 +46,13 @@ type robotsShard struct {
 // robotsEntry is one origin's cache slot. Its fields are guarded by its
 // shard's mu.
 type robotsEntry struct {
-	rules    *robotsRules  // the rules in force; nil until the first fetch ends
+	rules    *robotsRecord // the rules in force; nil until the first fetch ends
 	expires  time.Time     // when to fetch again
 	fetching chan struct{} // non-nil while a fetch runs; closed when it ends
 }
 
 // newRobotsCache returns a cache of at most max origins, a soft bound.
-func newRobotsCache(fetch func(context.Context, originKey, *robotsRules) *robotsRules, ttl time.Duration, max int) *robotsCache {
+func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robotsRecord, ttl time.Duration, max int) *robotsCache {
 	c := &robotsCache{
 		fetch:   fetch,
 		ttl:     ttl,
@@ -106,7 +70,7 @@ func (c *robotsCache) shard(k originKey) *robotsShard {
 	return &c.shards[shardIndex(k.host)]
 }
 
-func (c *robotsCache) rules(ctx context.Context, k originKey) (*robotsRules, error) {
+func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, error) {
 	s := c.shard(k)
 	evicted := false
 	for {
@@ -143,10 +107,10 @@ func (c *robotsCache) rules(ctx context.Context, k originKey) (*robotsRules, err
 	}
 }
 
-func (c *robotsCache) each(fn func(originKey, *robotsRules)) {
+func (c *robotsCache) each(fn func(originKey, *robotsRecord)) {
 	type kv struct {
 		k originKey
-		r *robotsRules
+		r *robotsRecord
 	}
 	var all []kv
 	for i := range c.shards {
@@ -167,7 +131,7 @@ func (c *robotsCache) each(fn func(originKey, *robotsRules)) {
 // run fetches k's robots.txt on a context of its own, so that no caller's
 // cancellation fails the others, and stores the result in e, an entry of
 // shard s.
-func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *robotsRules) {
+func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *robotsRecord) {
 	r := c.fetch(context.Background(), k, prev)
 
 	ttl := c.ttl

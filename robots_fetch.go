@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -18,21 +19,42 @@ const (
 	// robotsMaxRedirects is how many redirects a robots.txt fetch follows
 	// (RFC 9309 §2.3.1.2: at least five). One more means unavailable.
 	robotsMaxRedirects = 5
-	// drainBytes is how much of a body is read before closing it, so that a
-	// short remainder lets the connection be reused while a huge one is not
-	// downloaded.
-	drainBytes = 4 << 10
 )
+
+// robotsRecord is what the transport knows of one origin's robots.txt: how
+// its last fetch went, and the rules in force. It is immutable once built,
+// but for the per-agent matchers it compiles lazily (robots_match.go).
+type robotsRecord struct {
+	url       string         // "scheme://host:port/robots.txt"
+	status    int            // HTTP status of the last fetch; 0 when no response came
+	fetchedAt time.Time      // when the last fetch ended
+	duration  time.Duration  // how long the last fetch took
+	err       string         // why the file is unreachable; "" when it was reached
+	file      *robotsFile    // nil when no file applies (4xx, or unreachable)
+	disallow  bool           // unreachable under FailClosed: refuse every URL
+	stale     bool           // the last fetch failed; these rules are the last good copy
+	blocked   *atomic.Uint64 // requests refused, shared by every copy of one origin's record
+
+	last atomic.Pointer[agentRules] // the most recently used matcher, read without locking
+
+	mu     sync.Mutex             // guards first and agents
+	first  *agentRules            // the first matcher built: one User-Agent, the common case, needs no map
+	agents map[string]*agentRules // the others, by product token; with first, at most maxAgents
+}
+
+// good reports whether r came from a robots.txt that was reached, now or,
+// for a stale copy, before.
+func (r *robotsRecord) good() bool { return r.err == "" || r.stale }
 
 // fetchRobots fetches k's robots.txt through the base transport, paced like
 // any request to the host, and reads it per RFC 9309 §2.3.1: 2xx is parsed,
 // 3xx followed, other 4xx means no rules, and 429, 5xx, a network error or
 // a timeout mean unreachable. prev is the copy in force, if any: when the
 // file is unreachable, it stays in force.
-func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRules) *robotsRules {
+func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
 	start := time.Now()
 	robotsURL := k.String() + "/robots.txt"
-	r := &robotsRules{url: robotsURL, blocked: new(atomic.Uint64)}
+	r := &robotsRecord{url: robotsURL, blocked: new(atomic.Uint64)}
 	var floor time.Duration
 	if prev != nil {
 		r.blocked = prev.blocked
@@ -81,11 +103,11 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	switch {
 	case r.err != "" && prev != nil && prev.good():
 		// Unreachable now, but there is a good copy: keep it.
-		kept := &robotsRules{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
+		kept := &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
 			duration: prev.duration, file: prev.file, stale: true, err: r.err, blocked: prev.blocked}
 		t.logRobots(kept, k)
 		return kept
-	case r.err != "" && t.cfg.robotsFailure == FailClosed:
+	case r.err != "" && t.robotsFailure == FailClosed:
 		r.disallow = true
 	}
 	t.logRobots(r, k)
@@ -104,15 +126,15 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string, floo
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.cfg.userAgent != "" {
-		req.Header.Set("User-Agent", t.cfg.userAgent)
+	if t.userAgent != "" {
+		req.Header.Set("User-Agent", t.userAgent)
 	}
 	tk, err := t.admit(ctx, hostKey(req.URL), floor)
 	if err != nil {
 		return nil, nil, err
 	}
 	// The timeout starts once the host's turn has come.
-	ctx, done = context.WithTimeout(ctx, t.cfg.robotsTimeout)
+	ctx, done = context.WithTimeout(ctx, t.robotsTimeout)
 	resp, err = t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil && resp != nil {
 		closeBody(resp.Body)
@@ -143,13 +165,6 @@ func readRobots(body io.ReadCloser) ([]byte, error) {
 	return b, nil
 }
 
-// closeBody reads a short remainder of body, so the connection can be
-// reused, and closes it.
-func closeBody(body io.ReadCloser) {
-	io.CopyN(io.Discard, body, drainBytes)
-	body.Close()
-}
-
 // redirectTarget resolves a Location header against from; ok is false when
 // it is missing, unparsable, or not http or https.
 func redirectTarget(from, location string) (string, bool) {
@@ -170,8 +185,8 @@ func redirectTarget(from, location string) (string, bool) {
 	return u.String(), true
 }
 
-func (t *PoliteTransport) logRobots(r *robotsRules, k originKey) {
-	l := t.cfg.logger
+func (t *PoliteTransport) logRobots(r *robotsRecord, k originKey) {
+	l := t.logger
 	if l == nil {
 		return
 	}
@@ -179,7 +194,7 @@ func (t *PoliteTransport) logRobots(r *robotsRules, k originKey) {
 	case r.stale:
 		l.Warn("polite: robots.txt unreachable, keeping the last good copy", "origin", k.String(), "error", r.err)
 	case r.err != "":
-		l.Warn("polite: robots.txt unreachable", "origin", k.String(), "error", r.err, "policy", t.cfg.robotsFailure)
+		l.Warn("polite: robots.txt unreachable", "origin", k.String(), "error", r.err, "policy", t.robotsFailure)
 	default:
 		rules := 0
 		skipped := 0

@@ -3,48 +3,17 @@ package polite
 import (
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/temoto/robotstxt"
 )
-
-// robotsRules is what the transport knows of one origin's robots.txt. It is
-// immutable once built, but for the per-agent matchers it compiles lazily.
-type robotsRules struct {
-	url       string         // "scheme://host:port/robots.txt"
-	status    int            // HTTP status of the last fetch; 0 when no response came
-	fetchedAt time.Time      // when the last fetch ended
-	duration  time.Duration  // how long the last fetch took
-	err       string         // why the file is unreachable; "" when it was reached
-	file      *robotsFile    // nil when no file applies (4xx, or unreachable)
-	disallow  bool           // unreachable under FailClosed: refuse every URL
-	stale     bool           // the last fetch failed; these rules are the last good copy
-	blocked   *atomic.Uint64 // requests refused, shared by every copy of one origin's rules
-
-	last atomic.Pointer[agentRules] // the most recently used matcher, read without locking
-
-	mu     sync.Mutex             // guards first and agents
-	first  *agentRules            // the first matcher built: one User-Agent, the common case, needs no map
-	agents map[string]*agentRules // the others, by product token; with first, at most maxAgents
-}
-
-// good reports whether r came from a robots.txt that was reached, now or,
-// for a stale copy, before.
-func (r *robotsRules) good() bool { return r.err == "" || r.stale }
-
-// reason says why rules refuse every URL: robots.txt unreachable under
-// FailClosed.
-func (r *robotsRules) reason() string {
-	return "robots.txt unreachable (" + r.err + "), and the policy is FailClosed"
-}
 
 // maxAgents bounds the matchers kept per origin, so that callers sending a
 // new User-Agent with every request cannot grow memory without bound.
 const maxAgents = 16
 
 // forAgent returns the matcher for a lower-cased product token.
-func (r *robotsRules) forAgent(token string) *agentRules {
+func (r *robotsRecord) forAgent(token string) *agentRules {
 	if a := r.last.Load(); a != nil && a.token == token {
 		return a
 	}

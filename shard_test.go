@@ -13,9 +13,9 @@ import (
 // testCache returns a robots cache of at most max origins whose fetch
 // answers 404 and counts its calls.
 func testCache(max int, fetches *atomic.Int64) *robotsCache {
-	return newRobotsCache(func(_ context.Context, k originKey, _ *robotsRules) *robotsRules {
+	return newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 		fetches.Add(1)
-		return &robotsRules{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+		return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
 	}, time.Hour, max)
 }
 
@@ -44,31 +44,31 @@ func TestRobotsCacheBoundSpansShards(t *testing.T) {
 		c := testCache(100, &fetches)
 		ctx := context.Background()
 		for i := range 50 { // these expire first
-			c.rules(ctx, origin(i))
+			c.get(ctx, origin(i))
 		}
 		time.Sleep(30 * time.Minute)
 		for i := 50; i < 100; i++ {
-			c.rules(ctx, origin(i))
+			c.get(ctx, origin(i))
 		}
 		if n := cached(t, c); n != 100 {
 			t.Fatalf("%d origins cached; want 100: the bound is on the whole cache, not on each shard", n)
 		}
 		time.Sleep(31 * time.Minute) // the first 50 have expired
 
-		c.rules(ctx, origin(100)) // full: expired files go first, and that is room enough
+		c.get(ctx, origin(100)) // full: expired files go first, and that is room enough
 		if n := cached(t, c); n != 51 {
 			t.Errorf("%d origins cached after the eviction; want the 50 fresh ones and the new one", n)
 		}
 		before := fetches.Load()
 		for i := 50; i <= 100; i++ {
-			c.rules(ctx, origin(i))
+			c.get(ctx, origin(i))
 		}
 		if refetched := fetches.Load() - before; refetched != 0 {
 			t.Errorf("%d fresh origins fetched again; want 0", refetched)
 		}
 
 		for i := 101; i <= 150; i++ { // full at 150: nothing expired, so drop at random below 3/4
-			c.rules(ctx, origin(i))
+			c.get(ctx, origin(i))
 		}
 		if n := cached(t, c); n != 75 {
 			t.Errorf("%d origins cached after a random eviction; want 74 and the new one", n)
@@ -83,7 +83,7 @@ func TestRobotsCacheConcurrentEviction(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 200 {
-				if _, err := c.rules(context.Background(), origin(g*1000+i)); err != nil {
+				if _, err := c.get(context.Background(), origin(g*1000+i)); err != nil {
 					t.Error(err)
 				}
 			}

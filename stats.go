@@ -19,7 +19,9 @@ type HostStats struct {
 	InFlight int
 	// Waiting counts requests waiting for their turn.
 	Waiting int
-	// Pace is the least gap between two starts now, before jitter.
+	// Pace is the least gap between two starts now, before jitter, for
+	// requests with the transport's own User-Agent: the Crawl-delay of the
+	// host's robots.txt is part of it, as is that of the last request.
 	Pace time.Duration
 	// Level is the backoff level: the adaptive part of Pace is doubled this
 	// many times.
@@ -89,7 +91,7 @@ func (t *PoliteTransport) Stats() []HostStats {
 		s.Latency, s.LastStart = h.latency, h.lastStart
 		s.Backoffs, s.RetryAfters = h.backoffs, h.retryAfters
 	}
-	t.robots.each(func(k originKey, r *robotsRules) {
+	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(k.host)
 		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
 			Duration: r.duration, Err: r.err, CrawlDelay: r.forAgent(t.defaultToken).crawlDelay, Blocked: r.blocked.Load()}
@@ -104,6 +106,13 @@ func (t *PoliteTransport) Stats() []HostStats {
 	})
 	out := make([]HostStats, 0, len(byHost))
 	for _, s := range byHost {
+		var floor time.Duration
+		for _, r := range s.Robots {
+			floor = max(floor, r.CrawlDelay)
+		}
+		if floor > 0 {
+			s.Pace = max(s.Pace, t.pacer.paceOf(s.Host, floor))
+		}
 		slices.SortFunc(s.Robots, func(a, b RobotsStats) int { return strings.Compare(a.URL, b.URL) })
 		out = append(out, *s)
 	}

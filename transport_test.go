@@ -361,7 +361,7 @@ func TestNonHTTPPassesThrough(t *testing.T) {
 	}
 }
 
-func TestServerResponsesReturnedUntouched(t *testing.T) { // T23
+func TestServerResponsesReturnedUntouched(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
 			if r.URL.Path == "/robots.txt" {
@@ -384,7 +384,7 @@ func TestServerResponsesReturnedUntouched(t *testing.T) { // T23
 	})
 }
 
-func TestRobotsFetchIsPaced(t *testing.T) { // T21
+func TestRobotsFetchIsPaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := site("")
 		resp, err := get(New(base, WithJitter(0)), "http://h/x", "")
@@ -402,7 +402,7 @@ func TestRobotsFetchIsPaced(t *testing.T) { // T21
 	})
 }
 
-func TestOneHostAcrossSchemesAndPorts(t *testing.T) { // T22
+func TestOneHostAcrossSchemesAndPorts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := site("")
 		tr := New(base, WithJitter(0))

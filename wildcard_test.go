@@ -161,7 +161,7 @@ func TestIsRobotsPath(t *testing.T) {
 }
 
 func TestForAgentKeepsMatchers(t *testing.T) {
-	r := &robotsRules{file: parseRobots([]byte("User-agent: *\nDisallow: /x\n"))}
+	r := &robotsRecord{file: parseRobots([]byte("User-agent: *\nDisallow: /x\n"))}
 	first := r.forAgent("bot")
 	if r.agents != nil {
 		t.Errorf("one agent made a map: %v", r.agents)

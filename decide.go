@@ -1,0 +1,82 @@
+package polite
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// A verdict is what robots.txt says of one request.
+type verdict struct {
+	allowed bool
+	robots  *robotsRecord // the origin's robots.txt; nil for /robots.txt itself
+	agent   *agentRules   // robots's rules for the request's product token; nil likewise
+	path    string        // the URL's path and query as matched, or "" when no rule could apply
+}
+
+// decide decides a request to u, with target tg, against its origin's
+// robots.txt, fetching the file first if needed. RoundTrip and Check both
+// decide through it. It fails only when ctx ends first.
+func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (verdict, error) {
+	if tg.robotsPath {
+		return verdict{allowed: true}, nil // RFC 9309 §2.2.2
+	}
+	r, err := t.robots.get(ctx, tg.origin)
+	if err != nil {
+		return verdict{}, err
+	}
+	return match(r, r.forAgent(tg.token), u), nil
+}
+
+// match decides u against a, the rules of r for the request's product token.
+func match(r *robotsRecord, a *agentRules, u *url.URL) verdict {
+	v := verdict{robots: r, agent: a}
+	switch {
+	case r.disallow:
+	case a.group == nil:
+		v.allowed = true // no rule applies: spare building the path
+	default:
+		v.path = normalizeTarget(u.RequestURI())
+		v.allowed = a.allowed(v.path)
+	}
+	return v
+}
+
+// crawlDelay returns the Crawl-delay of the group that bound, not clamped.
+func (v verdict) crawlDelay() time.Duration {
+	if v.agent == nil {
+		return 0
+	}
+	return v.agent.crawlDelay
+}
+
+// rule returns the rule that decided, as "Disallow: /private/", or "" when
+// no rule did.
+func (v verdict) rule() string {
+	if v.path == "" {
+		return ""
+	}
+	return v.agent.explain(v.path, v.allowed)
+}
+
+// reason explains a verdict that no rule made, or returns "".
+func (v verdict) reason() string {
+	switch r := v.robots; {
+	case r == nil:
+		return "/robots.txt is always allowed"
+	case r.disallow:
+		return "robots.txt unreachable (" + r.err + "), and the policy is FailClosed"
+	case r.file == nil && r.err != "":
+		return "robots.txt unreachable (" + r.err + "), and the policy is FailOpen"
+	case r.file == nil:
+		return fmt.Sprintf("robots.txt unavailable (status %d): no rules apply", r.status)
+	}
+	return ""
+}
+
+// refusal counts a refused request to u and returns its error.
+func (v verdict) refusal(u *url.URL) error {
+	v.robots.blocked.Add(1)
+	return &RobotsBlockedError{URL: u.String(), Agent: v.agent.token, RobotsURL: v.robots.url, Rule: v.rule(), Reason: v.reason()}
+}

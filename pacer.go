@@ -1,0 +1,397 @@
+package polite
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pacer decides when a request to a pacing key may start, by the delay
+// policy (delay.go), and learns from how it ended.
+type pacer interface {
+	// acquire blocks until a request to key may start, or ctx ends.
+	// floor is the robots.txt Crawl-delay for the request's origin, not yet clamped; 0 if none.
+	acquire(ctx context.Context, key string, floor time.Duration) (ticket, error)
+	// observe reports how the request started with t ended. Called exactly once per ticket.
+	observe(t ticket, o outcome)
+	// snapshot returns the state of every tracked host.
+	snapshot() []hostSnapshot
+	// paceOf returns the pace, before jitter, that requests to key with
+	// Crawl-delay floor would get now.
+	paceOf(key string, floor time.Duration) time.Duration
+}
+
+// pacerConfig is what the in-memory pacer needs besides the policy.
+type pacerConfig struct {
+	policy      delayPolicy
+	maxInFlight int                             // requests in flight per host, >= 1
+	maxHosts    int                             // soft bound on tracked hosts, >= 1
+	log         func(event string, args ...any) // nil means off; called outside locks
+}
+
+// A ticket is a request's admission: it holds a slot of its host until observed.
+type ticket struct {
+	start instant
+	h     *hostState
+}
+
+// hostSnapshot is one host's state as [memoryPacer.snapshot] saw it.
+type hostSnapshot struct {
+	key          string
+	requests     uint64        // requests admitted
+	inFlight     int           // admitted and not yet observed
+	waiting      int           // goroutines in acquire: queued, or being admitted
+	pace         time.Duration // the gap between starts now, with the last admitted Crawl-delay
+	level        int           // backoff level, 0 when forgotten
+	blockedUntil time.Time     // no start before this (backoff and Retry-After)
+	latency      time.Duration // latency estimate (time to headers)
+	lastStart    time.Time
+	backoffs     uint64 // escalations: signals that raised the level
+	retryAfters  uint64 // signals that carried a Retry-After
+}
+
+// memoryPacer is the in-memory pacer. Each host has a next allowed start,
+// as the policy computes it. Nothing is reserved ahead of time: the head of
+// a host's queue re-evaluates whenever a response changes what the pacer
+// knows, so a 429 delays every request already waiting.
+//
+// Requests to one host are admitted in FIFO order. A queue only forms when
+// a host is busy; an idle host admits a request under its lock alone,
+// without its turn, a timer, a goroutine or an allocation. Times are
+// instants of the pacer's clock (clock.go).
+//
+// Hosts are kept in shards (shard.go). Inserting a host when the pacer
+// holds sweepAt of them first sweeps every shard.
+//
+// Lock order: sweepMu, then a shard's mu, then a hostState's mu. None is
+// held while waiting or while calling cfg.log, so one slow or backed-off
+// host never delays another.
+type memoryPacer struct {
+	cfg    pacerConfig
+	clock  clock
+	shards [shardCount]pacerShard
+	size   atomic.Int64 // hosts in all shards; changed under the shard's mu
+
+	sweepMu sync.Mutex   // serialises sweeps
+	sweepAt atomic.Int64 // inserting into a pacer this large first sweeps it; stored under sweepMu
+}
+
+// pacerShard holds the hosts whose keys hash to it.
+type pacerShard struct {
+	mu    sync.Mutex            // guards hosts; held only to find, insert or evict
+	hosts map[string]*hostState // by pacing key
+	_     cacheLinePad
+}
+
+var _ pacer = (*memoryPacer)(nil)
+
+// hostState is what the pacer knows about one pacing key: the policy's
+// state and the host's queue.
+type hostState struct {
+	key string
+
+	// turn holds one token. The goroutine holding it is the head of the
+	// host's queue, the only one that may start a request; the others block
+	// receiving from turn, and a channel serves blocked receivers in order.
+	// While nobody is queued, a request starts without it.
+	turn chan struct{}
+
+	// users counts goroutines inside acquire for this host. It is raised
+	// under its shard's mu, so a sweep, which holds that lock, never evicts
+	// a host that a goroutine has looked up and not yet left.
+	users atomic.Int32
+
+	mu       sync.Mutex    // guards the fields below
+	pace     paceState     // the policy's state
+	inFlight int           // admitted and not yet observed
+	queued   int           // goroutines waiting for the turn or holding it
+	changed  chan struct{} // closed by observe to wake the head; nil until a head waits
+}
+
+// newMemoryPacer returns a pacer for cfg, whose values the options have
+// validated.
+func newMemoryPacer(cfg pacerConfig) *memoryPacer {
+	p := &memoryPacer{cfg: cfg, clock: newClock()}
+	for i := range p.shards {
+		p.shards[i].hosts = make(map[string]*hostState)
+	}
+	p.sweepAt.Store(int64(cfg.maxHosts))
+	return p
+}
+
+// shard returns the shard that holds key.
+func (p *memoryPacer) shard(key string) *pacerShard {
+	return &p.shards[shardIndex(key)]
+}
+
+// acquire implements [pacer]. When nobody is queued on key and its next
+// allowed start has come with a slot free, the request starts at once;
+// otherwise acquire joins key's queue, waits for its turn, then for the
+// next allowed start and a free slot. If ctx's deadline comes before the
+// next allowed start, it returns a [*DeadlineError] at once. If ctx ends
+// while it waits, it returns ctx.Err() and leaves the host as it found it.
+func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Duration) (ticket, error) {
+	if err := ctx.Err(); err != nil {
+		return ticket{}, err
+	}
+	h := p.use(key)
+	defer h.users.Add(-1) // runs last, after the turn is handed on
+
+	// The common case: nobody queued and the host free to start now. It
+	// needs neither the turn nor a timer.
+	h.mu.Lock()
+	if h.queued == 0 {
+		if t, ok := p.tryStart(h, p.clock.now(), floor); ok {
+			h.mu.Unlock()
+			return t, nil
+		}
+	}
+	h.queued++
+	h.mu.Unlock()
+
+	select {
+	case <-h.turn: // nobody else queued
+	default:
+		err := p.checkDeadline(ctx, h, floor)
+		if err == nil {
+			select {
+			case <-h.turn:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		if err != nil {
+			h.leave()
+			return ticket{}, err
+		}
+	}
+	defer func() { h.turn <- struct{}{} }()
+	return p.admit(ctx, h, floor)
+}
+
+// leave takes a goroutine that gives up out of h's queue.
+func (h *hostState) leave() {
+	h.mu.Lock()
+	h.queued--
+	h.mu.Unlock()
+}
+
+// use returns key's state, creating it if needed, and counts the caller as
+// one of its users.
+func (p *memoryPacer) use(key string) *hostState {
+	s := p.shard(key)
+	s.mu.Lock()
+	h := s.hosts[key]
+	if h == nil && p.size.Load() >= p.sweepAt.Load() {
+		s.mu.Unlock() // a sweep takes every shard's lock in turn
+		p.sweep(p.clock.now())
+		s.mu.Lock()
+		h = s.hosts[key] // another goroutine may have inserted it meanwhile
+	}
+	if h == nil {
+		h = &hostState{key: key, turn: make(chan struct{}, 1)}
+		h.turn <- struct{}{}
+		s.hosts[key] = h
+		p.size.Add(1)
+	}
+	h.users.Add(1)
+	s.mu.Unlock()
+	return h
+}
+
+// checkDeadline returns a *DeadlineError if ctx's deadline is no later than
+// h's next allowed start. The caller has not got the turn: the start it can
+// hope for is later still.
+func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor time.Duration) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return nil
+	}
+	h.mu.Lock()
+	now := p.clock.now()
+	next := p.cfg.policy.nextAllowed(&h.pace, now, floor)
+	h.mu.Unlock()
+	if next > now && next >= p.clock.instantOf(deadline) {
+		return &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
+	}
+	return nil
+}
+
+// admit starts a request on h once its next allowed start has come and a
+// slot is free. The caller holds h's turn and is counted in h.queued; admit
+// takes it out of the queue, in the same critical section as the start when
+// it starts, so that nothing that may block comes between the start and the
+// request.
+func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration) (_ ticket, err error) {
+	var timer *time.Timer // made on the first timed wait, then reused
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		if err != nil {
+			h.leave()
+		}
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			return ticket{}, err
+		}
+		h.mu.Lock()
+		now := p.clock.now()
+		if t, ok := p.tryStart(h, now, floor); ok {
+			h.queued--
+			h.mu.Unlock()
+			return t, nil
+		}
+		next := p.cfg.policy.nextAllowed(&h.pace, now, floor)
+		var wake <-chan time.Time // nil: only a response or ctx can help
+		if next > now {
+			if deadline, ok := ctx.Deadline(); ok && next >= p.clock.instantOf(deadline) {
+				h.mu.Unlock()
+				return ticket{}, &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
+			}
+			d := time.Duration(p.cfg.policy.wakeAt(&h.pace, now, next) - now)
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			wake = timer.C
+		} else if timer != nil {
+			timer.Stop()
+		}
+		if h.changed == nil {
+			h.changed = make(chan struct{})
+		}
+		changed := h.changed
+		h.mu.Unlock()
+
+		select {
+		case <-wake:
+		case <-changed:
+		case <-ctx.Done():
+			return ticket{}, ctx.Err()
+		}
+	}
+}
+
+// tryStart starts a request on h at now, if its next allowed start has come
+// and a slot is free. h.mu must be held.
+func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration) (ticket, bool) {
+	if now < p.cfg.policy.nextAllowed(&h.pace, now, floor) || h.inFlight >= p.cfg.maxInFlight {
+		return ticket{}, false
+	}
+	p.cfg.policy.start(&h.pace, now, floor)
+	h.inFlight++
+	return ticket{start: now, h: h}, true
+}
+
+// observe implements [pacer].
+func (p *memoryPacer) observe(t ticket, o outcome) {
+	h := t.h
+	if h == nil {
+		return
+	}
+	now := p.clock.now()
+	h.mu.Lock()
+	if h.inFlight > 0 {
+		h.inFlight--
+	}
+	escalated := p.cfg.policy.learn(&h.pace, t.start, now, o)
+	level, pause := h.pace.level, time.Duration(h.pace.blockedUntil-now)
+	if h.changed != nil {
+		close(h.changed)
+		h.changed = nil
+	}
+	h.mu.Unlock()
+
+	if escalated && p.cfg.log != nil {
+		p.cfg.log("polite: backing off", "host", h.key, "level", level, "pause", pause, "retry_after", o.retryAfter)
+	}
+}
+
+// snapshot implements [pacer]. Hosts come sorted by key.
+func (p *memoryPacer) snapshot() []hostSnapshot {
+	var hosts []*hostState
+	for i := range p.shards {
+		s := &p.shards[i]
+		s.mu.Lock()
+		for _, h := range s.hosts {
+			hosts = append(hosts, h)
+		}
+		s.mu.Unlock()
+	}
+
+	out := make([]hostSnapshot, 0, len(hosts))
+	for _, h := range hosts {
+		h.mu.Lock()
+		now := p.clock.now()
+		s := &h.pace
+		out = append(out, hostSnapshot{
+			key:          h.key,
+			requests:     s.requests,
+			inFlight:     h.inFlight,
+			waiting:      int(h.users.Load()),
+			pace:         p.cfg.policy.pace(s, now, s.floor),
+			level:        s.levelAt(now),
+			blockedUntil: p.clock.timeOf(s.blockedUntil),
+			latency:      s.est,
+			lastStart:    p.clock.timeOf(s.lastStart),
+			backoffs:     s.backoffs,
+			retryAfters:  s.retryAfters,
+		})
+		h.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b hostSnapshot) int { return strings.Compare(a.key, b.key) })
+	return out
+}
+
+// paceOf implements [pacer]. An unknown host gets the pace of a new one.
+func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
+	s := p.shard(key)
+	s.mu.Lock()
+	h := s.hosts[key]
+	s.mu.Unlock()
+	if h == nil {
+		return p.cfg.policy.pace(&paceState{}, p.clock.now(), floor)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return p.cfg.policy.pace(&h.pace, p.clock.now(), floor)
+}
+
+// sweep evicts the hosts that have nothing left to enforce, shard by
+// shard, and sets the size of the next sweep so that sweeping costs O(1)
+// per insert. It does nothing if another sweep made room meanwhile. The
+// caller holds no lock.
+func (p *memoryPacer) sweep(now instant) {
+	p.sweepMu.Lock()
+	defer p.sweepMu.Unlock()
+	if p.size.Load() < p.sweepAt.Load() {
+		return
+	}
+	for i := range p.shards {
+		s := &p.shards[i]
+		s.mu.Lock()
+		for key, h := range s.hosts {
+			if h.users.Load() == 0 && p.forgettable(h, now) {
+				delete(s.hosts, key)
+				p.size.Add(-1)
+			}
+		}
+		s.mu.Unlock()
+	}
+	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
+}
+
+// forgettable reports whether forgetting h would let no request start
+// earlier: nothing in flight and the policy's state idle. A host whose
+// state is fresh behaves the same.
+func (p *memoryPacer) forgettable(h *hostState, now instant) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inFlight == 0 && p.cfg.policy.idle(&h.pace, now)
+}

@@ -1,0 +1,103 @@
+package polite
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// A target is who sends a request and where it goes: what the robots.txt
+// and pacing sides need to know of a request, worked out once, before
+// either of them runs.
+type target struct {
+	origin     originKey // whose robots.txt applies
+	token      string    // product token that chooses the robots.txt group
+	addUA      bool      // the transport sets its User-Agent, on a copy of the request
+	robotsPath bool      // the request is for /robots.txt itself, which is always allowed
+}
+
+// pacingKey returns the key the request is paced by: its host name.
+func (tg target) pacingKey() string { return tg.origin.host }
+
+// errNilURL is the error for a request without a URL.
+var errNilURL = errors.New("polite: nil Request.URL")
+
+// targetOf returns req's target, and ok=false when req's URL is not an http
+// or https URL with a host. req.URL must not be nil.
+func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool) {
+	tg.origin, ok = originOf(req.URL)
+	if !ok {
+		return tg, false
+	}
+	tg.token, tg.addUA = t.agentOf(req.Header)
+	tg.robotsPath = isRobotsPath(req.URL)
+	return tg, true
+}
+
+// agentOf returns the product token that chooses the robots.txt group for
+// a request with header h, and whether the transport adds its User-Agent.
+// A request that has a User-Agent header, even an empty one, keeps it.
+func (t *PoliteTransport) agentOf(h http.Header) (token string, addUA bool) {
+	ua, ok := h["User-Agent"]
+	switch {
+	case !ok:
+		return t.defaultToken, t.userAgent != ""
+	case len(ua) > 0 && ua[0] == t.userAgent:
+		return t.defaultToken, false
+	case len(ua) > 0:
+		return productToken(ua[0]), false
+	}
+	return "", false
+}
+
+// goUserAgent is the product token net/http sends when a request has no
+// User-Agent.
+const goUserAgent = "go-http-client"
+
+// originKey names one robots.txt: RFC 9309 scopes a file to a scheme, host
+// and port. The host is lower-cased and the port explicit, so
+// "http://Example.com/" and "http://example.com:80/" share a key.
+type originKey struct {
+	scheme, host, port string
+}
+
+// originOf returns u's origin key, and ok=false when u is not an http or
+// https URL with a host.
+func originOf(u *url.URL) (k originKey, ok bool) {
+	switch {
+	case u.Scheme == "http" || strings.EqualFold(u.Scheme, "http"):
+		k.scheme, k.port = "http", "80"
+	case u.Scheme == "https" || strings.EqualFold(u.Scheme, "https"):
+		k.scheme, k.port = "https", "443"
+	default:
+		return k, false
+	}
+	k.host = hostKey(u)
+	if p := u.Port(); p != "" {
+		k.port = p
+	}
+	return k, k.host != ""
+}
+
+// String returns "scheme://host:port", with IPv6 hosts in brackets.
+func (k originKey) String() string {
+	host := k.host
+	if strings.IndexByte(host, ':') >= 0 {
+		host = "[" + host + "]"
+	}
+	return k.scheme + "://" + host + ":" + k.port
+}
+
+// hostKey returns u's host name, lower-cased: the host of its originKey
+// and its pacing key.
+func hostKey(u *url.URL) string {
+	return strings.ToLower(u.Hostname())
+}
+
+// isRobotsPath reports whether u's escaped path is "/robots.txt". Only a
+// URL whose Path is "/robots.txt" can have that escaped path, so the others
+// are told apart without escaping theirs.
+func isRobotsPath(u *url.URL) bool {
+	return u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt"
+}
