@@ -32,9 +32,9 @@ func TestCheck(t *testing.T) {
 		{"unavailable", status(404), "http://h/private/x", "", FailOpen,
 			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unavailable (status 404): no rules apply", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 404, Pace: time.Second}},
 		{"unreachable, fail open", status(500), "http://h/x", "", FailOpen,
-			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h:80/robots.txt answered Internal Server Error), and the policy is FailOpen", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, RobotsErr: "http://h:80/robots.txt answered Internal Server Error", Pace: 2 * time.Second}},
+			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h/robots.txt answered Internal Server Error), and the policy is FailOpen", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, RobotsErr: "http://h/robots.txt answered Internal Server Error", Pace: 2 * time.Second}},
 		{"unreachable, fail closed", status(500), "http://h/x", "", FailClosed,
-			Decision{Allowed: false, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h:80/robots.txt answered Internal Server Error), and the policy is FailClosed", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, RobotsErr: "http://h:80/robots.txt answered Internal Server Error", Pace: 2 * time.Second}},
+			Decision{Allowed: false, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h/robots.txt answered Internal Server Error), and the policy is FailClosed", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, RobotsErr: "http://h/robots.txt answered Internal Server Error", Pace: 2 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

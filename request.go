@@ -67,12 +67,13 @@ type originKey struct {
 func originOf(u *url.URL) (k originKey, ok bool) {
 	switch {
 	case u.Scheme == "http" || strings.EqualFold(u.Scheme, "http"):
-		k.scheme, k.port = "http", "80"
+		k.scheme = "http"
 	case u.Scheme == "https" || strings.EqualFold(u.Scheme, "https"):
-		k.scheme, k.port = "https", "443"
+		k.scheme = "https"
 	default:
 		return k, false
 	}
+	k.port = defaultPort(k.scheme)
 	k.host = hostKey(u)
 	if p := u.Port(); p != "" {
 		k.port = p
@@ -87,6 +88,27 @@ func (k originKey) String() string {
 		host = "[" + host + "]"
 	}
 	return k.scheme + "://" + host + ":" + k.port
+}
+
+// fetchURL returns the URL of k's robots.txt as a browser writes it, the
+// default port left out, so that the request's Host header is the one the
+// origin's pages carry: a virtual host that matches it exactly answers.
+func (k originKey) fetchURL() string {
+	host := k.host
+	if strings.IndexByte(host, ':') >= 0 {
+		host = "[" + host + "]"
+	}
+	if k.port != defaultPort(k.scheme) {
+		host += ":" + k.port
+	}
+	return k.scheme + "://" + host + "/robots.txt"
+}
+
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 // hostKey returns u's host name, lower-cased: the host of its originKey

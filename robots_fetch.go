@@ -51,19 +51,30 @@ func (r *robotsRecord) good() bool { return r.err == "" || r.stale }
 // 3xx followed, other 4xx means no rules, and 429, 5xx, a network error or
 // a timeout mean unreachable. prev is the copy in force, if any: when the
 // file is unreachable, it stays in force.
+//
+// WithRobotsTimeout bounds the whole fetch, redirects and their waits
+// included, from the moment the first request may start: waiting for that
+// turn is not counted, since a host paused by a backoff is not unreachable.
 func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
 	start := time.Now()
-	robotsURL := k.String() + "/robots.txt"
-	r := &robotsRecord{url: robotsURL, blocked: new(atomic.Uint64)}
-	var floor time.Duration
+	r := &robotsRecord{url: k.String() + "/robots.txt", blocked: new(atomic.Uint64)}
 	if prev != nil {
 		r.blocked = prev.blocked
-		floor = prev.forAgent(t.defaultToken).crawlDelay
 	}
 
-	target := robotsURL
+	target := k.fetchURL()
 	for hop := 0; ; hop++ {
-		resp, done, err := t.robotsRequest(ctx, target, floor)
+		req, tk, err := t.robotsRequest(ctx, target)
+		if err != nil {
+			r.err = err.Error()
+			break
+		}
+		if hop == 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t.robotsTimeout)
+			defer cancel()
+		}
+		resp, err := t.sendRobots(tk, req.WithContext(ctx))
 		if err != nil {
 			r.err = err.Error()
 			break
@@ -91,11 +102,10 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		default: // 4xx and anything else: unavailable, no rules apply
 			closeBody(resp.Body)
 		}
-		done()
 		if next == "" {
 			break
 		}
-		target, floor = next, 0
+		target = next
 	}
 	r.fetchedAt = time.Now()
 	r.duration = r.fetchedAt.Sub(start)
@@ -114,38 +124,51 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	return r
 }
 
-// robotsRequest makes one robots.txt request: waits, as long as ctx lets
-// it, for the global limiter and the host's turn, then sends the request
-// through the base transport with the configured User-Agent and no other
-// header, and reports the outcome to the pacer. WithRobotsTimeout bounds the
-// exchange, from sending the request to reading the body, but not the wait:
-// a host paused by a backoff is not unreachable. The caller calls done once
-// it has read the body.
-func (t *PoliteTransport) robotsRequest(ctx context.Context, target string, floor time.Duration) (resp *http.Response, done func(), err error) {
+// robotsRequest makes one robots.txt request to target, with the configured
+// User-Agent and no other header, and waits, as long as ctx lets it, for
+// the global limiter and the host's turn.
+func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*http.Request, ticket, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, ticket{}, err
 	}
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	tk, err := t.admit(ctx, hostKey(req.URL), floor)
+	tk, err := t.admit(ctx, hostKey(req.URL), 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, ticket{}, err
 	}
-	// The timeout starts once the host's turn has come.
-	ctx, done = context.WithTimeout(ctx, t.robotsTimeout)
-	resp, err = t.base.RoundTrip(req.WithContext(ctx))
-	if err != nil && resp != nil {
-		closeBody(resp.Body)
-		resp = nil
+	return req, tk, nil
+}
+
+// sendRobots sends req, admitted with tk, through the base transport and
+// reports the outcome to the pacer. It runs on the fetch's own goroutine,
+// where nothing could recover a panic, so a base that panics, or answers
+// without a response or a body, makes an error that says what it did; the
+// file is then unreachable.
+func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.base, req.URL, p)
+		}
+		o := classify(resp, err, nil)
+		if err != nil && resp != nil {
+			if resp.Body != nil {
+				closeBody(resp.Body)
+			}
+			resp = nil
+		}
+		t.pacer.observe(tk, o)
+	}()
+	resp, err = t.base.RoundTrip(req)
+	switch {
+	case err == nil && resp == nil:
+		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error fetching %s", t.base, req.URL)
+	case err == nil && resp.Body == nil:
+		err = fmt.Errorf("polite: base RoundTripper %T returned a response without a body fetching %s", t.base, req.URL)
 	}
-	t.pacer.observe(tk, classify(resp, err, nil))
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	return resp, done, nil
+	return resp, err
 }
 
 // readRobots reads the first robotsMaxBytes of body, drops a line cut in

@@ -98,10 +98,29 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
-	resp, err := t.base.RoundTrip(out)
-	t.pacer.observe(tk, classify(resp, err, ctx.Err()))
+	return t.send(tk, out)
+}
+
+// send passes req, admitted with tk, to the base transport and reports the
+// outcome to the pacer on every path: when the base panics, the host's slot
+// is released before the panic goes on to the caller.
+func (t *PoliteTransport) send(tk ticket, req *http.Request) (*http.Response, error) {
+	observed := false
+	defer func() {
+		if !observed {
+			t.pacer.observe(tk, outcome{class: classNeutral})
+		}
+	}()
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp == nil {
+		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error", t.base)
+	}
+	t.pacer.observe(tk, classify(resp, err, req.Context().Err()))
+	observed = true
 	if err != nil && resp != nil {
-		closeBody(resp.Body)
+		if resp.Body != nil {
+			closeBody(resp.Body)
+		}
 		resp = nil
 	}
 	return resp, err

@@ -306,7 +306,7 @@ func TestRobotsCacheKeyedByOrigin(t *testing.T) {
 			robots = append(robots, u)
 		}
 	}
-	want := []string{"http://example.com:80/robots.txt", "https://example.com:443/robots.txt", "http://example.com:8080/robots.txt"}
+	want := []string{"http://example.com/robots.txt", "https://example.com/robots.txt", "http://example.com:8080/robots.txt"}
 	if !reflect.DeepEqual(robots, want) {
 		t.Errorf("robots.txt fetches = %q; want %q", robots, want)
 	}
@@ -554,8 +554,7 @@ func TestLogger(t *testing.T) {
 			},
 		}))
 		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
-			switch r.URL.Host {
-			case "b:80":
+			if r.URL.Host == "b" {
 				return respond(r, 503, ""), nil
 			}
 			if r.URL.Path == "/robots.txt" {
@@ -575,7 +574,7 @@ func TestLogger(t *testing.T) {
 		for _, want := range []string{
 			`level=INFO msg="polite: robots.txt fetched" origin=http://a:80 status=200 rules=1 skipped_lines=1`,
 			`level=INFO msg="polite: backing off" host=a level=1 pause=7s retry_after=7s`,
-			`level=WARN msg="polite: robots.txt unreachable" origin=http://b:80 error="http://b:80/robots.txt answered Service Unavailable" policy=FailOpen`,
+			`level=WARN msg="polite: robots.txt unreachable" origin=http://b:80 error="http://b/robots.txt answered Service Unavailable" policy=FailOpen`,
 		} {
 			if !strings.Contains(got, want) {
 				t.Errorf("log lacks %q; got:\n%s", want, got)
