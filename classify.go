@@ -39,8 +39,9 @@ func classify(resp *http.Response, err error, ctxErr error) outcome {
 		return outcome{class: classNeutral}
 	case errors.As(err, &dnsErr): // timeouts too: the resolver's trouble, not the server's
 		return outcome{class: classNeutral}
-	case errors.As(err, &netErr) && netErr.Timeout(),
-		errors.Is(err, syscall.ECONNREFUSED),
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return outcome{class: classSignal, timedOut: true}
+	case errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, io.ErrUnexpectedEOF):
 		return outcome{class: classSignal}

@@ -121,10 +121,14 @@ func TestClassifyError(t *testing.T) {
 		{"other", errors.New("boom"), nil, classNeutral},
 		{"cancelled without the caller", context.Canceled, nil, classNeutral},
 	}
+	// Timeouts back off, but their duration is no latency sample.
+	timedOut := map[string]bool{"read timeout": true, "net.Error timeout": true, "inner deadline": true}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := classify(nil, tc.err, tc.ctxErr); got != (outcome{class: tc.want}) {
-				t.Errorf("classify(nil, %v, %v) = %+v; want class %d", tc.err, tc.ctxErr, got, tc.want)
+			got := classify(nil, tc.err, tc.ctxErr)
+			wantTimedOut := timedOut[tc.name]
+			if got != (outcome{class: tc.want, timedOut: wantTimedOut}) {
+				t.Errorf("classify(nil, %v, %v) = %+v; want class %d, timedOut %v", tc.err, tc.ctxErr, got, tc.want, wantTimedOut)
 			}
 		})
 	}

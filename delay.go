@@ -47,6 +47,7 @@ const (
 type outcome struct {
 	class      outcomeClass
 	retryAfter time.Duration // the server's Retry-After; 0 means none
+	timedOut   bool          // the request timed out: its duration is no latency sample
 }
 
 // paceState is what the policy knows of one host. Its zero value is a host
@@ -84,13 +85,31 @@ func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.
 }
 
 // nextAllowed is the earliest start to s that the pace and any backoff
-// allow, for a request with Crawl-delay floor.
+// allow, for a request with Crawl-delay floor. The gap after a request is
+// at least its own Crawl-delay too, so that a request that knows none, a
+// robots.txt fetch or the first request to another origin of the host,
+// still waits the Crawl-delay the host's last request knew.
 func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration) instant {
 	t := s.blockedUntil
 	if s.started {
-		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, floor), s.u)))
+		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
 	}
 	return t
+}
+
+// earliest is a lower bound on the start of a request with Crawl-delay
+// floor that has ahead requests to s before it, if those start: each gap
+// is at least the base delay, and the request's own at least its
+// Crawl-delay.
+func (p *delayPolicy) earliest(s *paceState, now instant, floor time.Duration, ahead int) instant {
+	if ahead == 0 {
+		return p.nextAllowed(s, now, floor)
+	}
+	t := p.nextAllowed(s, now, 0)
+	if ahead > 1 {
+		t = t.add(time.Duration(ahead-1) * p.baseDelay)
+	}
+	return t.add(max(p.baseDelay, min(floor, p.maxCrawlDelay)))
 }
 
 // wakeAt is when a request waiting for next, the result of nextAllowed,
@@ -120,9 +139,11 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) (escala
 		s.level, s.streak = 0, 0
 	}
 	lat := max(time.Duration(now-start), 0)
-	if o.class == classSuccess {
+	switch {
+	case o.timedOut: // the time it took is the timeout's, not the server's
+	case o.class == classSuccess:
 		s.est = max(lat, (s.est+lat)/2) // up at once, down by halves
-	} else {
+	default:
 		s.est = max(s.est, lat) // fast errors must not speed us up
 	}
 

@@ -63,13 +63,35 @@ type DeadlineError struct {
 	Earliest time.Time
 	// Deadline is the request context's deadline.
 	Deadline time.Time
+
+	now time.Time // when the transport found the deadline too near; zero if unknown
 }
 
-// Error implements the error interface.
+// Error implements the error interface. It says how far ahead the next
+// start and the deadline were when the transport gave up, for example
+// "polite: next start to example.com in 2.1s, context deadline in 50ms".
 func (e *DeadlineError) Error() string {
-	return fmt.Sprintf("polite: next start to %s at %s is past the context deadline %s",
-		e.Host, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
+	if e.now.IsZero() {
+		return fmt.Sprintf("polite: next start to %s at %s is past the context deadline %s",
+			e.Host, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("polite: next start to %s in %v, context deadline in %v",
+		e.Host, roundDuration(e.Earliest.Sub(e.now)), roundDuration(e.Deadline.Sub(e.now)))
 }
+
+// roundDuration rounds d to three significant digits or so, for messages.
+func roundDuration(d time.Duration) time.Duration {
+	for _, unit := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
+		if d >= 10*unit || d <= -10*unit {
+			return d.Round(unit / 10)
+		}
+	}
+	return d
+}
+
+// Timeout reports true: a DeadlineError is a timeout, so that
+// [net.Error] and [*url.Error]'s Timeout see it as one.
+func (e *DeadlineError) Timeout() bool { return true }
 
 // Unwrap returns [context.DeadlineExceeded].
 func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -153,6 +154,144 @@ func TestBaseMisbehavesOnAPage(t *testing.T) {
 			resp, err := tr.RoundTrip(req)
 			if resp != nil || err == nil || !strings.Contains(err.Error(), "no response and no error") {
 				t.Errorf("RoundTrip = %v, %v; want nil and an error naming the base's fault", resp, err)
+			}
+		})
+	})
+}
+
+// TestDeadlineWhileRobotsWaitsBehindABackoff checks that a request whose
+// robots.txt fetch cannot start before its deadline, because the host is
+// paused, fails at once with a *DeadlineError.
+func TestDeadlineWhileRobotsWaitsBehindABackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/robots.txt" {
+				return respond(r, 404, ""), nil
+			}
+			return respond(r, 429, "", "Retry-After", "60"), nil
+		}}
+		tr := New(base, quick...)
+		resp, err := get(tr, "http://h/page", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+
+		// https://h is another origin of the paused host: its robots.txt
+		// must wait 60s.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "https://h/page", nil)
+		called := time.Now()
+		_, err = tr.RoundTrip(req)
+		var de *DeadlineError
+		if !errors.As(err, &de) || time.Since(called) != 0 {
+			t.Errorf("RoundTrip = %v after %v; want a *DeadlineError at once", err, time.Since(called))
+		}
+		time.Sleep(time.Minute) // the fetch goes on, for the next request
+		synctest.Wait()
+	})
+}
+
+// TestDeadlineErrorIsATimeout checks the error's message and that net/http
+// callers see it as a timeout.
+func TestDeadlineErrorIsATimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := New(site(""), WithJitter(0), WithBaseDelay(2100*time.Millisecond))
+		resp, err := get(tr, "http://h/a", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		client := &http.Client{Transport: tr}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://h/b", nil)
+		_, err = client.Do(req)
+		var ue *url.Error
+		if !errors.As(err, &ue) || !ue.Timeout() {
+			t.Fatalf("client.Do = %v; want a *url.Error whose Timeout() is true", err)
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%v: want a net.Error timeout matching context.DeadlineExceeded", err)
+		}
+		if want := "polite: next start to h in 2.1s, context deadline in 50ms"; !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q; want it to say %q", err, want)
+		}
+	})
+}
+
+// TestRobotsFetchKnowsTheCrawlDelay checks that a robots.txt fetch for a
+// new origin of a known host waits the Crawl-delay the host's last request
+// knew.
+func TestRobotsFetchKnowsTheCrawlDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := site("User-agent: *\nCrawl-delay: 2\n")
+		tr := New(base, quick...)
+		for _, u := range []string{"http://h/a", "https://h/b"} {
+			resp, err := get(tr, u, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		hits := base.hitList()
+		for i := 1; i < len(hits); i++ {
+			if gap := hits[i].at.Sub(hits[i-1].at); gap < 2*time.Second {
+				t.Errorf("%s came %v after %s; want at least the Crawl-delay, 2s", hits[i].url, gap, hits[i-1].url)
+			}
+		}
+	})
+}
+
+// TestRobotsTimeoutBoundsTheWholeFetch checks that WithRobotsTimeout bounds
+// a chain of redirects as a whole, and that a timeout backs the host off
+// without counting as a latency sample.
+func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
+	t.Run("redirects", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+				time.Sleep(290 * time.Millisecond)
+				if r.URL.Path == "/robots.txt" || strings.HasPrefix(r.URL.Path, "/hop") {
+					return respond(r, 301, "", "Location", "/hop"+r.URL.Path), nil
+				}
+				return respond(r, 200, "ok"), nil
+			}}
+			tr := New(base, opts(WithRobotsTimeout(300*time.Millisecond))...)
+			t0 := time.Now()
+			resp, err := get(tr, "http://h/page", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if hops := base.count("") - 1; hops > 2 {
+				t.Errorf("%d robots.txt requests under a 300ms timeout of 290ms hops; want at most 2", hops)
+			}
+			if took := time.Since(t0); took > time.Second {
+				t.Errorf("the page took %v; want under 1s", took)
+			}
+		})
+	})
+	t.Run("a file that never answers", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path == "/robots.txt" {
+					<-r.Context().Done()
+					return nil, r.Context().Err()
+				}
+				return respond(r, 200, "ok"), nil
+			}}
+			tr := New(base, opts(WithRobotsTimeout(2*time.Second))...)
+			req, _ := http.NewRequest("GET", "http://h/page", nil)
+			d, err := tr.Check(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := tr.Stats()[0]
+			if !d.Allowed || d.RobotsErr == "" || s.Level != 1 || s.Latency != 0 {
+				t.Errorf("allowed %v, RobotsErr %q, level %d, latency %v; want allowed, unreachable, level 1 and no latency sample",
+					d.Allowed, d.RobotsErr, s.Level, s.Latency)
 			}
 		})
 	})

@@ -22,6 +22,9 @@ type pacer interface {
 	// paceOf returns the pace, before jitter, that requests to key with
 	// Crawl-delay floor would get now.
 	paceOf(key string, floor time.Duration) time.Duration
+	// tooLate returns a [*DeadlineError] when ctx's deadline comes no later
+	// than the next start that key allows, and nil otherwise.
+	tooLate(ctx context.Context, key string) error
 }
 
 // pacerConfig is what the in-memory pacer needs besides the policy.
@@ -149,13 +152,14 @@ func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Durati
 			return t, nil
 		}
 	}
+	ahead := h.queued // goroutines queued or holding the turn
 	h.queued++
 	h.mu.Unlock()
 
 	select {
 	case <-h.turn: // nobody else queued
 	default:
-		err := p.checkDeadline(ctx, h, floor)
+		err := p.checkDeadline(ctx, h, floor, ahead)
 		if err == nil {
 			select {
 			case <-h.turn:
@@ -203,21 +207,46 @@ func (p *memoryPacer) use(key string) *hostState {
 }
 
 // checkDeadline returns a *DeadlineError if ctx's deadline is no later than
-// h's next allowed start. The caller has not got the turn: the start it can
-// hope for is later still.
-func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor time.Duration) error {
+// the earliest start of a request that has ahead requests to h before it.
+func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor time.Duration, ahead int) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		return nil
 	}
 	h.mu.Lock()
 	now := p.clock.now()
-	next := p.cfg.policy.nextAllowed(&h.pace, now, floor)
+	next := p.cfg.policy.earliest(&h.pace, now, floor, ahead)
 	h.mu.Unlock()
+	return p.deadlineError(h.key, now, next, deadline)
+}
+
+// deadlineError returns a *DeadlineError if deadline is no later than next,
+// a start in the future, and nil otherwise.
+func (p *memoryPacer) deadlineError(key string, now, next instant, deadline time.Time) error {
 	if next > now && next >= p.clock.instantOf(deadline) {
-		return &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
+		return &DeadlineError{Host: key, Earliest: p.clock.timeOf(next), Deadline: deadline, now: p.clock.timeOf(now)}
 	}
 	return nil
+}
+
+// tooLate implements [pacer].
+func (p *memoryPacer) tooLate(ctx context.Context, key string) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return nil
+	}
+	s := p.shard(key)
+	s.mu.Lock()
+	h := s.hosts[key]
+	s.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	now := p.clock.now()
+	next := p.cfg.policy.nextAllowed(&h.pace, now, 0)
+	h.mu.Unlock()
+	return p.deadlineError(key, now, next, deadline)
 }
 
 // admit starts a request on h once its next allowed start has come and a
@@ -249,9 +278,11 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 		next := p.cfg.policy.nextAllowed(&h.pace, now, floor)
 		var wake <-chan time.Time // nil: only a response or ctx can help
 		if next > now {
-			if deadline, ok := ctx.Deadline(); ok && next >= p.clock.instantOf(deadline) {
-				h.mu.Unlock()
-				return ticket{}, &DeadlineError{Host: h.key, Earliest: p.clock.timeOf(next), Deadline: deadline}
+			if deadline, ok := ctx.Deadline(); ok {
+				if err := p.deadlineError(h.key, now, next, deadline); err != nil {
+					h.mu.Unlock()
+					return ticket{}, err
+				}
 			}
 			d := time.Duration(p.cfg.policy.wakeAt(&h.pace, now, next) - now)
 			if timer == nil {

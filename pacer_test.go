@@ -539,9 +539,34 @@ func TestPacerDeadline(t *testing.T) {
 			defer cancel()
 			called := time.Now()
 			_, err := p.acquire(ctx, pacerKey, 0)
-			checkFastFail(t, err, called, start.Add(time.Second), deadline)
+			checkFastFail(t, err, called, start.Add(2*time.Second), deadline) // the head's start, then a base delay
 			if a := <-head; a.err != nil || a.at.Sub(start) != time.Second {
 				t.Errorf("head waiter: %v at +%v; want nil at +1s", a.err, a.at.Sub(start))
+			}
+		})
+	})
+
+	t.Run("sixth in the queue", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := newTestPacer(0)
+			start := request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess)
+			var queued []<-chan admission
+			for range 5 {
+				queued = append(queued, goAcquire(context.Background(), p, pacerKey, 0))
+			}
+			// The five ahead start at +1s, +2s, … +5s at the earliest.
+			deadline := start.Add(5500 * time.Millisecond)
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			defer cancel()
+			called := time.Now()
+			_, err := p.acquire(ctx, pacerKey, 0)
+			checkFastFail(t, err, called, start.Add(6*time.Second), deadline)
+			for i, q := range queued {
+				a := <-q
+				p.observe(a.t, outSuccess)
+				if want := time.Duration(i+1) * time.Second; a.err != nil || a.at.Sub(start) != want {
+					t.Errorf("waiter %d: %v at +%v; want nil at +%v", i+1, a.err, a.at.Sub(start), want)
+				}
 			}
 		})
 	})
@@ -589,7 +614,7 @@ func TestPacerOutcomeClasses(t *testing.T) {
 		wantLevel int
 		wantEst   time.Duration
 	}{
-		{"transport timeout", nil, timeout, nil, classSignal, 1, time.Second},
+		{"transport timeout", nil, timeout, nil, classSignal, 1, 0}, // a timeout is no latency sample
 		{"DNS NXDOMAIN", nil, nxdomain, nil, classNeutral, 0, time.Second},
 		{"caller cancelled", nil, context.Canceled, context.Canceled, classIgnore, 0, 0},
 		{"caller's deadline", nil, context.DeadlineExceeded, context.DeadlineExceeded, classNeutral, 0, time.Second},

@@ -28,6 +28,7 @@ type robotsStore interface {
 // Lock order: evictMu, then a shard's mu.
 type robotsCache struct {
 	fetch   func(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord
+	tooLate func(ctx context.Context, host string) error // an error when a fetch for host could not end before ctx's deadline; nil: none
 	ttl     time.Duration // lifetime of a fetched file
 	failTTL time.Duration // lifetime of a failure: the next fetch comes this soon
 	max     int           // soft bound on size
@@ -52,9 +53,10 @@ type robotsEntry struct {
 }
 
 // newRobotsCache returns a cache of at most max origins, a soft bound.
-func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robotsRecord, ttl time.Duration, max int) *robotsCache {
+func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robotsRecord, tooLate func(context.Context, string) error, ttl time.Duration, max int) *robotsCache {
 	c := &robotsCache{
 		fetch:   fetch,
+		tooLate: tooLate,
 		ttl:     ttl,
 		failTTL: min(ttl, 5*time.Minute),
 		max:     max,
@@ -99,6 +101,11 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 		done := e.fetching
 		s.mu.Unlock()
 
+		if c.tooLate != nil {
+			if err := c.tooLate(ctx, k.host); err != nil {
+				return nil, err
+			}
+		}
 		select {
 		case <-done:
 		case <-ctx.Done():

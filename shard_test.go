@@ -16,7 +16,7 @@ func testCache(max int, fetches *atomic.Int64) *robotsCache {
 	return newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 		fetches.Add(1)
 		return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
-	}, time.Hour, max)
+	}, nil, time.Hour, max)
 }
 
 func origin(i int) originKey { return originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }

@@ -54,7 +54,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		pc.log = func(msg string, args ...any) { l.Info(msg, args...) }
 	}
 	t.pacer = newMemoryPacer(pc)
-	t.robots = newRobotsCache(t.fetchRobots, cfg.robotsTTL, cfg.maxHosts)
+	t.robots = newRobotsCache(t.fetchRobots, t.pacer.tooLate, cfg.robotsTTL, cfg.maxHosts)
 	return t
 }
 
