@@ -29,9 +29,9 @@ type robotsStore interface {
 type robotsCache struct {
 	fetch   func(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord
 	tooLate func(ctx context.Context, host string) error // an error when a fetch for host could not end before ctx's deadline; nil: none
-	ttl     time.Duration // lifetime of a fetched file
-	failTTL time.Duration // lifetime of a failure: the next fetch comes this soon
-	max     int           // soft bound on size
+	ttl     time.Duration                                // lifetime of a fetched file
+	failTTL time.Duration                                // lifetime of a failure: the next fetch comes this soon
+	max     int                                          // soft bound on size
 	shards  [shardCount]robotsShard
 	size    atomic.Int64 // entries in all shards; changed under the shard's mu
 	evictMu sync.Mutex   // serialises evictions
