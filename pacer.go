@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -66,8 +67,11 @@ type hostSnapshot struct {
 // without its turn, a timer, a goroutine or an allocation. Times are
 // instants of the pacer's clock (clock.go).
 //
-// Hosts are kept in shards (shard.go). Inserting a host when the pacer
-// holds sweepAt of them first sweeps every shard.
+// Hosts are kept in shards (shard.go). Inserting a host first sweeps every
+// shard when the pacer holds sweepAt hosts, or when it holds more than
+// maxHosts and the time a kept host would become free to forget has come
+// (retryAt), so that the table comes back under its bound soon after a
+// burst has passed.
 //
 // Lock order: sweepMu, then a shard's mu, then a hostState's mu. None is
 // held while waiting or while calling cfg.log, so one slow or backed-off
@@ -80,6 +84,7 @@ type memoryPacer struct {
 
 	sweepMu sync.Mutex   // serialises sweeps
 	sweepAt atomic.Int64 // inserting into a pacer this large first sweeps it; stored under sweepMu
+	retryAt atomic.Int64 // an instant: inserting into a pacer over maxHosts from then on first sweeps it; stored under sweepMu
 }
 
 // pacerShard holds the hosts whose keys hash to it.
@@ -122,6 +127,7 @@ func newMemoryPacer(cfg pacerConfig) *memoryPacer {
 		p.shards[i].hosts = make(map[string]*hostState)
 	}
 	p.sweepAt.Store(int64(cfg.maxHosts))
+	p.retryAt.Store(math.MaxInt64)
 	return p
 }
 
@@ -189,9 +195,9 @@ func (p *memoryPacer) use(key string) *hostState {
 	s := p.shard(key)
 	s.mu.Lock()
 	h := s.hosts[key]
-	if h == nil && p.size.Load() >= p.sweepAt.Load() {
+	if h == nil && p.sweepDue() {
 		s.mu.Unlock() // a sweep takes every shard's lock in turn
-		p.sweep(p.clock.now())
+		p.sweep()
 		s.mu.Lock()
 		h = s.hosts[key] // another goroutine may have inserted it meanwhile
 	}
@@ -394,35 +400,84 @@ func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
 	return p.cfg.policy.pace(&h.pace, p.clock.now(), floor)
 }
 
+// sweepDue reports whether inserting a host should first sweep.
+func (p *memoryPacer) sweepDue() bool {
+	n := p.size.Load()
+	return n >= p.sweepAt.Load() ||
+		n > int64(p.cfg.maxHosts) && p.clock.now() >= instant(p.retryAt.Load())
+}
+
 // sweep evicts the hosts that have nothing left to enforce, shard by
-// shard, and sets the size of the next sweep so that sweeping costs O(1)
-// per insert. It does nothing if another sweep made room meanwhile. The
-// caller holds no lock.
-func (p *memoryPacer) sweep(now instant) {
+// shard; if that leaves more than maxHosts, it also evicts hosts whose
+// pause and pace are over, forgetting only a remembered backoff level.
+// Hosts paused, waited on or busy are kept. It sets the size of the next
+// sweep so that sweeping costs O(1) per insert, and, when the pacer is
+// still over its bound, the time of the next: when a kept host may be
+// free, but after at least four times this sweep's length, so that sweeps
+// take a fifth of a core at most. It does nothing if another sweep made
+// room meanwhile. The caller holds no lock.
+func (p *memoryPacer) sweep() {
 	p.sweepMu.Lock()
 	defer p.sweepMu.Unlock()
-	if p.size.Load() < p.sweepAt.Load() {
+	if !p.sweepDue() {
 		return
 	}
+	began := p.clock.now()
+	p.evict(func(h *hostState, now instant) bool { return p.cfg.policy.idle(&h.pace, now) })
+	if p.size.Load() > int64(p.cfg.maxHosts) {
+		p.evict(func(h *hostState, now instant) bool { return now >= p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor) })
+	}
+	now := p.clock.now()
+	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
+	next := instant(math.MaxInt64) // within the bound: only sweepAt matters
+	if p.size.Load() > int64(p.cfg.maxHosts) {
+		next = max(now.add(4*time.Duration(now-began)), p.freeAt(now))
+	}
+	p.retryAt.Store(int64(next))
+}
+
+// evict drops the hosts with no users and nothing in flight for which
+// drop, called with the host's mu held, returns true. The caller holds
+// sweepMu.
+func (p *memoryPacer) evict(drop func(h *hostState, now instant) bool) {
 	for i := range p.shards {
 		s := &p.shards[i]
 		s.mu.Lock()
+		now := p.clock.now()
 		for key, h := range s.hosts {
-			if h.users.Load() == 0 && p.forgettable(h, now) {
+			if h.users.Load() == 0 && p.forgettable(h, now, drop) {
 				delete(s.hosts, key)
 				p.size.Add(-1)
 			}
 		}
 		s.mu.Unlock()
 	}
-	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
 }
 
-// forgettable reports whether forgetting h would let no request start
-// earlier: nothing in flight and the policy's state idle. A host whose
-// state is fresh behaves the same.
-func (p *memoryPacer) forgettable(h *hostState, now instant) bool {
+// freeAt returns the earliest instant at which a host with no users and
+// nothing in flight may start again, and so be evicted; hosts busy now are
+// counted as free a second from now. The caller holds sweepMu.
+func (p *memoryPacer) freeAt(now instant) instant {
+	at := now.add(time.Second)
+	for i := range p.shards {
+		s := &p.shards[i]
+		s.mu.Lock()
+		for _, h := range s.hosts {
+			h.mu.Lock()
+			if h.inFlight == 0 && h.users.Load() == 0 {
+				at = min(at, p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor))
+			}
+			h.mu.Unlock()
+		}
+		s.mu.Unlock()
+	}
+	return at
+}
+
+// forgettable reports whether h has nothing in flight and drop says it may
+// go.
+func (p *memoryPacer) forgettable(h *hostState, now instant, drop func(*hostState, instant) bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.inFlight == 0 && p.cfg.policy.idle(&h.pace, now)
+	return h.inFlight == 0 && drop(h, now)
 }

@@ -35,6 +35,9 @@ type robotsCache struct {
 	shards  [shardCount]robotsShard
 	size    atomic.Int64 // entries in all shards; changed under the shard's mu
 	evictMu sync.Mutex   // serialises evictions
+	evictAt atomic.Int64 // inserting into a cache this large first evicts; stored under evictMu
+	ended   atomic.Int64 // fetches ended since the last eviction
+	evicts  atomic.Int64 // evictions that scanned the cache, for tests
 }
 
 // robotsShard holds the origins whose hosts hash to it.
@@ -64,6 +67,7 @@ func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robot
 	for i := range c.shards {
 		c.shards[i].entries = make(map[originKey]*robotsEntry)
 	}
+	c.evictAt.Store(int64(max))
 	return c
 }
 
@@ -78,7 +82,7 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 	for {
 		s.mu.Lock()
 		e := s.entries[k]
-		if e == nil && !evicted && c.size.Load() >= int64(c.max) {
+		if e == nil && !evicted && c.evictDue() {
 			s.mu.Unlock() // eviction takes every shard's lock in turn
 			c.evict()
 			evicted = true
@@ -150,6 +154,17 @@ func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *rob
 	close(e.fetching)
 	e.fetching = nil
 	s.mu.Unlock()
+	c.ended.Add(1)
+}
+
+// evictDue reports whether inserting an entry should first evict: when the
+// cache holds evictAt entries, or when it is full and enough fetches have
+// ended since the last eviction, a quarter of its size, to pay for a scan.
+// Entries being fetched cannot be dropped, so a cache full of them is not
+// scanned again on every insert.
+func (c *robotsCache) evictDue() bool {
+	n := c.size.Load()
+	return n >= c.evictAt.Load() || n >= int64(c.max) && c.ended.Load() >= max(n/4, 1)
 }
 
 // evict makes room for one more entry when the cache is full: it drops
@@ -159,12 +174,15 @@ func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *rob
 func (c *robotsCache) evict() {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
-	if c.size.Load() < int64(c.max) {
+	if !c.evictDue() {
 		return
 	}
+	c.evicts.Add(1)
+	c.ended.Store(0)
 	now := time.Now()
 	c.dropLocked(func(e *robotsEntry) bool { return !now.Before(e.expires) })
 	c.dropLocked(func(*robotsEntry) bool { return c.size.Load() >= int64(c.max-c.max/4) })
+	c.evictAt.Store(max(int64(c.max), 2*c.size.Load()))
 }
 
 // dropLocked visits the shards in turn, from a random one, and drops the

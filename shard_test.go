@@ -136,3 +136,33 @@ func TestShardIndexSpreadsHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestRobotsCacheFullOfFetches checks that a cache full of entries being
+// fetched, none of which can be dropped, is not scanned again on every
+// insert, and comes back under its bound once the fetches have ended.
+func TestRobotsCacheFullOfFetches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const max, origins = 10, 2000
+		release := make(chan struct{})
+		c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
+			<-release
+			return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+		}, nil, time.Hour, max)
+		var wg sync.WaitGroup
+		for i := range origins {
+			wg.Go(func() { c.get(context.Background(), origin(i)) })
+		}
+		synctest.Wait() // every fetch started
+		if n := c.evicts.Load(); n > 16 {
+			t.Errorf("%d evictions for %d inserts into a cache of %d being fetched; want a few, doubling", n, origins, max)
+		}
+		close(release)
+		wg.Wait()
+		if _, err := c.get(context.Background(), origin(origins)); err != nil {
+			t.Fatal(err)
+		}
+		if n := cached(t, c); n > max {
+			t.Errorf("%d origins cached after the fetches ended; want at most %d", n, max)
+		}
+	})
+}
