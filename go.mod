@@ -7,3 +7,5 @@ require (
 	golang.org/x/net v0.58.0
 	golang.org/x/time v0.15.0
 )
+
+require golang.org/x/text v0.41.0 // indirect
