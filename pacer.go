@@ -425,7 +425,9 @@ func (p *memoryPacer) sweep() {
 	began := p.clock.now()
 	p.evict(func(h *hostState, now instant) bool { return p.cfg.policy.idle(&h.pace, now) })
 	if p.size.Load() > int64(p.cfg.maxHosts) {
-		p.evict(func(h *hostState, now instant) bool { return now >= p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor) })
+		p.evict(func(h *hostState, now instant) bool {
+			return now >= p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor)
+		})
 	}
 	now := p.clock.now()
 	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
