@@ -50,9 +50,12 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	if req.URL == nil {
 		return Decision{}, errNilURL
 	}
-	tg, ok := t.targetOf(req)
+	tg, ok, err := t.targetOf(req)
 	if !ok {
 		return Decision{}, fmt.Errorf("polite: Check %q: not an http or https URL", req.URL)
+	}
+	if err != nil {
+		return Decision{}, err
 	}
 	v, err := t.decide(req.Context(), tg, req.URL)
 	if err != nil {

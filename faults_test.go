@@ -296,3 +296,41 @@ func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
 		})
 	})
 }
+
+// TestAliasesShareOneKey checks that the spellings of one server share one
+// robots.txt and one pace.
+func TestAliasesShareOneKey(t *testing.T) {
+	servers := [][]string{
+		{"http://example.com./a", "http://example.com/b", "http://EXAMPLE.com/c"},
+		{"http://[::1]/a", "http://[0:0:0:0:0:0:0:1]/b"},
+		{"http://[::ffff:127.0.0.1]/a", "http://127.0.0.1/b"},
+		{"http://bücher.example/a", "http://BÜCHER.example/b", "http://xn--bcher-kva.example/c"},
+	}
+	for _, aliases := range servers {
+		t.Run(aliases[0], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := site("User-agent: *\nCrawl-delay: 5\n")
+				tr := New(base, quick...)
+				for _, u := range aliases {
+					resp, err := get(tr, u, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				if n := base.count("/robots.txt"); n != 1 {
+					t.Errorf("%d robots.txt fetches for %q; want 1", n, aliases)
+				}
+				hits := base.hitList()
+				for i := 2; i < len(hits); i++ { // the robots.txt fetch, then pages 5s apart
+					if gap := hits[i].at.Sub(hits[i-1].at); gap < 5*time.Second {
+						t.Errorf("%s came %v after %s; want the Crawl-delay, 5s", hits[i].url, gap, hits[i-1].url)
+					}
+				}
+				if n := len(tr.Stats()); n != 1 {
+					t.Errorf("Stats has %d hosts for %q; want 1", n, aliases)
+				}
+			})
+		})
+	}
+}

@@ -2,6 +2,7 @@ package polite
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,16 +24,20 @@ func (tg target) pacingKey() string { return tg.origin.host }
 // errNilURL is the error for a request without a URL.
 var errNilURL = errors.New("polite: nil Request.URL")
 
-// targetOf returns req's target, and ok=false when req's URL is not an http
-// or https URL with a host. req.URL must not be nil.
-func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool) {
+// targetOf returns req's target, and ok=false when req's URL is not an
+// http or https URL. An http or https URL whose host names no server is an
+// error. req.URL must not be nil.
+func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err error) {
 	tg.origin, ok = originOf(req.URL)
 	if !ok {
-		return tg, false
+		return tg, false, nil
+	}
+	if tg.origin.host == "" {
+		return tg, true, fmt.Errorf("polite: %q names no host", req.URL.Host)
 	}
 	tg.token, tg.addUA = t.agentOf(req.Header)
 	tg.robotsPath = isRobotsPath(req.URL)
-	return tg, true
+	return tg, true, nil
 }
 
 // agentOf returns the product token that chooses the robots.txt group for
@@ -56,14 +61,14 @@ func (t *PoliteTransport) agentOf(h http.Header) (token string, addUA bool) {
 const goUserAgent = "go-http-client"
 
 // originKey names one robots.txt: RFC 9309 scopes a file to a scheme, host
-// and port. The host is lower-cased and the port explicit, so
-// "http://Example.com/" and "http://example.com:80/" share a key.
+// and port. The host is canonical (hostname.go) and the port explicit, so
+// "http://Example.com./" and "http://example.com:80/" share a key.
 type originKey struct {
 	scheme, host, port string
 }
 
 // originOf returns u's origin key, and ok=false when u is not an http or
-// https URL with a host.
+// https URL. The key's host is "" when u's names no server.
 func originOf(u *url.URL) (k originKey, ok bool) {
 	switch {
 	case u.Scheme == "http" || strings.EqualFold(u.Scheme, "http"):
@@ -78,26 +83,19 @@ func originOf(u *url.URL) (k originKey, ok bool) {
 	if p := u.Port(); p != "" {
 		k.port = p
 	}
-	return k, k.host != ""
+	return k, true
 }
 
 // String returns "scheme://host:port", with IPv6 hosts in brackets.
 func (k originKey) String() string {
-	host := k.host
-	if strings.IndexByte(host, ':') >= 0 {
-		host = "[" + host + "]"
-	}
-	return k.scheme + "://" + host + ":" + k.port
+	return k.scheme + "://" + hostForURL(k.host) + ":" + k.port
 }
 
 // fetchURL returns the URL of k's robots.txt as a browser writes it, the
 // default port left out, so that the request's Host header is the one the
 // origin's pages carry: a virtual host that matches it exactly answers.
 func (k originKey) fetchURL() string {
-	host := k.host
-	if strings.IndexByte(host, ':') >= 0 {
-		host = "[" + host + "]"
-	}
+	host := hostForURL(k.host)
 	if k.port != defaultPort(k.scheme) {
 		host += ":" + k.port
 	}
@@ -111,10 +109,11 @@ func defaultPort(scheme string) string {
 	return "80"
 }
 
-// hostKey returns u's host name, lower-cased: the host of its originKey
-// and its pacing key.
+// hostKey returns u's host in canonical form (hostname.go), or "" when it
+// names no server: the host of its originKey and its pacing key.
 func hostKey(u *url.URL) string {
-	return strings.ToLower(u.Hostname())
+	h, _ := canonicalHost(u.Hostname())
+	return h
 }
 
 // isRobotsPath reports whether u's escaped path is "/robots.txt". Only a

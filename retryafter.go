@@ -1,7 +1,6 @@
 package polite
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,15 +21,14 @@ func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	if v == "" {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(v, 10, 64) // digits only: no sign, no fraction
-	switch {
-	case err == nil:
-		if n >= uint64(maxRetryAfter/time.Second) {
+	if strings.Trim(v, "0123456789") == "" { // digits only: no sign, no fraction
+		// ParseUint stops at the first digit that overflows, so it must see
+		// nothing but digits: its only error is then ErrRange.
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n >= uint64(maxRetryAfter/time.Second) {
 			return maxRetryAfter, true
 		}
 		return time.Duration(n) * time.Second, true
-	case errors.Is(err, strconv.ErrRange):
-		return maxRetryAfter, true
 	}
 
 	at, ok := parseHTTPDate(v)

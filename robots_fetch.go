@@ -202,7 +202,7 @@ func redirectTarget(from, location string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	if _, ok := originOf(u); !ok {
+	if k, ok := originOf(u); !ok || k.host == "" {
 		return "", false
 	}
 	return u.String(), true

@@ -68,9 +68,13 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, errNilURL
 	}
-	tg, ok := t.targetOf(req)
+	tg, ok, err := t.targetOf(req)
 	if !ok {
 		return t.base.RoundTrip(req)
+	}
+	if err != nil {
+		closeRequestBody(req)
+		return nil, err
 	}
 	ctx := req.Context()
 	v, err := t.decide(ctx, tg, req.URL)
