@@ -11,8 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/polite-go/polite"
 )
 
 const checkSynopsis = `[-ua UA] [-delay D] [-robots FILE] URL...
@@ -34,13 +32,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("check", checkSynopsis, stderr, &c)
 	robotsFile := fs.String("robots", "", "test the local robots.txt `FILE`, with no network at all")
-	if status := parseFlags(fs, args, &c); status >= 0 {
+	if status := parseFlags(fs, args); status >= 0 {
 		return status
 	}
-	if fs.NArg() == 0 {
-		return usageError(fs, "no URL given")
-	}
-
 	var base http.RoundTripper // nil: the network
 	if *robotsFile != "" {
 		body, err := os.ReadFile(*robotsFile)
@@ -50,18 +44,25 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		base = localRobots(body)
 	}
+	tr, err := newTransport(base, c.options())
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+	urls, err := urlArgs(fs)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
 	type target struct {
 		shown string // as the user wrote it
 		req   *http.Request
 	}
-	targets := make([]target, 0, fs.NArg())
-	for _, arg := range fs.Args() {
-		s := arg
-		if *robotsFile != "" && strings.HasPrefix(arg, "/") {
-			s = robotsTestOrigin + arg
-		}
-		u, err := parseURL(s)
+	targets := make([]target, 0, len(urls))
+	for _, arg := range urls {
+		u, err := parseURL(arg, *robotsFile != "")
 		if err != nil {
+			if *robotsFile == "" && strings.HasPrefix(arg, "/") {
+				return usageError(fs, "%v; a bare path needs -robots FILE", err)
+			}
 			return usageError(fs, "%v", err)
 		}
 		req, err := http.NewRequest(http.MethodGet, u.String(), nil)
@@ -71,7 +72,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		targets = append(targets, target{arg, req})
 	}
 
-	tr := polite.New(base, c.options()...)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	status := exitOK
 	for _, t := range targets {
@@ -79,13 +79,13 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", t.shown, err)
-			status = exitError
+			status = worse(status, exitError)
 			continue
 		}
 		verdict := "allowed"
 		if !d.Allowed {
 			verdict = "blocked"
-			status = max(status, exitBlocked)
+			status = worse(status, exitBlocked)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", verdict, t.shown,
 			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
@@ -93,7 +93,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if d.RobotsErr != "" {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %s\n", d.RobotsURL, d.RobotsErr)
-			status = exitError
+			status = worse(status, exitError)
 		}
 	}
 	tw.Flush()

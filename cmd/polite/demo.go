@@ -40,7 +40,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print every request and refusal as it happened")
 	serve := fs.Bool("serve", false, "serve the demo web until interrupted, and crawl nothing")
 	port := fs.Int("port", 0, "the demo web's port; 0 for any free one")
-	if status := parseFlags(fs, args, nil); status >= 0 {
+	if status := parseFlags(fs, args); status >= 0 {
 		return status
 	}
 	if fs.NArg() > 0 {

@@ -35,10 +35,32 @@ import (
 
 // Exit statuses.
 const (
-	exitOK      = 0 // every URL allowed; the crawl or demo went as it should
-	exitBlocked = 1 // robots.txt blocked a URL; the demo's verdict failed
-	exitError   = 2 // a usage or network error
+	exitOK      = 0  // every URL allowed; the demo's verdict holds
+	exitBlocked = 1  // robots.txt blocked a URL; the demo's verdict failed
+	exitError   = 2  // a usage or network error
+	exitHTTP    = 22 // get -f: an HTTP error status, as curl -f exits
 )
+
+// worse returns the graver of two exit statuses, for a command that ends
+// with the gravest outcome of its URLs: an error, then an HTTP error, then
+// a refusal by robots.txt.
+func worse(a, b int) int {
+	rank := func(status int) int {
+		switch status {
+		case exitOK:
+			return 0
+		case exitBlocked:
+			return 1
+		case exitHTTP:
+			return 2
+		}
+		return 3
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
 
 const usage = `Usage: polite <command> [flags] [arguments]
 

@@ -97,7 +97,6 @@ func TestRunDispatch(t *testing.T) {
 		{"crawl -h", []string{"crawl", "-h"}, exitOK, "", "Usage: polite crawl"},
 		{"demo -h", []string{"demo", "-h"}, exitOK, "", "Usage: polite demo"},
 		{"bad flag", []string{"get", "-nope"}, exitError, "", "flag provided but not defined: -nope"},
-		{"negative delay", []string{"get", "-delay", "-1s", "http://x/"}, exitError, "", "-delay must not be negative"},
 		{"demo arguments", []string{"demo", "extra"}, exitError, "", "unexpected arguments"},
 	}
 	for _, tt := range tests {
