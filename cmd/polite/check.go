@@ -13,24 +13,13 @@ import (
 	"time"
 )
 
-const checkSynopsis = `[-ua UA] [-delay D] [-robots FILE] URL...
-
-Prints one line per URL: allowed or blocked, the robots.txt group that bound,
-the rule that decided, the origin's Crawl-delay and the pace that would apply.
-Each origin's robots.txt is fetched through the polite transport; nothing else
-is requested. With -robots, FILE is tested instead and nothing goes on the
-network; a URL may then be a bare path such as /private/x.
-
-Exit status: 0 when every URL is allowed, 1 when any is blocked, 2 on a usage
-error or when a robots.txt could not be fetched (network error, 429 or 5xx).`
-
 // robotsTestOrigin stands for the site when -robots is given and a URL is a
 // bare path.
 const robotsTestOrigin = "http://robots.test"
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
-	fs := newFlagSet("check", checkSynopsis, stderr, &c)
+	fs := newFlagSet("check", stderr, &c)
 	robotsFile := fs.String("robots", "", "test the local robots.txt `FILE`, with no network at all")
 	if status := parseFlags(fs, args); status >= 0 {
 		return status

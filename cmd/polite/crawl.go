@@ -13,25 +13,9 @@ import (
 	"github.com/polite-go/polite"
 )
 
-const crawlSynopsis = `[flags] URL...
-
-Crawls from the URLs: fetches each page through the polite transport, so
-robots.txt, Crawl-delay, backoff and Retry-After are honoured, and follows its
-links (anchors and canonical links; a redirect's Location) up to -max-depth.
-Prints one JSON line per URL tried on stdout:
-
-  {"url":"…","status":200,"links":["…"],"depth":1}
-  {"url":"…","status":0,"links":[],"depth":2,"blocked":"Disallow: /private/"}
-
-and at the end a table per host on stderr. While stderr is a terminal, a
-progress line shows pages done, queued, blocked, and hosts waiting their turn.
-
-Exit status: 0 when every URL was allowed, 1 when robots.txt blocked any, 2 on
-a usage error or when any request failed with a network error.`
-
 func runCrawl(args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
-	fs := newFlagSet("crawl", crawlSynopsis, stderr, &c)
+	fs := newFlagSet("crawl", stderr, &c)
 	var opts crawlOptions
 	fs.IntVar(&opts.maxPages, "max-pages", 100, "stop after this many requests (refusals by robots.txt do not count)")
 	fs.IntVar(&opts.maxDepth, "max-depth", 3, "follow links this many steps from the URLs given")

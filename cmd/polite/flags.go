@@ -23,17 +23,27 @@ type commonFlags struct {
 	delay time.Duration
 }
 
-// newFlagSet returns a flag set for the command name whose usage line is
-// synopsis, with the -ua and -delay flags bound to c.
-func newFlagSet(name, synopsis string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
+// newFlagSet returns the flag set of the command name, whose usage gives
+// its synopsis and summary. With c, it has the -ua and -delay flags,
+// bound to c.
+func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("polite "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: polite %s %s\n\nFlags:\n", name, synopsis)
+		summary := ""
+		for _, cmd := range commands {
+			if cmd.name == name {
+				summary = cmd.summary
+			}
+		}
+		fmt.Fprintf(stderr, "Usage:\n\n%s\n%s\n\nFlags:\n", synopsis("\t", name), summary)
 		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nThe manual, exit statuses included: %s\n", manual)
 	}
-	fs.StringVar(&c.ua, "ua", defaultUA, "the `User-Agent`; its product token chooses the robots.txt group")
-	fs.DurationVar(&c.delay, "delay", polite.DefaultBaseDelay, "least time between two requests to one host")
+	if c != nil {
+		fs.StringVar(&c.ua, "ua", defaultUA, "the `User-Agent`; its product token chooses the robots.txt group")
+		fs.DurationVar(&c.delay, "delay", polite.DefaultBaseDelay, "least time between two requests to one host")
+	}
 	return fs
 }
 

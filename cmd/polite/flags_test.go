@@ -63,7 +63,7 @@ func TestArgumentErrors(t *testing.T) {
 			if tt.notWant != "" && strings.Contains(stderr, tt.notWant) {
 				t.Errorf("stderr = %q; want it not to contain %q", stderr, tt.notWant)
 			}
-			if !strings.Contains(stderr, "Usage: polite "+tt.args[0]) {
+			if !strings.Contains(stderr, "Usage:\n\n\tpolite "+tt.args[0]+" ") {
 				t.Errorf("stderr = %q; want the command's usage", stderr)
 			}
 		})

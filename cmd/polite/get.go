@@ -12,20 +12,9 @@ import (
 	"github.com/polite-go/polite"
 )
 
-const getSynopsis = `[-ua UA] [-delay D] [-f] [-o FILE] URL...
-
-Fetches the URLs in turn through the polite transport, following redirects,
-and writes their bodies to stdout, or to FILE with -o. For each URL it prints
-one line to stderr: the status, the time waited for robots.txt and the host's
-pace, the time the server took to answer and the body's size; or why it was
-not fetched.
-
-Exit status: 0 when every URL was fetched, 1 when robots.txt blocked any, 2 on
-a usage or network error; with -f, 22 when any answered with an HTTP error.`
-
 func runGet(args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
-	fs := newFlagSet("get", getSynopsis, stderr, &c)
+	fs := newFlagSet("get", stderr, &c)
 	fail := fs.Bool("f", false, "fail on an HTTP error (status 400 or more): write no body and exit with 22")
 	out := fs.String("o", "", "write the bodies to `FILE` instead of stdout")
 	if status := parseFlags(fs, args); status >= 0 {

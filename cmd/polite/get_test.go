@@ -131,7 +131,7 @@ func TestGet(t *testing.T) {
 		{
 			name:      "no URL",
 			wantCode:  exitError,
-			wantLines: []string{`^polite get: no URL given$`, `^Usage: polite get`},
+			wantLines: []string{`^polite get: no URL given$`, `^Usage:$`, `^$`, `^\tpolite get \[`},
 		},
 	}
 	for _, tt := range tests {
