@@ -147,7 +147,7 @@ func parseURL(s string, paths bool) (*url.URL, error) {
 	guess := withScheme(s)
 	if paths && !strings.HasPrefix(s, "/") && !strings.Contains(s, "://") {
 		msg += `, nor a path: a path must start with "/"`
-		if guess == "" || !looksLikeHost(s) {
+		if guess == "" {
 			guess = "/" + s
 		}
 	}
@@ -180,16 +180,19 @@ func isHTTP(u *url.URL) bool {
 }
 
 // withScheme returns s with the scheme http put in front, when s has none
-// and that makes it an http URL with a host, as for "example.com/x",
-// "localhost:8080/x" or "//example.com/x"; otherwise "".
+// and starts with what looks like a host, as "example.com/x",
+// "localhost:8080/x" or "//example.com/x" do; otherwise "".
 func withScheme(s string) string {
 	if u, err := url.Parse(s); err == nil && u.Scheme != "" && !isPort(u.Opaque) {
 		return "" // a scheme, and not the host of host:port
 	}
-	guess := "http://" + s
-	if strings.HasPrefix(s, "//") {
+	var guess string
+	switch {
+	case strings.HasPrefix(s, "//"):
 		guess = "http:" + s
-	} else if strings.HasPrefix(s, "/") {
+	case looksLikeHost(s):
+		guess = "http://" + s
+	default:
 		return ""
 	}
 	if u, err := url.Parse(guess); err != nil || !isHTTP(u) {
@@ -206,7 +209,7 @@ func isPort(s string) bool {
 }
 
 // looksLikeHost reports whether the first segment of s names a host rather
-// than a directory: it has a dot or a port, or it is "localhost".
+// than a directory or a word: it has a dot or a port, or it is "localhost".
 func looksLikeHost(s string) bool {
 	first, _, _ := strings.Cut(s, "/")
 	return strings.ContainsAny(first, ".:") || strings.EqualFold(first, "localhost")

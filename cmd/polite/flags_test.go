@@ -34,6 +34,8 @@ func TestArgumentErrors(t *testing.T) {
 			"did you mean http://127.0.0.1:8080/x?", ""},
 		{"no scheme, a network-path reference", []string{"get", "//example.com/x"},
 			"did you mean http://example.com/x?", ""},
+		{"a word", []string{"get", "-"},
+			`"-" is not an absolute http or https URL`, "did you mean"},
 		{"another scheme", []string{"get", "ftp://example.com/x"},
 			`"ftp://example.com/x" is not an absolute http or https URL`, "did you mean"},
 		{"an opaque URL", []string{"crawl", "mailto:me@example.com"},

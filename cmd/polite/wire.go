@@ -37,7 +37,9 @@ type wireRequest struct {
 func (r wireRequest) Latency() time.Duration { return r.End.Sub(r.Start) }
 
 // backoffStatus reports whether the transport backs off on status: 429 and
-// every 5xx but 501 and 505, as the package documentation says.
+// every 5xx but 501 and 505, as the package documentation says. Like
+// retryAfter, it is the recorder's own, and a test holds it to the
+// transport.
 func backoffStatus(status int) bool {
 	return status == http.StatusTooManyRequests ||
 		500 <= status && status <= 599 && status != http.StatusNotImplemented && status != http.StatusHTTPVersionNotSupported
@@ -95,9 +97,9 @@ func (w *wireRecorder) requests() []wireRequest {
 // maxRetryAfter is the cap the transport puts on a Retry-After.
 const maxRetryAfter = time.Hour
 
-// retryAfter parses the Retry-After header of a 429 or 5xx the way the
-// package documentation says the transport reads it, and returns 0 when
-// there is none or it cannot be read.
+// retryAfter parses the Retry-After header of a 429 or 5xx by the rules the
+// transport follows (retryafter.go, at the repository's root), and returns
+// 0 when there is none or it cannot be read.
 //
 // It is written here rather than taken from package polite on purpose: the
 // recorder judges the transport, so it must not share the transport's code
