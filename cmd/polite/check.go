@@ -11,20 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/polite-go/polite"
 )
-
-const checkSynopsis = `[-ua UA] [-delay D] [-robots FILE] URL...
-
-Prints one line per URL: allowed or blocked, the robots.txt group that bound,
-the rule that decided, the origin's Crawl-delay and the pace that would apply.
-Each origin's robots.txt is fetched through the polite transport; nothing else
-is requested. With -robots, FILE is tested instead and nothing goes on the
-network; a URL may then be a bare path such as /private/x.
-
-Exit status: 0 when every URL is allowed, 1 when any is blocked, 2 on a usage
-error or when a robots.txt could not be fetched (network error, 429 or 5xx).`
 
 // robotsTestOrigin stands for the site when -robots is given and a URL is a
 // bare path.
@@ -32,15 +19,11 @@ const robotsTestOrigin = "http://robots.test"
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
-	fs := newFlagSet("check", checkSynopsis, stderr, &c)
+	fs := newFlagSet("check", stderr, &c)
 	robotsFile := fs.String("robots", "", "test the local robots.txt `FILE`, with no network at all")
-	if status := parseFlags(fs, args, &c); status >= 0 {
+	if status := parseFlags(fs, args); status >= 0 {
 		return status
 	}
-	if fs.NArg() == 0 {
-		return usageError(fs, "no URL given")
-	}
-
 	var base http.RoundTripper // nil: the network
 	if *robotsFile != "" {
 		body, err := os.ReadFile(*robotsFile)
@@ -50,18 +33,25 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		base = localRobots(body)
 	}
+	tr, err := newTransport(base, c.options())
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+	urls, err := urlArgs(fs)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
 	type target struct {
 		shown string // as the user wrote it
 		req   *http.Request
 	}
-	targets := make([]target, 0, fs.NArg())
-	for _, arg := range fs.Args() {
-		s := arg
-		if *robotsFile != "" && strings.HasPrefix(arg, "/") {
-			s = robotsTestOrigin + arg
-		}
-		u, err := parseURL(s)
+	targets := make([]target, 0, len(urls))
+	for _, arg := range urls {
+		u, err := parseURL(arg, *robotsFile != "")
 		if err != nil {
+			if *robotsFile == "" && strings.HasPrefix(arg, "/") {
+				return usageError(fs, "%v; a bare path needs -robots FILE", err)
+			}
 			return usageError(fs, "%v", err)
 		}
 		req, err := http.NewRequest(http.MethodGet, u.String(), nil)
@@ -71,7 +61,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		targets = append(targets, target{arg, req})
 	}
 
-	tr := polite.New(base, c.options()...)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	status := exitOK
 	for _, t := range targets {
@@ -79,13 +68,13 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", t.shown, err)
-			status = exitError
+			status = worse(status, exitError)
 			continue
 		}
 		verdict := "allowed"
 		if !d.Allowed {
 			verdict = "blocked"
-			status = max(status, exitBlocked)
+			status = worse(status, exitBlocked)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", verdict, t.shown,
 			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
@@ -93,7 +82,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if d.RobotsErr != "" {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %s\n", d.RobotsURL, d.RobotsErr)
-			status = exitError
+			status = worse(status, exitError)
 		}
 	}
 	tw.Flush()

@@ -13,24 +13,9 @@ import (
 	"github.com/polite-go/polite"
 )
 
-const crawlSynopsis = `[flags] URL...
-
-Crawls from the URLs: fetches each page through the polite transport, so
-robots.txt, Crawl-delay, backoff and Retry-After are honoured, and follows its
-links (anchors and canonical links; a redirect's Location) up to -max-depth.
-Prints one JSON line per URL tried on stdout:
-
-  {"url":"…","status":200,"links":["…"],"depth":1}
-  {"url":"…","status":0,"links":[],"depth":2,"blocked":"Disallow: /private/"}
-
-and at the end a table per host on stderr. While stderr is a terminal, a
-progress line shows pages done, queued, blocked, and hosts waiting their turn.
-
-Exit status: 0 when the crawl ran, 2 on a usage error.`
-
 func runCrawl(args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
-	fs := newFlagSet("crawl", crawlSynopsis, stderr, &c)
+	fs := newFlagSet("crawl", stderr, &c)
 	var opts crawlOptions
 	fs.IntVar(&opts.maxPages, "max-pages", 100, "stop after this many requests (refusals by robots.txt do not count)")
 	fs.IntVar(&opts.maxDepth, "max-depth", 3, "follow links this many steps from the URLs given")
@@ -39,8 +24,15 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 30*time.Second, "stop when no new link has been found for this long")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
-	if status := parseFlags(fs, args, &c); status >= 0 {
+	if status := parseFlags(fs, args); status >= 0 {
 		return status
+	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = 30 * time.Second
+	wire := &wireRecorder{base: base}
+	tr, err := newTransport(wire, c.options())
+	if err != nil {
+		return usageError(fs, "%v", err)
 	}
 	switch {
 	case opts.maxPages < 1:
@@ -59,11 +51,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "%v", err)
 	}
 
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.ResponseHeaderTimeout = 30 * time.Second
-	wire := &wireRecorder{base: base}
 	floor := paceFloor{base: c.delay, maxCrawlDelay: polite.DefaultMaxCrawlDelay}
-	tr := polite.New(wire, c.options()...)
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -80,7 +68,11 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 
 	fmt.Fprintln(stderr)
 	writeTable(stderr, buildReport(res.wire, res.stats, floor))
-	fmt.Fprintf(stderr, "\n%d requests, %d refused by robots.txt, in %s", len(res.wire), res.blocked(), short(res.end.Sub(res.start)))
+	fmt.Fprintf(stderr, "\n%d requests, %d refused by robots.txt", len(res.wire), res.blocked())
+	if n := res.failed(); n > 0 {
+		fmt.Fprintf(stderr, ", %d failed", n)
+	}
+	fmt.Fprintf(stderr, ", in %s", short(res.end.Sub(res.start)))
 	if res.idle {
 		fmt.Fprintf(stderr, "; stopped after no new link for %s", opts.idleTimeout)
 	}
@@ -91,7 +83,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
-	return exitOK
+	return res.status()
 }
 
 // crawlResult is what a crawl leaves behind.
@@ -112,6 +104,33 @@ func (r crawlResult) blocked() int {
 		}
 	}
 	return n
+}
+
+// failed counts the records of requests that got no response.
+func (r crawlResult) failed() int {
+	n := 0
+	for _, rec := range r.records {
+		if rec.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// status returns the crawl's exit status, that of its gravest record: an
+// error, then a refusal by robots.txt. An HTTP error status is an answer,
+// not an error.
+func (r crawlResult) status() int {
+	status := exitOK
+	for _, rec := range r.records {
+		switch {
+		case rec.Error != "":
+			status = worse(status, exitError)
+		case rec.Blocked != "":
+			status = worse(status, exitBlocked)
+		}
+	}
+	return status
 }
 
 // crawl crawls from seeds through tr, whose base is wire, passing each

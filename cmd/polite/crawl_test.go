@@ -70,6 +70,7 @@ func TestCrawl(t *testing.T) {
 	tests := []struct {
 		name       string
 		flags      []string
+		wantCode   int
 		want       map[string]int      // URL → status; 0 for blocked
 		wantLinks  map[string][]string // URL → links, for some
 		wantDepth  map[string]int
@@ -77,16 +78,18 @@ func TestCrawl(t *testing.T) {
 		wantStderr string
 	}{
 		{
-			name:  "depth 0: the seed only",
-			flags: []string{"-max-depth", "0"},
-			want:  map[string]int{s + "/": 200},
+			name:     "depth 0: the seed only",
+			flags:    []string{"-max-depth", "0"},
+			wantCode: exitOK,
+			want:     map[string]int{s + "/": 200},
 			wantLinks: map[string][]string{s + "/": {
 				s + "/home", s + "/a", s + "/private/x", s + "/old", other.URL + "/",
 			}},
 		},
 		{
-			name:  "depth 1",
-			flags: []string{"-max-depth", "1"},
+			name:     "depth 1",
+			flags:    []string{"-max-depth", "1"},
+			wantCode: exitBlocked,
 			want: map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0,
 				s + "/old": 301, other.URL + "/": 200},
 			wantLinks: map[string][]string{s + "/old": {s + "/b"}, s + "/private/x": {}},
@@ -94,21 +97,24 @@ func TestCrawl(t *testing.T) {
 			wantOther: true,
 		},
 		{
-			name:  "same host",
-			flags: []string{"-max-depth", "5", "-same-host"},
+			name:     "same host",
+			flags:    []string{"-max-depth", "5", "-same-host"},
+			wantCode: exitBlocked,
 			want: map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0,
 				s + "/old": 301, s + "/b": 200, s + "/c": 200, s + "/d": 404},
 			wantDepth: map[string]int{s + "/b": 2, s + "/d": 4},
 		},
 		{
-			name:  "max pages",
-			flags: []string{"-max-pages", "4", "-same-host"},
+			name:     "max pages",
+			flags:    []string{"-max-pages", "4", "-same-host"},
+			wantCode: exitBlocked,
 			// The blocked URL costs no request, so it does not count.
 			want: map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0, s + "/old": 301},
 		},
 		{
 			name:       "table on stderr",
 			flags:      []string{"-max-depth", "1", "-same-host"},
+			wantCode:   exitBlocked,
 			want:       map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0, s + "/old": 301},
 			wantStderr: "host       requests  blocked  robots.txt  crawl-delay  pace  min gap  mean gap  backoffs  retry-after\n127.0.0.1  5         1        200         none         0     ",
 		},
@@ -118,8 +124,8 @@ func TestCrawl(t *testing.T) {
 			otherBefore := other.hit("/")
 			args := append(append([]string{"crawl", "-delay", "0"}, tt.flags...), s+"/")
 			code, stdout, stderr := runCmd(t, args...)
-			if code != exitOK {
-				t.Fatalf("exit status = %d; want 0\nstderr:\n%s", code, stderr)
+			if code != tt.wantCode {
+				t.Fatalf("exit status = %d; want %d\nstderr:\n%s", code, tt.wantCode, stderr)
 			}
 			got := decodeCrawl(t, stdout)
 			gotStatus := make(map[string]int)
@@ -178,6 +184,41 @@ func TestCrawlIdleTimeout(t *testing.T) {
 	}
 	if want := "stopped after no new link for 100ms"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr = %q; want it to contain %q", stderr, want)
+	}
+}
+
+func TestCrawlExitStatus(t *testing.T) {
+	site := newTestSite(t, "User-agent: *\nDisallow: /private/\n", map[string]http.HandlerFunc{
+		"/fine":    htmlPage("/b"),
+		"/b":       htmlPage(),
+		"/broken":  htmlPage("/missing", "/busy"),
+		"/busy":    func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", http.StatusInternalServerError) },
+		"/refused": htmlPage("/b", "/private/x"),
+		"/fails":   htmlPage("/b", "/hangup"),
+		"/both":    htmlPage("/private/x", "/hangup"),
+		"/hangup":  hangUp,
+	})
+	tests := []struct {
+		seed       string
+		wantCode   int
+		wantStderr string
+	}{
+		{"/fine", exitOK, "3 requests, 0 refused by robots.txt, in "},
+		{"/broken", exitOK, "4 requests, 0 refused by robots.txt, in "}, // a 404 and a 500 are answers
+		{"/refused", exitBlocked, "3 requests, 1 refused by robots.txt, in "},
+		{"/fails", exitError, ", 0 refused by robots.txt, 1 failed, in "},
+		{"/both", exitError, ", 1 refused by robots.txt, 1 failed, in "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.seed, func(t *testing.T) {
+			code, _, stderr := runCmd(t, "crawl", "-delay", "0", "-retries", "0", site.URL+tt.seed)
+			if code != tt.wantCode {
+				t.Errorf("exit status = %d; want %d\nstderr:\n%s", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantStderr)
+			}
+		})
 	}
 }
 

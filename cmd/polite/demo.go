@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -15,32 +14,14 @@ import (
 	"github.com/polite-go/polite"
 )
 
-const demoSynopsis = `[-fast] [-timeline FILE.svg] [-v] | -serve [-port N]
-
-Starts an embedded web of three hosts on loopback (127.0.0.1, 127.0.0.2 and
-127.0.0.3 on one port), crawls it with the crawl command's crawler through the
-polite transport, and prints a table per host and a verdict, checked against
-what went on the wire and what the servers saw: no disallowed URL was
-requested, no gap between two starts to a host was shorter than its pace,
-every Retry-After was waited out, the pace adapted to slow pages, and a
-robots.txt that answered 503 recovered. Exit status 1 when the verdict fails.
-
-With -serve, it only serves the demo web, until interrupted, for trying the
-other commands against it.`
-
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("polite demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: polite demo %s\n\nFlags:\n", demoSynopsis)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("demo", stderr, nil)
 	fast := fs.Bool("fast", false, "shrink the delays the demo controls, for tests")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
 	verbose := fs.Bool("v", false, "print every request and refusal as it happened")
 	serve := fs.Bool("serve", false, "serve the demo web until interrupted, and crawl nothing")
 	port := fs.Int("port", 0, "the demo web's port; 0 for any free one")
-	if status := parseFlags(fs, args, nil); status >= 0 {
+	if status := parseFlags(fs, args); status >= 0 {
 		return status
 	}
 	if fs.NArg() > 0 {

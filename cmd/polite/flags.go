@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -22,37 +23,83 @@ type commonFlags struct {
 	delay time.Duration
 }
 
-// newFlagSet returns a flag set for the command name whose usage line is
-// synopsis, with the -ua and -delay flags bound to c.
-func newFlagSet(name, synopsis string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
+// newFlagSet returns the flag set of the command name, whose usage gives
+// its synopsis and summary. With c, it has the -ua and -delay flags,
+// bound to c.
+func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("polite "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: polite %s %s\n\nFlags:\n", name, synopsis)
+		summary := ""
+		for _, cmd := range commands {
+			if cmd.name == name {
+				summary = cmd.summary
+			}
+		}
+		fmt.Fprintf(stderr, "Usage:\n\n%s\n%s\n\nFlags:\n", synopsis("\t", name), summary)
 		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nThe manual, exit statuses included: %s\n", manual)
 	}
-	fs.StringVar(&c.ua, "ua", defaultUA, "the `User-Agent`; its product token chooses the robots.txt group")
-	fs.DurationVar(&c.delay, "delay", polite.DefaultBaseDelay, "least time between two requests to one host")
+	if c != nil {
+		fs.StringVar(&c.ua, "ua", defaultUA, "the `User-Agent`; its product token chooses the robots.txt group")
+		fs.DurationVar(&c.delay, "delay", polite.DefaultBaseDelay, "least time between two requests to one host")
+	}
 	return fs
 }
 
-// options returns the transport options c stands for.
-func (c *commonFlags) options() []polite.Option {
-	return []polite.Option{polite.WithUserAgent(c.ua), polite.WithBaseDelay(c.delay)}
+// A flagOption is a transport option that a flag sets.
+type flagOption struct {
+	flag   string // "-delay"
+	name   string // the option's name, as its panic message gives it: "WithBaseDelay"
+	option polite.Option
 }
 
-// parseFlags parses args into fs and checks c. It returns the exit status to
-// stop with, or -1 to go on: 0 after -h, 2 after a usage error, which it
+// options returns the transport options c stands for.
+func (c *commonFlags) options() []flagOption {
+	return []flagOption{
+		{"-ua", "WithUserAgent", polite.WithUserAgent(c.ua)},
+		{"-delay", "WithBaseDelay", polite.WithBaseDelay(c.delay)},
+	}
+}
+
+// newTransport returns a PoliteTransport over base with opts. The library
+// is what validates the options: New panics on an invalid one with a
+// message that names it, and newTransport returns that message as an error
+// that names the flag too, for a usage error. Other panics go on.
+func newTransport(base http.RoundTripper, opts []flagOption) (_ *polite.PoliteTransport, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		msg, ok := r.(string)
+		if !ok || !strings.HasPrefix(msg, "polite: ") {
+			panic(r)
+		}
+		for _, o := range opts {
+			if strings.Contains(msg, " "+o.name+"(") {
+				err = fmt.Errorf("invalid %s: %s", o.flag, msg)
+				return
+			}
+		}
+		err = errors.New(msg)
+	}()
+	options := make([]polite.Option, len(opts))
+	for i, o := range opts {
+		options[i] = o.option
+	}
+	return polite.New(base, options...), nil
+}
+
+// parseFlags parses args into fs. It returns the exit status to stop with,
+// or -1 to go on: 0 after -h, 2 after a usage error, which the flag package
 // has reported.
-func parseFlags(fs *flag.FlagSet, args []string, c *commonFlags) int {
+func parseFlags(fs *flag.FlagSet, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
-		return exitError // the flag package has printed the error and the usage
-	}
-	if c != nil && c.delay < 0 {
-		return usageError(fs, "-delay must not be negative")
+		return exitError
 	}
 	return -1
 }
@@ -64,32 +111,108 @@ func usageError(fs *flag.FlagSet, format string, args ...any) int {
 	return exitError
 }
 
-// parseURL parses an absolute http or https URL given on the command line.
-func parseURL(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, err
-	}
-	if scheme := strings.ToLower(u.Scheme); scheme != "http" && scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an absolute http or https URL", s)
-	}
-	return u, nil
-}
-
-// parseURLs parses every URL argument of fs, which needs at least one.
-func parseURLs(fs *flag.FlagSet) ([]*url.URL, error) {
+// urlArgs returns the arguments of fs, the URLs: at least one, and no flag
+// among them. The flag package stops at the first argument that is not a
+// flag, so a flag written after a URL would otherwise be taken for a URL.
+func urlArgs(fs *flag.FlagSet) ([]string, error) {
 	if fs.NArg() == 0 {
 		return nil, errors.New("no URL given")
 	}
-	urls := make([]*url.URL, 0, fs.NArg())
-	for _, s := range fs.Args() {
-		u, err := parseURL(s)
+	var misplaced []string
+	for _, a := range fs.Args() {
+		if len(a) > 1 && a[0] == '-' { // no URL starts with "-"
+			name, _, _ := strings.Cut(a, "=")
+			misplaced = append(misplaced, name)
+		}
+	}
+	if len(misplaced) > 0 {
+		return nil, fmt.Errorf("flags must come before the URLs: %s", strings.Join(misplaced, " "))
+	}
+	return fs.Args(), nil
+}
+
+// parseURL parses a URL argument: an absolute http or https URL, or, when
+// paths is set (check -robots), a bare path such as /private/x, which
+// stands for that path on robotsTestOrigin. Its error says what was likely
+// meant: the URL with a scheme, or the path with its leading slash.
+func parseURL(s string, paths bool) (*url.URL, error) {
+	full := s
+	if paths && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//") {
+		full = robotsTestOrigin + s
+	}
+	if u, err := url.Parse(full); err == nil && isHTTP(u) {
+		return u, nil
+	}
+	msg := fmt.Sprintf("%q is not an absolute http or https URL", s)
+	guess := withScheme(s)
+	if paths && !strings.HasPrefix(s, "/") && !strings.Contains(s, "://") {
+		msg += `, nor a path: a path must start with "/"`
+		if guess == "" {
+			guess = "/" + s
+		}
+	}
+	if guess != "" {
+		msg += "; did you mean " + guess + "?"
+	}
+	return nil, errors.New(msg)
+}
+
+// parseURLs parses the URL arguments of fs.
+func parseURLs(fs *flag.FlagSet) ([]*url.URL, error) {
+	args, err := urlArgs(fs)
+	if err != nil {
+		return nil, err
+	}
+	urls := make([]*url.URL, 0, len(args))
+	for _, s := range args {
+		u, err := parseURL(s, false)
 		if err != nil {
 			return nil, err
 		}
 		urls = append(urls, u)
 	}
 	return urls, nil
+}
+
+func isHTTP(u *url.URL) bool {
+	scheme := strings.ToLower(u.Scheme)
+	return (scheme == "http" || scheme == "https") && u.Host != ""
+}
+
+// withScheme returns s with the scheme http put in front, when s has none
+// and starts with what looks like a host, as "example.com/x",
+// "localhost:8080/x" or "//example.com/x" do; otherwise "".
+func withScheme(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && !isPort(u.Opaque) {
+		return "" // a scheme, and not the host of host:port
+	}
+	var guess string
+	switch {
+	case strings.HasPrefix(s, "//"):
+		guess = "http:" + s
+	case looksLikeHost(s):
+		guess = "http://" + s
+	default:
+		return ""
+	}
+	if u, err := url.Parse(guess); err != nil || !isHTTP(u) {
+		return ""
+	}
+	return guess
+}
+
+// isPort reports whether s, the opaque part of what url.Parse took for a
+// scheme, begins with a port number: "8080/x" of "localhost:8080/x".
+func isPort(s string) bool {
+	digits := len(s) - len(strings.TrimLeft(s, "0123456789"))
+	return digits > 0 && (digits == len(s) || s[digits] == '/' || s[digits] == '?')
+}
+
+// looksLikeHost reports whether the first segment of s names a host rather
+// than a directory or a word: it has a dot or a port, or it is "localhost".
+func looksLikeHost(s string) bool {
+	first, _, _ := strings.Cut(s, "/")
+	return strings.ContainsAny(first, ".:") || strings.EqualFold(first, "localhost")
 }
 
 // hostKey is the pacing key of u, as the transport computes it: the host

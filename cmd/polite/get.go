@@ -12,23 +12,17 @@ import (
 	"github.com/polite-go/polite"
 )
 
-const getSynopsis = `[-ua UA] [-delay D] [-o FILE] URL...
-
-Fetches the URLs in turn through the polite transport, following redirects,
-and writes their bodies to stdout, or to FILE with -o. For each URL it prints
-one line to stderr: the status, the time waited for robots.txt and the host's
-pace, the time the server took to answer and the body's size; or why it was
-not fetched.
-
-Exit status: 0 when every URL was fetched, 1 when robots.txt blocked any, 2 on
-a usage or network error.`
-
 func runGet(args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
-	fs := newFlagSet("get", getSynopsis, stderr, &c)
+	fs := newFlagSet("get", stderr, &c)
+	fail := fs.Bool("f", false, "fail on an HTTP error (status 400 or more): write no body and exit with 22")
 	out := fs.String("o", "", "write the bodies to `FILE` instead of stdout")
-	if status := parseFlags(fs, args, &c); status >= 0 {
+	if status := parseFlags(fs, args); status >= 0 {
 		return status
+	}
+	tr, err := newTransport(&wireRecorder{base: http.DefaultTransport}, c.options())
+	if err != nil {
+		return usageError(fs, "%v", err)
 	}
 	urls, err := parseURLs(fs)
 	if err != nil {
@@ -45,10 +39,10 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 		body = file
 	}
 
-	client := &http.Client{Transport: polite.New(&wireRecorder{base: http.DefaultTransport}, c.options()...)}
+	client := &http.Client{Transport: tr}
 	status := exitOK
 	for _, u := range urls {
-		status = max(status, getOne(client, u, body, stderr))
+		status = worse(status, getOne(client, u, body, stderr, *fail))
 	}
 	if file != nil {
 		if err := file.Close(); err != nil {
@@ -59,9 +53,10 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// getOne fetches u, copies its body to w and reports it on stderr. It
+// getOne fetches u, copies its body to w and reports it on stderr. With
+// fail, an HTTP error status is reported and its body not written. It
 // returns the exit status the fetch calls for.
-func getOne(client *http.Client, u *url.URL, w, stderr io.Writer) int {
+func getOne(client *http.Client, u *url.URL, w, stderr io.Writer, fail bool) int {
 	m := new(waitMeter)
 	req, err := http.NewRequestWithContext(withWaitMeter(context.Background(), m), http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -80,17 +75,21 @@ func getOne(client *http.Client, u *url.URL, w, stderr io.Writer) int {
 		return exitError
 	}
 	defer resp.Body.Close()
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		fmt.Fprintf(stderr, "error    %s  %d, reading the body: %v\n", u, resp.StatusCode, err)
-		return exitError
-	}
 	if !sent { // cannot happen: a response came from the wire
 		waited, latency = 0, 0
 	}
 	via := ""
 	if final := resp.Request.URL.String(); final != u.String() {
 		via = "  → " + final
+	}
+	if fail && resp.StatusCode >= 400 {
+		fmt.Fprintf(stderr, "%-8d %s  waited %s, answered in %s, HTTP error: body not written%s\n", resp.StatusCode, u, short(waited), short(latency), via)
+		return exitHTTP
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		fmt.Fprintf(stderr, "error    %s  %d, reading the body: %v\n", u, resp.StatusCode, err)
+		return exitError
 	}
 	fmt.Fprintf(stderr, "%-8d %s  waited %s, answered in %s, %d bytes%s\n", resp.StatusCode, u, short(waited), short(latency), n, via)
 	return exitOK

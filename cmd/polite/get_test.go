@@ -17,6 +17,7 @@ func TestGet(t *testing.T) {
 		"/trap":   http.RedirectHandler("/private/x", http.StatusFound).ServeHTTP,
 		"/teapot": func(w http.ResponseWriter, r *http.Request) { http.Error(w, "short and stout", http.StatusTeapot) },
 		"/hangup": hangUp,
+		"/lost":   http.RedirectHandler("/nowhere", http.StatusFound).ServeHTTP,
 	})
 	out := filepath.Join(t.TempDir(), "bodies.txt")
 	u := regexp.QuoteMeta(site.URL)
@@ -75,6 +76,46 @@ func TestGet(t *testing.T) {
 			wantLines:  []string{`^418\s+` + u + `/teapot  `},
 		},
 		{
+			name:      "-f: an HTTP error writes no body",
+			args:      []string{"-f", site.URL + "/teapot"},
+			wantCode:  exitHTTP,
+			wantLines: []string{`^418\s+` + u + `/teapot  waited \S+, answered in \S+, HTTP error: body not written$`},
+			wantHits:  map[string]int{"/teapot": 1},
+		},
+		{
+			name:       "-f: success",
+			args:       []string{"-f", site.URL + "/a"},
+			wantCode:   exitOK,
+			wantStdout: "alpha\n",
+			wantLines:  []string{`^200\s+` + u + `/a  waited \S+, answered in \S+, 6 bytes$`},
+		},
+		{
+			name:      "-f: after a redirect",
+			args:      []string{"-f", site.URL + "/lost"},
+			wantCode:  exitHTTP,
+			wantLines: []string{`^404\s+` + u + `/lost  waited \S+, answered in \S+, HTTP error: body not written  → ` + u + `/nowhere$`},
+		},
+		{
+			name:       "-f: an HTTP error outranks a refusal",
+			args:       []string{"-f", site.URL + "/private/x", site.URL + "/teapot", site.URL + "/a"},
+			wantCode:   exitHTTP,
+			wantStdout: "alpha\n",
+			wantLines:  []string{`^blocked  `, `^418\s+`, `^200\s+`},
+		},
+		{
+			name:      "-f: a network error outranks an HTTP error",
+			args:      []string{"-f", site.URL + "/hangup", site.URL + "/teapot"},
+			wantCode:  exitError,
+			wantLines: []string{`^error    `, `^418\s+`},
+		},
+		{
+			name:      "-f: to a file",
+			args:      []string{"-f", "-o", out, site.URL + "/teapot", site.URL + "/b"},
+			wantCode:  exitHTTP,
+			wantFile:  "beta\n",
+			wantLines: []string{`^418\s+\S+/teapot  .*body not written$`, `^200\s+\S+/b  `},
+		},
+		{
 			name:      "network error",
 			args:      []string{site.URL + "/hangup"},
 			wantCode:  exitError,
@@ -90,7 +131,7 @@ func TestGet(t *testing.T) {
 		{
 			name:      "no URL",
 			wantCode:  exitError,
-			wantLines: []string{`^polite get: no URL given$`, `^Usage: polite get`},
+			wantLines: []string{`^polite get: no URL given$`, `^Usage:$`, `^$`, `^\tpolite get \[`},
 		},
 	}
 	for _, tt := range tests {

@@ -1,61 +1,103 @@
-// Command polite makes HTTP requests the polite way, through a
-// [polite.PoliteTransport]: every request obeys the site's robots.txt
-// (RFC 9309) and waits out the host's pace, which adapts to the server's
-// latency and backs off on 429, 5xx and Retry-After.
-//
-// Usage:
-//
-//	polite check [-ua UA] [-delay D] [-robots FILE] URL...
-//	polite get   [-ua UA] [-delay D] [-o FILE] URL...
-//	polite crawl [-ua UA] [-delay D] [-max-pages N] [-max-depth D] [-concurrency C]
-//	             [-same-host] [-idle-timeout T] [-retries R] [-timeline FILE.svg] URL...
-//	polite demo  [-fast] [-timeline FILE.svg] [-v]
-//
-// check prints, for each URL, whether its site's robots.txt allows it, the
-// group and rule that decided, the Crawl-delay and the pace; with -robots it
-// tests a local robots.txt without touching the network. get fetches URLs
-// and writes their bodies to standard output or a file, one line per request
-// on standard error. crawl follows links from the given URLs and prints one
-// JSON line per request, then a table per host. demo starts an embedded web
-// of three hosts on loopback, crawls it and checks from what went on the
-// wire that the crawl was polite.
-//
-// check and get exit with status 0 when every URL was allowed, 1 when
-// robots.txt blocked any, and 2 on a usage or network error. demo exits
-// with 1 when its verdict does not hold.
-//
-// The command is written only against the public API of package polite.
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 )
 
 // Exit statuses.
 const (
-	exitOK      = 0 // every URL allowed; the crawl or demo went as it should
-	exitBlocked = 1 // robots.txt blocked a URL; the demo's verdict failed
-	exitError   = 2 // a usage or network error
+	exitOK      = 0  // every URL allowed; the demo's verdict holds
+	exitBlocked = 1  // robots.txt blocked a URL; the demo's verdict failed
+	exitError   = 2  // a usage or network error
+	exitHTTP    = 22 // get -f: an HTTP error status, as curl -f exits
 )
 
-const usage = `Usage: polite <command> [flags] [arguments]
+// worse returns the graver of two exit statuses, for a command that ends
+// with the gravest outcome of its URLs: an error, then an HTTP error, then
+// a refusal by robots.txt.
+func worse(a, b int) int {
+	rank := func(status int) int {
+		switch status {
+		case exitOK:
+			return 0
+		case exitBlocked:
+			return 1
+		case exitHTTP:
+			return 2
+		}
+		return 3
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
 
-polite makes HTTP requests the polite way: it obeys robots.txt (RFC 9309)
-and paces requests per host, backing off on 429, 5xx and Retry-After.
+// A command is a subcommand of polite, as doc.go's Usage and sections give
+// it; a test holds them equal.
+type command struct {
+	name     string
+	synopses []string // its forms, flags and arguments; "\n" continues a line
+	summary  string   // the first sentence of its section of doc.go
+}
 
-Commands:
-  check   test URLs against their site's robots.txt, or against a local file
-  get     fetch URLs politely; bodies to stdout, one line per request to stderr
-  crawl   crawl from URLs; one JSON line per request, a table per host at the end
-  demo    crawl an embedded demo web on loopback and check that it was polite
+var commands = []command{
+	{"check", []string{"[-ua UA] [-delay D] [-robots FILE] URL..."},
+		"Check tests URLs against their site's robots.txt."},
+	{"get", []string{"[-ua UA] [-delay D] [-f] [-o FILE] URL..."},
+		"Get fetches URLs in turn, following redirects, and writes their bodies."},
+	{"crawl", []string{"[-ua UA] [-delay D] [-max-pages N] [-max-depth N] [-concurrency N]\n" +
+		"[-same-host] [-idle-timeout T] [-retries N] [-timeline FILE.svg] URL..."},
+		"Crawl follows links from the URLs, through the transport."},
+	{"demo", []string{"[-fast] [-timeline FILE.svg] [-v]", "-serve [-port N]"},
+		"Demo crawls an embedded web of three hosts and checks that the crawl was polite."},
+}
 
-Run 'polite <command> -h' for a command's flags.
+// synopsis returns the usage lines of the named commands, or of every
+// command when none is named, each line after indent, with the forms lined
+// up after the widest command name.
+func synopsis(indent string, names ...string) string {
+	var cmds []command
+	for _, c := range commands {
+		if len(names) == 0 || slices.Contains(names, c.name) {
+			cmds = append(cmds, c)
+		}
+	}
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	var b strings.Builder
+	for _, c := range cmds {
+		for _, form := range c.synopses {
+			head := fmt.Sprintf("polite %-*s ", width, c.name)
+			form = strings.ReplaceAll(form, "\n", "\n"+indent+strings.Repeat(" ", len(head)))
+			fmt.Fprintf(&b, "%s%s%s\n", indent, head, form)
+		}
+	}
+	return b.String()
+}
 
-Exit status: 0 when every URL was allowed, 1 when robots.txt blocked any
-(for demo: when its verdict fails), 2 on a usage or network error.
-`
+// manual is where the command's manual is: doc.go.
+const manual = "go doc github.com/polite-go/polite/cmd/polite"
+
+// exitStatus is the first paragraph of doc.go's Exit status.
+const exitStatus = `The check, get and crawl commands exit with 0 when every URL was
+allowed, 1 when robots.txt blocked any, and 2 on a usage or network error:
+for check, also a robots.txt that could not be fetched; for crawl, any
+request that got no response. With -f, get exits with 22 when a URL
+answered with a status of 400 or more. The demo exits with 1 when its
+verdict fails.`
+
+// usage is the text of polite -h.
+var usage = "Polite is a robots.txt tester, a polite curl, a small crawler and a demo.\n\n" +
+	"Usage:\n\n" + synopsis("\t") + "\n" +
+	"Exit status:\n\n" + exitStatus + "\n\n" +
+	"Run 'polite <command> -h' for a command's flags, and\n'" + manual + "' for the manual.\n"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,7 +37,9 @@ type wireRequest struct {
 func (r wireRequest) Latency() time.Duration { return r.End.Sub(r.Start) }
 
 // backoffStatus reports whether the transport backs off on status: 429 and
-// every 5xx but 501 and 505, as the package documentation says.
+// every 5xx but 501 and 505, as the package documentation says. Like
+// retryAfter, it is the recorder's own, and a test holds it to the
+// transport.
 func backoffStatus(status int) bool {
 	return status == http.StatusTooManyRequests ||
 		500 <= status && status <= 599 && status != http.StatusNotImplemented && status != http.StatusHTTPVersionNotSupported
@@ -96,28 +97,78 @@ func (w *wireRecorder) requests() []wireRequest {
 // maxRetryAfter is the cap the transport puts on a Retry-After.
 const maxRetryAfter = time.Hour
 
-// retryAfter parses a Retry-After header, in seconds or as an HTTP date
-// measured against the response's Date header (or now without one). It
-// returns 0 when there is none or it cannot be read.
+// retryAfter parses the Retry-After header of a 429 or 5xx by the rules the
+// transport follows (retryafter.go, at the repository's root), and returns
+// 0 when there is none or it cannot be read.
+//
+// It is written here rather than taken from package polite on purpose: the
+// recorder judges the transport, so it must not share the transport's code
+// (it could not anyway: the library's parser is unexported). A test in
+// wire_test.go holds the two in agreement, through the transport's Stats.
+//
+// The value is delay-seconds, digits only ("+7", "-5" and "1.5" cannot be
+// read), or an HTTP-date (see httpDate). A date is measured against the
+// response's Date header, or against now without a usable one; a date in the
+// past gives 0. Every result is capped at maxRetryAfter, however many digits
+// the seconds have.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second
+	if d, ok := delaySeconds(v); ok {
+		return d
 	}
-	at, err := http.ParseTime(v)
-	if err != nil {
+	at, ok := httpDate(v)
+	if !ok {
 		return 0
 	}
-	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+	if date, ok := httpDate(strings.TrimSpace(h.Get("Date"))); ok {
 		now = date
 	}
 	return min(max(at.Sub(now), 0), maxRetryAfter)
+}
+
+// delaySeconds reads v as delay-seconds, 1*DIGIT (RFC 9110 §10.2.3),
+// capped at maxRetryAfter. ok is false when v is not all digits.
+func delaySeconds(v string) (d time.Duration, ok bool) {
+	if v == "" {
+		return 0, false
+	}
+	const limit = int64(maxRetryAfter / time.Second)
+	var n int64
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n < limit { // past the cap the rest need only be digits
+			n = n*10 + int64(c-'0')
+		}
+	}
+	return time.Duration(min(n, limit)) * time.Second, true
+}
+
+// httpDate parses an HTTP-date in any of the three forms of RFC 9110
+// §5.6.7 (IMF-fixdate, the obsolete RFC 850 form and asctime), or in the
+// RFC 1123 form with the zone "UTC", which some servers send. A zone other
+// than GMT or UTC is refused: its meaning would depend on this machine's
+// time zone.
+func httpDate(v string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC1123, time.RFC850, time.ANSIC} {
+		t, err := time.Parse(layout, v)
+		if err != nil {
+			continue
+		}
+		if layout == time.ANSIC { // no zone: GMT by definition
+			return t, true
+		}
+		if name, offset := t.Zone(); offset == 0 && (name == "GMT" || name == "UTC") {
+			return t, true
+		}
+		return time.Time{}, false
+	}
+	return time.Time{}, false
 }
 
 // A waitMeter, put in a request's context, measures how long the request

@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite"
 )
 
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	date := now.Add(-time.Hour).Format(http.TimeFormat) // the server's clock is an hour behind
+	gmt, pst := time.FixedZone("GMT", 0), time.FixedZone("PST", -8*3600)
 	tests := []struct {
 		name   string
 		header http.Header
@@ -18,22 +23,192 @@ func TestRetryAfter(t *testing.T) {
 		{"none", http.Header{}, 0},
 		{"seconds", http.Header{"Retry-After": {"8"}}, 8 * time.Second},
 		{"spaces", http.Header{"Retry-After": {" 8 "}}, 8 * time.Second},
+		{"leading zeros", http.Header{"Retry-After": {"0008"}}, 8 * time.Second},
 		{"zero", http.Header{"Retry-After": {"0"}}, 0},
+		{"plus sign", http.Header{"Retry-After": {"+8"}}, 0},
 		{"negative", http.Header{"Retry-After": {"-5"}}, 0},
+		{"fraction", http.Header{"Retry-After": {"8.5"}}, 0},
 		{"capped", http.Header{"Retry-After": {"99999"}}, time.Hour},
+		{"too large for any integer", http.Header{"Retry-After": {"99999999999999999999"}}, time.Hour},
 		{"junk", http.Header{"Retry-After": {"soon"}}, 0},
+		{"junk after digits", http.Header{"Retry-After": {"99999x"}}, 0},
 		{"date against now", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
 		{"date against Date", http.Header{"Retry-After": {now.Add(-time.Hour + 30*time.Second).Format(http.TimeFormat)}, "Date": {date}}, 30 * time.Second},
 		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
+		{"date beyond the cap", http.Header{"Retry-After": {now.Add(2 * time.Hour).Format(http.TimeFormat)}}, time.Hour},
+		{"RFC 850 date", http.Header{"Retry-After": {now.Add(90 * time.Second).In(gmt).Format(time.RFC850)}}, 90 * time.Second},
+		{"asctime date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(time.ANSIC)}}, 90 * time.Second},
+		{"RFC 1123 date in UTC", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(time.RFC1123)}}, 90 * time.Second},
+		{"RFC 1123 date in PST", http.Header{"Retry-After": {now.Add(90 * time.Second).In(pst).Format(time.RFC1123)}}, 0},
+		{"RFC 850 date in PST", http.Header{"Retry-After": {now.Add(90 * time.Second).In(pst).Format(time.RFC850)}}, 0},
+		{"date with an offset", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(time.RFC1123Z)}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := retryAfter(tt.header, now); got != tt.want {
-				t.Errorf("retryAfter = %v; want %v", got, tt.want)
+				t.Errorf("retryAfter(%q) = %v; want %v", tt.header, got, tt.want)
 			}
 		})
 	}
 }
+
+// firstPause is the transport's first backoff pause with jitter off
+// (5s·2^(level−1) at level 1, as the package documentation says). A
+// Retry-After shows in the pause only when it is longer.
+const firstPause = 5 * time.Second
+
+// throughTransport sends one request for http://example.com/page through a
+// polite transport with jitter off, whose base is a wire recorder over a
+// fake server: robots.txt answers 404, the page answers status with the
+// header that header returns for the moment of the answer. It returns what
+// the recorder saw of the page's request and the transport's stats for the
+// host. It must run in a synctest bubble, so that no time passes between
+// the answer and the transport's reading of it.
+func throughTransport(t *testing.T, status int, header func(now time.Time) http.Header) (wireRequest, polite.HostStats) {
+	t.Helper()
+	server := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp := &http.Response{StatusCode: status, Header: header(time.Now()), Body: http.NoBody, Request: req}
+		if req.URL.Path == "/robots.txt" {
+			resp.StatusCode, resp.Header = http.StatusNotFound, http.Header{}
+		}
+		return resp, nil
+	})
+	wire := &wireRecorder{base: server}
+	tr := polite.New(wire, polite.WithJitter(0))
+	req, err := http.NewRequest(http.MethodGet, "http://example.com/page", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	log := wire.requests()
+	stats := tr.Stats()
+	if len(log) != 2 || log[1].URL != req.URL.String() || len(stats) != 1 {
+		t.Fatalf("wire saw %+v, stats %+v; want robots.txt and the page, one host", log, stats)
+	}
+	return log[1], stats[0]
+}
+
+// TestRetryAfterAgreesWithTransport holds the recorder's reading of
+// Retry-After to the transport's: for each header, the pause the transport
+// applied after a 429 is the larger of its first backoff pause and what the
+// recorder read.
+func TestRetryAfterAgreesWithTransport(t *testing.T) {
+	gmt, pst := time.FixedZone("GMT", 0), time.FixedZone("PST", -8*3600)
+	seconds := func(v string) func(time.Time) http.Header {
+		return func(time.Time) http.Header { return http.Header{"Retry-After": {v}} }
+	}
+	// date returns a Retry-After at the answer's time plus ahead, in zone
+	// z and layout; with a Date header at the answer's time plus skew when
+	// withDate.
+	date := func(ahead time.Duration, z *time.Location, layout string, withDate bool, skew time.Duration) func(time.Time) http.Header {
+		return func(now time.Time) http.Header {
+			h := http.Header{"Retry-After": {now.Add(ahead).In(z).Format(layout)}}
+			if withDate {
+				h.Set("Date", now.Add(skew).Format(http.TimeFormat))
+			}
+			return h
+		}
+	}
+	tests := []struct {
+		name   string
+		header func(now time.Time) http.Header
+		want   time.Duration // what the recorder reads
+	}{
+		{"none", func(time.Time) http.Header { return http.Header{} }, 0},
+		{"seconds", seconds("7"), 7 * time.Second},
+		{"minutes in seconds", seconds("120"), 2 * time.Minute},
+		{"leading zeros", seconds("0007"), 7 * time.Second},
+		{"spaces", seconds(" 120 "), 2 * time.Minute},
+		{"plus sign", seconds("+7"), 0},
+		{"negative", seconds("-5"), 0},
+		{"small fraction", seconds("1.5"), 0},
+		{"fraction", seconds("7.5"), 0},
+		{"junk", seconds("abc"), 0},
+		{"zero", seconds("0"), 0},
+		{"an hour", seconds("3600"), time.Hour},
+		{"a day", seconds("86400"), time.Hour},
+		{"huge", seconds("9223372036854775807"), time.Hour},
+		{"too large for any integer", seconds("99999999999999999999"), time.Hour},
+		{"IMF-fixdate", date(30*time.Second, gmt, http.TimeFormat, false, 0), 30 * time.Second},
+		{"RFC 850 date", date(2*time.Minute, gmt, time.RFC850, false, 0), 2 * time.Minute},
+		{"asctime date", date(30*time.Second, time.UTC, time.ANSIC, false, 0), 30 * time.Second},
+		{"RFC 1123 date in UTC", date(2*time.Minute, time.UTC, time.RFC1123, false, 0), 2 * time.Minute},
+		{"RFC 1123 date in PST", date(2*time.Minute, pst, time.RFC1123, false, 0), 0},
+		{"date in the past", date(-time.Minute, gmt, http.TimeFormat, false, 0), 0},
+		{"date beyond the cap", date(2*time.Hour, gmt, http.TimeFormat, false, 0), time.Hour},
+		{"date against a Date behind", date(-time.Hour+2*time.Minute, gmt, http.TimeFormat, true, -time.Hour), 2 * time.Minute},
+		{"date against a Date ahead", date(time.Hour+30*time.Second, gmt, http.TimeFormat, true, time.Hour), 30 * time.Second},
+		{"date past by the Date", date(2*time.Minute, gmt, http.TimeFormat, true, time.Hour), 0},
+		{"date against a Date in UTC", func(now time.Time) http.Header {
+			return http.Header{
+				"Retry-After": {now.Add(-time.Hour + 30*time.Second).Format(http.TimeFormat)},
+				"Date":        {now.Add(-time.Hour).UTC().Format(time.RFC1123)},
+			}
+		}, 30 * time.Second},
+		{"date against an unusable Date", func(now time.Time) http.Header {
+			return http.Header{"Retry-After": {now.Add(30 * time.Second).Format(http.TimeFormat)}, "Date": {"yesterday"}}
+		}, 30 * time.Second},
+		{"seconds ignore the Date", func(now time.Time) http.Header {
+			return http.Header{"Retry-After": {"7"}, "Date": {now.Add(-time.Hour).Format(http.TimeFormat)}}
+		}, 7 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r, st := throughTransport(t, http.StatusTooManyRequests, tt.header)
+				if r.RetryAfter != tt.want {
+					t.Errorf("the recorder read %v; want %v", r.RetryAfter, tt.want)
+				}
+				if st.Level != 1 {
+					t.Errorf("Level = %d; want 1", st.Level)
+				}
+				if got, want := st.BlockedUntil.Sub(r.End), max(firstPause, r.RetryAfter); got != want {
+					t.Errorf("the transport paused the host for %v; the recorder's reading asks %v", got, want)
+				}
+			})
+		})
+	}
+}
+
+// TestBackoffStatusAgreesWithTransport holds backoffStatus to the statuses
+// the transport backs off on, each answered with Retry-After: 120.
+func TestBackoffStatusAgreesWithTransport(t *testing.T) {
+	for _, status := range []int{200, 204, 301, 304, 400, 403, 404, 410, 418, 429, 499, 500, 501, 502, 503, 504, 505, 507, 511, 599, 600} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r, st := throughTransport(t, status, func(time.Time) http.Header {
+					return http.Header{"Retry-After": {"120"}}
+				})
+				backsOff := st.Level == 1
+				if st.Level > 1 {
+					t.Errorf("Level = %d; want 0 or 1", st.Level)
+				}
+				if got := backoffStatus(status); got != backsOff {
+					t.Errorf("backoffStatus(%d) = %v; the transport's Level is %d", status, got, st.Level)
+				}
+				wantRetryAfter, wantPause := time.Duration(0), time.Duration(0)
+				if backsOff {
+					wantRetryAfter, wantPause = 2*time.Minute, 2*time.Minute
+				}
+				if r.RetryAfter != wantRetryAfter {
+					t.Errorf("the recorder read Retry-After %v; want %v", r.RetryAfter, wantRetryAfter)
+				}
+				if got := max(st.BlockedUntil.Sub(r.End), 0); got != wantPause {
+					t.Errorf("the transport paused the host for %v; want %v", got, wantPause)
+				}
+			})
+		})
+	}
+}
+
+// roundTripFunc is a RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestWireRecorder(t *testing.T) {
 	site := newTestSite(t, "", map[string]http.HandlerFunc{

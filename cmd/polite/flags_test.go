@@ -1,0 +1,122 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/polite-go/polite"
+)
+
+// TestArgumentErrors runs command lines whose arguments are wrong, and
+// requires a usage error that says what was likely meant. None of them
+// reaches the network.
+func TestArgumentErrors(t *testing.T) {
+	robots := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		want    string // in stderr
+		notWant string // not in stderr, when set
+	}{
+		{"no scheme", []string{"get", "example.com/x"},
+			`"example.com/x" is not an absolute http or https URL; did you mean http://example.com/x?`, ""},
+		{"no scheme, a host alone", []string{"crawl", "www.example.com"},
+			"did you mean http://www.example.com?", ""},
+		{"no scheme, a host and port", []string{"get", "localhost:8080/x"},
+			"did you mean http://localhost:8080/x?", ""},
+		{"no scheme, an address and port", []string{"check", "127.0.0.1:8080/x"},
+			"did you mean http://127.0.0.1:8080/x?", ""},
+		{"no scheme, a network-path reference", []string{"get", "//example.com/x"},
+			"did you mean http://example.com/x?", ""},
+		{"a word", []string{"get", "-"},
+			`"-" is not an absolute http or https URL`, "did you mean"},
+		{"another scheme", []string{"get", "ftp://example.com/x"},
+			`"ftp://example.com/x" is not an absolute http or https URL`, "did you mean"},
+		{"an opaque URL", []string{"crawl", "mailto:me@example.com"},
+			`"mailto:me@example.com" is not an absolute http or https URL`, "did you mean"},
+		{"a path without -robots", []string{"check", "/private/x"},
+			`"/private/x" is not an absolute http or https URL; a bare path needs -robots FILE`, "did you mean"},
+		{"a path without its slash", []string{"check", "-robots", robots, "private/x"},
+			`"private/x" is not an absolute http or https URL, nor a path: a path must start with "/"; did you mean /private/x?`, ""},
+		{"a host without a scheme, with -robots", []string{"check", "-robots", robots, "example.com/x"},
+			`a path must start with "/"; did you mean http://example.com/x?`, ""},
+		{"a flag after the URLs", []string{"get", "http://example.com/", "-delay", "2s"},
+			"flags must come before the URLs: -delay\n", "is not an absolute"},
+		{"flags after the URLs", []string{"crawl", "http://example.com/", "-same-host", "-max-depth=2", "http://example.org/"},
+			"flags must come before the URLs: -same-host -max-depth\n", "is not an absolute"},
+		{"a flag after a path", []string{"check", "-robots", robots, "/a", "-ua", "Bot"},
+			"flags must come before the URLs: -ua\n", "is not an absolute"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, tt.args...)
+			if code != exitError || stdout != "" {
+				t.Errorf("exit status %d, stdout %q; want %d and nothing", code, stdout, exitError)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.want)
+			}
+			if tt.notWant != "" && strings.Contains(stderr, tt.notWant) {
+				t.Errorf("stderr = %q; want it not to contain %q", stderr, tt.notWant)
+			}
+			if !strings.Contains(stderr, "Usage:\n\n\tpolite "+tt.args[0]+" ") {
+				t.Errorf("stderr = %q; want the command's usage", stderr)
+			}
+		})
+	}
+}
+
+// TestOptionsValidatedByLibrary gives each network command an invalid
+// -delay, which only the library's option rejects.
+func TestOptionsValidatedByLibrary(t *testing.T) {
+	for _, cmd := range []string{"check", "get", "crawl"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, cmd, "-delay", "-1s", "http://example.com/")
+			want := "polite " + cmd + ": invalid -delay: polite: WithBaseDelay(-1s): must not be negative\n"
+			if code != exitError || stdout != "" || !strings.HasPrefix(stderr, want) {
+				t.Errorf("exit status %d, stdout %q, stderr %q; want %d, nothing, and %q first", code, stdout, stderr, exitError, want)
+			}
+		})
+	}
+}
+
+func TestNewTransport(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []flagOption
+		wantErr string // "" for none
+	}{
+		{"valid", []flagOption{
+			{"-ua", "WithUserAgent", polite.WithUserAgent("Bot/1")},
+			{"-delay", "WithBaseDelay", polite.WithBaseDelay(0)},
+		}, ""},
+		{"named by its flag", []flagOption{
+			{"-ua", "WithUserAgent", polite.WithUserAgent("Bot/1")},
+			{"-delay", "WithBaseDelay", polite.WithBaseDelay(-1)},
+		}, "invalid -delay: polite: WithBaseDelay(-1ns): must not be negative"},
+		{"the first invalid option", []flagOption{
+			{"-jitter", "WithJitter", polite.WithJitter(-1)},
+			{"-max", "WithMaxDelay", polite.WithMaxDelay(-1)},
+		}, "invalid -jitter: polite: WithJitter(-1): jitter must be >= 0"},
+		{"an option no flag names", []flagOption{
+			{"-delay", "WithDelay", polite.WithMaxDelay(-1)},
+		}, "polite: WithMaxDelay(-1ns): must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, err := newTransport(http.DefaultTransport, tt.opts)
+			switch {
+			case tt.wantErr == "" && (err != nil || tr == nil):
+				t.Errorf("newTransport = %v, %v; want a transport", tr, err)
+			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
+				t.Errorf("newTransport error = %v; want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
