@@ -46,7 +46,10 @@ func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 // read by the local time zone's rules.
 func parseHTTPDate(v string) (time.Time, bool) {
 	v = strings.TrimSpace(v)
-	if t, err := http.ParseTime(v); err == nil {
+	// http.ParseTime reads an RFC 850 date's zone by the local time zone's
+	// rules, whatever it is: take only GMT, and asctime, which has no zone
+	// and no comma.
+	if t, err := http.ParseTime(v); err == nil && (strings.HasSuffix(v, " GMT") || !strings.Contains(v, ",")) {
 		return t, true
 	}
 	t, err := time.Parse(time.RFC1123, v)

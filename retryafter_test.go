@@ -41,6 +41,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{"a day", []string{"86400"}, date, time.Hour, true},
 		{"overflows uint64", []string{"99999999999999999999"}, date, time.Hour, true},
 		{"overflow then garbage", []string{"20000000000000000000A"}, date, 0, false},
+		{"RFC 850 with another zone", []string{"Monday, 04-May-26 07:28:30 PST"}, date, 0, false},
 		{"max uint64", []string{"18446744073709551615"}, date, time.Hour, true},
 		{"overflows Duration", []string{"9223372036854775807"}, date, time.Hour, true},
 
