@@ -373,7 +373,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	}
 	b.Run("pacer", func(b *testing.B) {
 		measure(b, func() any {
-			p := newMemoryPacer(pacerConfig{maxInFlight: 1, maxHosts: hosts})
+			p := newMemoryPacer(pacerConfig{policy: defaultPolicy(), maxInFlight: 1, maxHosts: hosts})
 			ctx := context.Background()
 			for _, k := range keys {
 				tk, _ := p.acquire(ctx, k, 0)

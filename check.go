@@ -8,6 +8,10 @@ import (
 
 // A Decision is what [PoliteTransport.Check] found for a request.
 type Decision struct {
+	// Mode is what robots.txt does to the request. In [RobotsReport] mode
+	// RoundTrip sends the request even when Allowed is false; in
+	// [RobotsOff] mode robots.txt is not consulted and Allowed is true.
+	Mode RobotsMode
 	// Allowed reports whether robots.txt lets the request through.
 	Allowed bool
 	// Agent is the product token that chose the group, lower-cased:
@@ -62,6 +66,7 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 		return Decision{}, err
 	}
 	d := Decision{
+		Mode:       tg.mode,
 		Allowed:    v.allowed,
 		Agent:      tg.token,
 		Rule:       v.rule(),
@@ -72,6 +77,6 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	if r := v.robots; r != nil {
 		d.Group, d.RobotsStatus, d.RobotsErr = v.agent.agent, r.status, r.err
 	}
-	d.Pace = t.pacer.paceOf(tg.pacingKey(), d.CrawlDelay)
+	d.Pace = t.pacer.paceOf(tg.pacingKey, d.CrawlDelay)
 	return d, nil
 }

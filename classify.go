@@ -53,14 +53,14 @@ func classifyStatus(resp *http.Response) outcome {
 	code := resp.StatusCode
 	switch {
 	case 200 <= code && code <= 299:
-		return outcome{class: classSuccess}
+		return outcome{class: classSuccess, quota: parseQuota(resp.Header)}
 	case code == http.StatusTooManyRequests,
 		500 <= code && code <= 599 && code != http.StatusNotImplemented && code != http.StatusHTTPVersionNotSupported:
-		o := outcome{class: classSignal}
+		o := outcome{class: classSignal, quota: parseQuota(resp.Header)}
 		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
 			o.retryAfter = d
 		}
 		return o
 	}
-	return outcome{class: classNeutral}
+	return outcome{class: classNeutral, quota: parseQuota(resp.Header)}
 }

@@ -10,7 +10,8 @@ import (
 // A verdict is what robots.txt says of one request.
 type verdict struct {
 	allowed bool
-	robots  *robotsRecord // the origin's robots.txt; nil for /robots.txt itself
+	off     bool          // robots.txt is off for the request
+	robots  *robotsRecord // the origin's robots.txt; nil for /robots.txt itself and when off
 	agent   *agentRules   // robots's rules for the request's product token; nil likewise
 	path    string        // the URL's path and query as matched, or "" when no rule could apply
 }
@@ -19,7 +20,10 @@ type verdict struct {
 // robots.txt, fetching the file first if needed. RoundTrip and Check both
 // decide through it. It fails only when ctx ends first.
 func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (verdict, error) {
-	if tg.robotsPath {
+	switch {
+	case tg.mode == RobotsOff:
+		return verdict{allowed: true, off: true}, nil
+	case tg.robotsPath:
 		return verdict{allowed: true}, nil // RFC 9309 §2.2.2
 	}
 	r, err := t.robots.get(ctx, tg.origin)
@@ -63,6 +67,8 @@ func (v verdict) rule() string {
 // reason explains a verdict that no rule made, or returns "".
 func (v verdict) reason() string {
 	switch r := v.robots; {
+	case v.off:
+		return "robots.txt is off for this request"
 	case r == nil:
 		return "/robots.txt is always allowed"
 	case r.disallow:
@@ -73,6 +79,16 @@ func (v verdict) reason() string {
 		return fmt.Sprintf("robots.txt unavailable (status %d): no rules apply", r.status)
 	}
 	return ""
+}
+
+// report counts and logs a request to u that robots.txt would refuse, in
+// RobotsReport mode, which sends it all the same.
+func (t *PoliteTransport) report(v verdict, u *url.URL) {
+	v.robots.wouldBlock.Add(1)
+	if l := t.logger; l != nil {
+		l.Info("polite: robots.txt would refuse", "url", u.String(), "agent", v.agent.token,
+			"robots", v.robots.url, "rule", v.rule(), "reason", v.reason())
+	}
 }
 
 // refusal counts a refused request to u and returns its error.

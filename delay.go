@@ -13,10 +13,7 @@ import (
 
 // The fixed part of the policy.
 const (
-	latencyFactor = 2                // pace >= latencyFactor × latency estimate
-	backoffBase   = 5 * time.Second  // pause after the first signal
-	maxBackoff    = 10 * time.Minute // cap on computed pauses
-	maxRetryAfter = time.Hour        // cap on a server's Retry-After
+	maxRetryAfter = time.Hour        // cap on a server's Retry-After, and on a rate limit's reset
 	maxLevel      = 8                // cap on the backoff level: pace × 2^8 at most
 	recoverAfter  = 5                // fresh successes per level step down
 	forgetAfter   = 30 * time.Minute // without a signal for this long, the level is forgotten
@@ -27,8 +24,11 @@ const (
 type delayPolicy struct {
 	baseDelay     time.Duration  // least gap between starts; 0 allowed
 	jitter        float64        // upward-only jitter factor J, >= 0
+	latencyFactor float64        // pace >= latencyFactor × latency estimate; 0 turns latency off
 	maxDelay      time.Duration  // cap on the adaptive part; baseDelay stays a minimum above it
 	maxCrawlDelay time.Duration  // a Crawl-delay is honoured up to this
+	backoffBase   time.Duration  // pause after the first signal; 0 allowed
+	maxBackoff    time.Duration  // cap on computed pauses
 	rand          func() float64 // U[0,1), safe for concurrent use; nil means math/rand/v2.Float64
 }
 
@@ -48,6 +48,7 @@ type outcome struct {
 	class      outcomeClass
 	retryAfter time.Duration // the server's Retry-After; 0 means none
 	timedOut   bool          // the request timed out: its duration is no latency sample
+	quota      quota         // the response's rate-limit fields (ratelimit.go)
 }
 
 // paceState is what the policy knows of one host. Its zero value is a host
@@ -64,6 +65,8 @@ type paceState struct {
 	blockedUntil   instant       // no start before this
 	lastEscalation instant       // when the level last went up
 	lastSignal     instant       // when the last signal was observed
+	spread         time.Duration // least gap that spreads a low rate-limit quota over its window
+	spreadUntil    instant       // when that window ends
 	requests       uint64        // starts, for statistics
 	backoffs       uint64        // escalations, for statistics
 	retryAfters    uint64        // signals that carried a Retry-After, for statistics
@@ -74,14 +77,18 @@ type paceState struct {
 // Crawl-delay of the request about to start. baseDelay bounds it below even
 // when maxDelay is smaller.
 func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
-	d := max(p.baseDelay, latencyFactor*s.est)
+	d := max(p.baseDelay, time.Duration(p.latencyFactor*float64(s.est)))
 	for range s.levelAt(now) {
 		if d >= p.maxDelay {
 			break // and do not overflow
 		}
 		d *= 2
 	}
-	return max(min(d, p.maxDelay), p.baseDelay, min(floor, p.maxCrawlDelay))
+	d = max(min(d, p.maxDelay), p.baseDelay, min(floor, p.maxCrawlDelay))
+	if now < s.spreadUntil {
+		d = max(d, s.spread)
+	}
+	return d
 }
 
 // nextAllowed is the earliest start to s that the pace and any backoff
@@ -147,6 +154,8 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) (escala
 		s.est = max(s.est, lat) // fast errors must not speed us up
 	}
 
+	p.learnQuota(s, now, o.quota)
+
 	// Only requests started after the last escalation tell us something new:
 	// the others were sent into the trouble that caused it.
 	fresh := start > s.lastEscalation
@@ -158,7 +167,11 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) (escala
 			s.streak = 0
 			s.lastEscalation = now
 			s.backoffs++
-			pause := p.jittered(min(backoffBase<<(s.level-1), maxBackoff), p.draw())
+			pause := p.backoffBase // doubled per level, without overflowing
+			for i := 1; i < s.level && pause < p.maxBackoff; i++ {
+				pause *= 2
+			}
+			pause = p.jittered(min(pause, p.maxBackoff), p.draw())
 			s.blockedUntil = max(s.blockedUntil, now.add(pause))
 		}
 		if o.retryAfter > 0 { // a floor on the pause, never a ceiling
@@ -176,6 +189,27 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) (escala
 		}
 	}
 	return false
+}
+
+// learnQuota applies what a response said of the client's rate-limit
+// quota: none left pauses the host until the quota resets; a low one, a
+// quarter of the limit or less, is spread over the time until then. Both
+// are capped at maxRetryAfter. A response without the fields changes
+// nothing.
+func (p *delayPolicy) learnQuota(s *paceState, now instant, q quota) {
+	if !q.known {
+		return
+	}
+	reset := min(q.reset, maxRetryAfter)
+	switch {
+	case q.remaining == 0:
+		s.blockedUntil = max(s.blockedUntil, now.add(reset))
+		s.spread = 0
+	case q.limit > 0 && q.remaining <= q.limit/4:
+		s.spread, s.spreadUntil = reset/time.Duration(q.remaining), now.add(reset)
+	default:
+		s.spread = 0
+	}
 }
 
 // idle reports whether forgetting s at now would let no request start

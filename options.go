@@ -3,6 +3,9 @@ package polite
 import (
 	"fmt"
 	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -42,8 +45,11 @@ func (p FailurePolicy) String() string {
 const (
 	DefaultBaseDelay     = 1 * time.Second
 	DefaultJitter        = 0.5
+	DefaultLatencyFactor = 2.0
 	DefaultMaxDelay      = 60 * time.Second
 	DefaultMaxCrawlDelay = 60 * time.Second
+	DefaultBackoffBase   = 5 * time.Second
+	DefaultMaxBackoff    = 10 * time.Minute
 	DefaultMaxInFlight   = 1
 	DefaultRobotsTTL     = 24 * time.Hour
 	DefaultRobotsTimeout = 10 * time.Second
@@ -53,25 +59,37 @@ const (
 // config is everything the options set. Each option validates its value
 // when it is applied, so nothing downstream checks it again.
 type config struct {
-	userAgent     string
-	policy        delayPolicy
-	maxInFlight   int
-	maxHosts      int // bounds the pacer's hosts and the robots.txt cache's origins
-	robotsTTL     time.Duration
-	robotsTimeout time.Duration
-	robotsFailure FailurePolicy
-	global        *rate.Limiter
-	logger        *slog.Logger
+	userAgent       string
+	policy          delayPolicy
+	maxInFlight     int
+	maxHosts        int // bounds the pacer's hosts and the robots.txt cache's origins
+	pacingKey       PacingKeyFunc // nil: PacingKeyHost
+	robotsMode      RobotsMode
+	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
+	robotsTransport http.RoundTripper         // nil: the base
+	robotsTTL       time.Duration
+	robotsTimeout   time.Duration
+	robotsFailure   FailurePolicy
+	global          *rate.Limiter
+	logger          *slog.Logger
+}
+
+// defaultPolicy is the delay policy of a transport built with no option.
+func defaultPolicy() delayPolicy {
+	return delayPolicy{
+		baseDelay:     DefaultBaseDelay,
+		jitter:        DefaultJitter,
+		latencyFactor: DefaultLatencyFactor,
+		maxDelay:      DefaultMaxDelay,
+		maxCrawlDelay: DefaultMaxCrawlDelay,
+		backoffBase:   DefaultBackoffBase,
+		maxBackoff:    DefaultMaxBackoff,
+	}
 }
 
 func defaultConfig() config {
 	return config{
-		policy: delayPolicy{
-			baseDelay:     DefaultBaseDelay,
-			jitter:        DefaultJitter,
-			maxDelay:      DefaultMaxDelay,
-			maxCrawlDelay: DefaultMaxCrawlDelay,
-		},
+		policy:        defaultPolicy(),
 		maxInFlight:   DefaultMaxInFlight,
 		maxHosts:      DefaultMaxHosts,
 		robotsTTL:     DefaultRobotsTTL,
@@ -108,6 +126,34 @@ func WithJitter(f float64) Option {
 			panic(fmt.Sprintf("polite: WithJitter(%v): jitter must be >= 0", f))
 		}
 		c.policy.jitter = f
+	}
+}
+
+// WithLatencyFactor sets how many times the server's smoothed time to
+// response headers the pace is at least (default 2, which keeps a server
+// at most half busy with this client). Zero turns latency pacing off, so
+// that with WithBaseDelay(0) nothing paces a host until the server
+// signals; a negative or infinite value panics.
+func WithLatencyFactor(f float64) Option {
+	return func(c *config) {
+		if !(f >= 0) || math.IsInf(f, 0) {
+			panic(fmt.Sprintf("polite: WithLatencyFactor(%v): must be >= 0 and finite", f))
+		}
+		c.policy.latencyFactor = f
+	}
+}
+
+// WithBackoff sets the pause after a backoff signal (a 429, a 5xx but 501
+// and 505, a timeout or a reset connection): base after the first, doubled
+// with each level, at most max (defaults 5s and 10m). A Retry-After is a
+// floor on the pause, so with a small base the server's Retry-After is the
+// wait: WithBackoff(0, time.Minute) pauses a host exactly as long as it
+// asks. A negative value panics.
+func WithBackoff(base, max time.Duration) Option {
+	return func(c *config) {
+		mustNotBeNegative("WithBackoff", base)
+		mustNotBeNegative("WithBackoff", max)
+		c.policy.backoffBase, c.policy.maxBackoff = base, max
 	}
 }
 
@@ -193,6 +239,69 @@ func WithMaxHosts(n int) Option {
 			panic(fmt.Sprintf("polite: WithMaxHosts(%d): must be >= 1", n))
 		}
 		c.maxHosts = n
+	}
+}
+
+// WithPacingKey sets the key requests are paced by: [PacingKeyHost], the
+// default, paces each host name apart, whatever its scheme and port;
+// [PacingKeyOrigin] paces each scheme, host and port apart; any other
+// function groups URLs as it likes (by registrable domain, say). It is
+// given http and https URLs with a host and must be safe for concurrent
+// use; a URL for which it returns "" is paced by its host. Nil panics.
+func WithPacingKey(f PacingKeyFunc) Option {
+	return func(c *config) {
+		if f == nil {
+			panic("polite: WithPacingKey(nil)")
+		}
+		c.pacingKey = f
+	}
+}
+
+// WithRobotsMode sets what robots.txt does for every origin (default
+// [RobotsEnforce]). [WithRobotsModeFunc] chooses per origin, and
+// [ContextWithRobotsMode] per request.
+func WithRobotsMode(m RobotsMode) Option {
+	return func(c *config) {
+		m.mustBeValid("WithRobotsMode")
+		c.robotsMode = m
+	}
+}
+
+// WithRobotsModeFunc makes f choose the robots.txt mode of each request
+// from its URL, for example RobotsOff for an API host and RobotsEnforce
+// for the rest. f must be safe for concurrent use and return a valid mode;
+// [ContextWithRobotsMode] still overrides it. Nil means WithRobotsMode's
+// mode for every request.
+func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
+	return func(c *config) { c.robotsModeFunc = f }
+}
+
+// WithRobotsTransport sends robots.txt fetches through rt instead of the
+// base transport. Use it when the base adds credentials (an x/oauth2
+// Transport, an API key header) that a robots.txt fetch should not carry:
+// give it the transport under the credentials. Nil means the base.
+func WithRobotsTransport(rt http.RoundTripper) Option {
+	return func(c *config) { c.robotsTransport = rt }
+}
+
+// APIDefaults returns the options for a client of an API rather than a
+// crawler: robots.txt off (it speaks to crawlers), no base delay, no
+// jitter, no latency pacing and eight requests in flight per host, so that
+// nothing paces a host until the server signals; then a backoff of 1s
+// doubling to at most a minute, with a Retry-After and rate-limit fields
+// honoured exactly. Options after it override its choices.
+func APIDefaults() Option {
+	return func(c *config) {
+		for _, o := range []Option{
+			WithRobotsMode(RobotsOff),
+			WithBaseDelay(0),
+			WithJitter(0),
+			WithLatencyFactor(0),
+			WithMaxInFlight(8),
+			WithBackoff(time.Second, time.Minute),
+		} {
+			o(c)
+		}
 	}
 }
 

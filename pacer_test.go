@@ -29,17 +29,18 @@ var (
 	outIgnore  = outcome{class: classIgnore}
 )
 
+// testPolicy returns the transport's default policy, changed by edit.
+func testPolicy(edit func(*delayPolicy)) delayPolicy {
+	p := defaultPolicy()
+	edit(&p)
+	return p
+}
+
 // newTestPacer returns a pacer with the transport's default policy, every
 // jitter draw fixed at u, changed by edits.
 func newTestPacer(u float64, edits ...func(*pacerConfig)) *memoryPacer {
 	cfg := pacerConfig{
-		policy: delayPolicy{
-			baseDelay:     time.Second,
-			jitter:        0.5,
-			maxDelay:      time.Minute,
-			maxCrawlDelay: time.Minute,
-			rand:          func() float64 { return u },
-		},
+		policy: testPolicy(func(p *delayPolicy) { p.rand = func() float64 { return u } }),
 		maxInFlight: 1,
 		maxHosts:    1000,
 	}
@@ -804,8 +805,9 @@ func TestPacerConcurrent(t *testing.T) {
 			base       = 10 * time.Millisecond
 			slots      = 2
 		)
-		p := newMemoryPacer(pacerConfig{policy: delayPolicy{baseDelay: base, jitter: 0.5, maxDelay: time.Second,
-			maxCrawlDelay: time.Second}, maxInFlight: slots, maxHosts: hosts / 2})
+		p := newMemoryPacer(pacerConfig{policy: testPolicy(func(p *delayPolicy) {
+			p.baseDelay, p.maxDelay, p.maxCrawlDelay = base, time.Second, time.Second
+		}), maxInFlight: slots, maxHosts: hosts / 2})
 		var (
 			mu       sync.Mutex
 			starts   = map[string][]time.Time{}
@@ -879,12 +881,12 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 	pick := func(ds ...time.Duration) time.Duration { return ds[r.IntN(len(ds))] }
 	const ms = time.Millisecond
 	cfg := pacerConfig{
-		policy: delayPolicy{
-			baseDelay:     pick(0, 100*ms, time.Second),
-			jitter:        []float64{0, 0.5, 1}[r.IntN(3)],
-			maxDelay:      pick(2*time.Second, time.Minute),
-			maxCrawlDelay: pick(0, 5*time.Second, time.Minute),
-		},
+		policy: testPolicy(func(p *delayPolicy) {
+			p.baseDelay = pick(0, 100*ms, time.Second)
+			p.jitter = []float64{0, 0.5, 1}[r.IntN(3)]
+			p.maxDelay = pick(2*time.Second, time.Minute)
+			p.maxCrawlDelay = pick(0, 5*time.Second, time.Minute)
+		}),
 		maxInFlight: 1 + r.IntN(3),
 		maxHosts:    1 + r.IntN(3),
 	}
@@ -993,7 +995,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 
 func BenchmarkPacerAcquireObserve(b *testing.B) {
 	const hosts = 1000
-	cfg := pacerConfig{policy: delayPolicy{jitter: 0.5, maxDelay: time.Minute, maxCrawlDelay: time.Minute},
+	cfg := pacerConfig{policy: testPolicy(func(p *delayPolicy) { p.baseDelay = 0 }),
 		maxInFlight: 1, maxHosts: 1 << 20}
 	keySet := func(prefix string) []string {
 		keys := make([]string, hosts)

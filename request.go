@@ -12,14 +12,13 @@ import (
 // and pacing sides need to know of a request, worked out once, before
 // either of them runs.
 type target struct {
-	origin     originKey // whose robots.txt applies
-	token      string    // product token that chooses the robots.txt group
-	addUA      bool      // the transport sets its User-Agent, on a copy of the request
-	robotsPath bool      // the request is for /robots.txt itself, which is always allowed
+	origin     originKey  // whose robots.txt applies
+	pacingKey  string     // whose pace
+	mode       RobotsMode // what robots.txt does to the request
+	token      string     // product token that chooses the robots.txt group
+	addUA      bool       // the transport sets its User-Agent, on a copy of the request
+	robotsPath bool       // the request is for /robots.txt itself, which is always allowed
 }
-
-// pacingKey returns the key the request is paced by: its host name.
-func (tg target) pacingKey() string { return tg.origin.host }
 
 // errNilURL is the error for a request without a URL.
 var errNilURL = errors.New("polite: nil Request.URL")
@@ -35,6 +34,11 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 	if tg.origin.host == "" {
 		return tg, true, fmt.Errorf("polite: %q names no host", req.URL.Host)
 	}
+	tg.pacingKey = tg.origin.host // PacingKeyHost's, without working it out again
+	if t.pacingKey != nil {
+		tg.pacingKey = t.PacingKey(req.URL)
+	}
+	tg.mode = t.robotsModeOf(req)
 	tg.token, tg.addUA = t.agentOf(req.Header)
 	tg.robotsPath = isRobotsPath(req.URL)
 	return tg, true, nil

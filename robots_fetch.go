@@ -25,15 +25,16 @@ const (
 // its last fetch went, and the rules in force. It is immutable once built,
 // but for the per-agent matchers it compiles lazily (robots_match.go).
 type robotsRecord struct {
-	url       string         // "scheme://host:port/robots.txt"
-	status    int            // HTTP status of the last fetch; 0 when no response came
-	fetchedAt time.Time      // when the last fetch ended
-	duration  time.Duration  // how long the last fetch took
-	err       string         // why the file is unreachable; "" when it was reached
-	file      *robotsFile    // nil when no file applies (4xx, or unreachable)
-	disallow  bool           // unreachable under FailClosed: refuse every URL
-	stale     bool           // the last fetch failed; these rules are the last good copy
-	blocked   *atomic.Uint64 // requests refused, shared by every copy of one origin's record
+	url        string         // "scheme://host:port/robots.txt"
+	status     int            // HTTP status of the last fetch; 0 when no response came
+	fetchedAt  time.Time      // when the last fetch ended
+	duration   time.Duration  // how long the last fetch took
+	err        string         // why the file is unreachable; "" when it was reached
+	file       *robotsFile    // nil when no file applies (4xx, or unreachable)
+	disallow   bool           // unreachable under FailClosed: refuse every URL
+	stale      bool           // the last fetch failed; these rules are the last good copy
+	blocked    *atomic.Uint64 // requests refused, shared by every copy of one origin's record
+	wouldBlock *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
 
 	last atomic.Pointer[agentRules] // the most recently used matcher, read without locking
 
@@ -57,9 +58,9 @@ func (r *robotsRecord) good() bool { return r.err == "" || r.stale }
 // turn is not counted, since a host paused by a backoff is not unreachable.
 func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
 	start := time.Now()
-	r := &robotsRecord{url: k.String() + "/robots.txt", blocked: new(atomic.Uint64)}
+	r := &robotsRecord{url: k.String() + "/robots.txt", blocked: new(atomic.Uint64), wouldBlock: new(atomic.Uint64)}
 	if prev != nil {
-		r.blocked = prev.blocked
+		r.blocked, r.wouldBlock = prev.blocked, prev.wouldBlock
 	}
 
 	target := k.fetchURL()
@@ -114,7 +115,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	case r.err != "" && prev != nil && prev.good():
 		// Unreachable now, but there is a good copy: keep it.
 		kept := &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
-			duration: prev.duration, file: prev.file, stale: true, err: r.err, blocked: prev.blocked}
+			duration: prev.duration, file: prev.file, stale: true, err: r.err, blocked: prev.blocked, wouldBlock: prev.wouldBlock}
 		t.logRobots(kept, k)
 		return kept
 	case r.err != "" && t.robotsFailure == FailClosed:
@@ -135,7 +136,7 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	tk, err := t.admit(ctx, hostKey(req.URL), 0)
+	tk, err := t.admit(ctx, t.PacingKey(req.URL), 0)
 	if err != nil {
 		return nil, ticket{}, err
 	}
@@ -150,7 +151,7 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.base, req.URL, p)
+			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.robotsBase, req.URL, p)
 		}
 		o := classify(resp, err, nil)
 		if err != nil && resp != nil {
@@ -161,12 +162,12 @@ func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.R
 		}
 		t.pacer.observe(tk, o)
 	}()
-	resp, err = t.base.RoundTrip(req)
+	resp, err = t.robotsBase.RoundTrip(req)
 	switch {
 	case err == nil && resp == nil:
-		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error fetching %s", t.base, req.URL)
+		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error fetching %s", t.robotsBase, req.URL)
 	case err == nil && resp.Body == nil:
-		err = fmt.Errorf("polite: base RoundTripper %T returned a response without a body fetching %s", t.base, req.URL)
+		err = fmt.Errorf("polite: base RoundTripper %T returned a response without a body fetching %s", t.robotsBase, req.URL)
 	}
 	return resp, err
 }

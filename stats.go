@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -9,12 +10,16 @@ import (
 // HostStats is a snapshot of what a [PoliteTransport] knows about one host,
 // the unit of pacing.
 type HostStats struct {
-	// Host is the lower-cased host name.
+	// Host is the pacing key: by default the host name in canonical form
+	// (see [PacingKeyHost]).
 	Host string
 	// Requests counts requests started, robots.txt fetches included.
 	Requests uint64
 	// Blocked counts requests refused by robots.txt.
 	Blocked uint64
+	// WouldBlock counts requests that robots.txt disallowed and that
+	// [RobotsReport] mode sent all the same.
+	WouldBlock uint64
 	// InFlight counts requests started whose response headers have not come.
 	InFlight int
 	// Waiting counts requests waiting for their turn.
@@ -68,6 +73,9 @@ type RobotsStats struct {
 	Sitemaps []string
 	// Blocked counts requests this file refused.
 	Blocked uint64
+	// WouldBlock counts requests this file disallowed and that
+	// [RobotsReport] mode sent all the same.
+	WouldBlock uint64
 }
 
 // Stats returns a snapshot of every host the transport tracks, ordered by
@@ -93,8 +101,11 @@ func (t *PoliteTransport) Stats() []HostStats {
 	}
 	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(k.host)
+		if t.pacingKey != nil {
+			s = get(t.PacingKey(&url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port}))
+		}
 		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
-			Duration: r.duration, Err: r.err, CrawlDelay: r.forAgent(t.defaultToken).crawlDelay, Blocked: r.blocked.Load()}
+			Duration: r.duration, Err: r.err, CrawlDelay: r.forAgent(t.defaultToken).crawlDelay, Blocked: r.blocked.Load(), WouldBlock: r.wouldBlock.Load()}
 		if r.file != nil {
 			for _, g := range r.file.groups {
 				rs.Rules += len(g.rules)
@@ -102,6 +113,7 @@ func (t *PoliteTransport) Stats() []HostStats {
 			rs.Sitemaps = slices.Clone(r.file.sitemaps)
 		}
 		s.Blocked += rs.Blocked
+		s.WouldBlock += rs.WouldBlock
 		s.Robots = append(s.Robots, rs)
 	})
 	out := make([]HostStats, 0, len(byHost))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -15,15 +16,19 @@ import (
 // [New]. It is safe for concurrent use by multiple goroutines; share one
 // per program, since its state is what keeps the program polite.
 type PoliteTransport struct {
-	base          http.RoundTripper
-	userAgent     string // set on requests without one, and on robots.txt fetches
-	defaultToken  string // product token of userAgent, or of Go's default User-Agent
-	robotsTimeout time.Duration
-	robotsFailure FailurePolicy
-	global        *rate.Limiter // nil: no cap across hosts
-	logger        *slog.Logger  // nil: no logging
-	robots        robotsStore
-	pacer         pacer
+	base           http.RoundTripper
+	robotsBase     http.RoundTripper         // robots.txt fetches go through it: the base, or WithRobotsTransport's
+	userAgent      string                    // set on requests without one, and on robots.txt fetches
+	defaultToken   string                    // product token of userAgent, or of Go's default User-Agent
+	pacingKey      PacingKeyFunc             // nil: PacingKeyHost
+	robotsMode     RobotsMode                // for requests that robotsModeFunc and the context leave alone
+	robotsModeFunc func(*url.URL) RobotsMode // nil: robotsMode
+	robotsTimeout  time.Duration
+	robotsFailure  FailurePolicy
+	global         *rate.Limiter // nil: no cap across hosts
+	logger         *slog.Logger  // nil: no logging
+	robots         robotsStore
+	pacer          pacer
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
@@ -38,13 +43,20 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		o(&cfg)
 	}
 	t := &PoliteTransport{
-		base:          base,
-		userAgent:     cfg.userAgent,
-		defaultToken:  goUserAgent,
-		robotsTimeout: cfg.robotsTimeout,
-		robotsFailure: cfg.robotsFailure,
-		global:        cfg.global,
-		logger:        cfg.logger,
+		base:           base,
+		robotsBase:     base,
+		userAgent:      cfg.userAgent,
+		defaultToken:   goUserAgent,
+		pacingKey:      cfg.pacingKey,
+		robotsMode:     cfg.robotsMode,
+		robotsModeFunc: cfg.robotsModeFunc,
+		robotsTimeout:  cfg.robotsTimeout,
+		robotsFailure:  cfg.robotsFailure,
+		global:         cfg.global,
+		logger:         cfg.logger,
+	}
+	if cfg.robotsTransport != nil {
+		t.robotsBase = cfg.robotsTransport
 	}
 	if tok := productToken(cfg.userAgent); tok != "" {
 		t.defaultToken = tok
@@ -79,7 +91,11 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	v, err := t.decide(ctx, tg, req.URL)
 	if err == nil && !v.allowed {
-		err = v.refusal(req.URL)
+		if tg.mode == RobotsReport {
+			t.report(v, req.URL)
+		} else {
+			err = v.refusal(req.URL)
+		}
 	}
 	if err != nil {
 		closeRequestBody(req)
@@ -97,7 +113,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Nothing may come between the start and the call: what did would
 	// count as the server's latency, and a wait there would bring the
 	// next start closer than the pace to this one.
-	tk, err := t.admit(ctx, tg.pacingKey(), v.crawlDelay())
+	tk, err := t.admit(ctx, tg.pacingKey, v.crawlDelay())
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err

@@ -1,0 +1,99 @@
+package polite
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// RobotsMode says what robots.txt does to requests.
+type RobotsMode int
+
+const (
+	// RobotsEnforce fetches robots.txt and refuses the URLs it disallows,
+	// with an error that matches [ErrRobotsBlocked]. This is the default.
+	RobotsEnforce RobotsMode = iota
+	// RobotsReport fetches robots.txt and decides every request, counts
+	// the ones it would refuse (HostStats.WouldBlock) and logs them, but
+	// sends them all: for auditing a crawl before enforcing robots.txt.
+	// Crawl-delay is honoured.
+	RobotsReport
+	// RobotsOff neither fetches robots.txt nor decides by it: for API
+	// clients and URLs an operator is entitled to fetch. Crawl-delay does
+	// not apply; pacing and backoff still do.
+	RobotsOff
+)
+
+// String returns "RobotsEnforce", "RobotsReport" or "RobotsOff".
+func (m RobotsMode) String() string {
+	switch m {
+	case RobotsEnforce:
+		return "RobotsEnforce"
+	case RobotsReport:
+		return "RobotsReport"
+	case RobotsOff:
+		return "RobotsOff"
+	}
+	return fmt.Sprintf("RobotsMode(%d)", int(m))
+}
+
+func (m RobotsMode) mustBeValid(option string) {
+	if m < RobotsEnforce || m > RobotsOff {
+		panic(fmt.Sprintf("polite: %s(%v): unknown mode", option, m))
+	}
+}
+
+// robotsModeKey is the context key of ContextWithRobotsMode.
+type robotsModeKey struct{}
+
+// ContextWithRobotsMode returns a copy of ctx that makes a
+// [PoliteTransport] treat requests made with it by mode m, whatever the
+// transport's options say: for a URL that an operator is entitled to
+// fetch, say, RobotsOff. An invalid mode panics.
+func ContextWithRobotsMode(ctx context.Context, m RobotsMode) context.Context {
+	m.mustBeValid("ContextWithRobotsMode")
+	return context.WithValue(ctx, robotsModeKey{}, m)
+}
+
+// robotsModeOf returns the mode of req: its context's, else the one the
+// transport's options choose for its URL.
+func (t *PoliteTransport) robotsModeOf(req *http.Request) RobotsMode {
+	if m, ok := req.Context().Value(robotsModeKey{}).(RobotsMode); ok {
+		return m
+	}
+	if f := t.robotsModeFunc; f != nil {
+		return f(req.URL)
+	}
+	return t.robotsMode
+}
+
+// PacingKeyFunc returns the key that requests to u are paced by: requests
+// with the same key share one pace, one backoff and one in-flight limit.
+type PacingKeyFunc func(u *url.URL) string
+
+// PacingKeyHost is the default [PacingKeyFunc]: u's host name in canonical
+// form (lower-cased, one trailing dot dropped, IP literals in one
+// spelling, international names in their ASCII form), whatever the
+// scheme and port. A fleet of processes that partitions its URLs by this
+// key needs no shared pacing state.
+func PacingKeyHost(u *url.URL) string { return hostKey(u) }
+
+// PacingKeyOrigin is a [PacingKeyFunc] that paces each origin apart:
+// "scheme://host:port", with the host as [PacingKeyHost] gives it and the
+// port explicit.
+func PacingKeyOrigin(u *url.URL) string {
+	k, _ := originOf(u)
+	return k.String()
+}
+
+// PacingKey returns the key that t paces requests to u by, an http or
+// https URL: a fleet that partitions its URLs by it shares no pacing state.
+func (t *PoliteTransport) PacingKey(u *url.URL) string {
+	if t.pacingKey != nil {
+		if k := t.pacingKey(u); k != "" {
+			return k
+		}
+	}
+	return hostKey(u)
+}
