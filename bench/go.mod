@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/polite-go/polite v0.0.0
 )
 
@@ -17,6 +18,7 @@ require (
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/kennygrant/sanitize v1.2.4 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect

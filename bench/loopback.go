@@ -40,6 +40,7 @@ func loopback(args []string) error {
 	rounds := fs.Int("rounds", 30, "measurements of each transport")
 	rules := fs.Int("rules", 0, "rules in each host's robots.txt; 0 serves 404")
 	adaptive := fs.Bool("adaptive", false, "keep the latency-adaptive pace (2×latency); off, MaxDelay 0 turns it off too")
+	api := fs.Bool("api", false, "build the transport with polite.APIDefaults() (robots.txt off, no pacing until the server signals) instead")
 	ua := fs.Bool("ua", false, "send requests to polite with a User-Agent of their own, which it then does not add on a copy")
 	bareUA := fs.Bool("bare-ua", true, "send requests to the bare transports with the User-Agent polite sends, as a crawler without polite sets it; false sends none, and Go sends its own")
 	siteCPUs := fs.String("site-cpus", "", "run the site on these CPUs (taskset -c syntax); with the client on the others (GOMAXPROCS=1 taskset -c 0), each has a core of its own")
@@ -70,9 +71,13 @@ func loopback(args []string) error {
 	opts := []polite.Option{polite.WithUserAgent(botUA), polite.WithBaseDelay(0),
 		polite.WithJitter(0), polite.WithMaxHosts(2 * *hosts)}
 	pacing := "pacing off (BaseDelay 0, MaxDelay 0)"
-	if *adaptive {
+	switch {
+	case *api:
+		pacing = "polite.APIDefaults()"
+		opts = []polite.Option{polite.WithUserAgent(botUA), polite.APIDefaults(), polite.WithMaxHosts(2 * *hosts)}
+	case *adaptive:
 		pacing = "latency-adaptive pace only (BaseDelay 0)"
-	} else {
+	default:
 		opts = append(opts, polite.WithMaxDelay(0)) // caps the latency-adaptive part at 0: no pacing at all
 	}
 	politeUA, agent := "", "none (the transport adds its own on a copy)"

@@ -1,0 +1,305 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestRobotsModes checks what each mode does with a URL robots.txt
+// disallows, chosen for the transport, per origin and per request.
+func TestRobotsModes(t *testing.T) {
+	perOrigin := func(u *url.URL) RobotsMode {
+		if u.Hostname() == "api.example" {
+			return RobotsOff
+		}
+		return RobotsEnforce
+	}
+	tests := []struct {
+		name        string
+		opts        []Option
+		url         string
+		ctxMode     *RobotsMode
+		wantBlocked bool
+		wantRobots  int    // robots.txt fetches
+		wantWould   uint64 // HostStats.WouldBlock
+		wantLog     bool   // "would refuse" logged
+	}{
+		{"enforce", nil, "http://h/private", nil, true, 1, 0, false},
+		{"report", []Option{WithRobotsMode(RobotsReport)}, "http://h/private", nil, false, 1, 1, true},
+		{"report, allowed URL", []Option{WithRobotsMode(RobotsReport)}, "http://h/public", nil, false, 1, 0, false},
+		{"off", []Option{WithRobotsMode(RobotsOff)}, "http://h/private", nil, false, 0, 0, false},
+		{"per origin, off", []Option{WithRobotsModeFunc(perOrigin)}, "http://api.example/private", nil, false, 0, 0, false},
+		{"per origin, enforce", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", nil, true, 1, 0, false},
+		{"per request overrides the transport", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", ptr(RobotsOff), false, 0, 0, false},
+		{"per request enforces on an off transport", []Option{WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logged strings.Builder
+				var mu sync.Mutex
+				logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
+				base := site("User-agent: *\nDisallow: /private\n")
+				tr := New(base, opts(append([]Option{WithLogger(logger)}, tt.opts...)...)...)
+				ctx := context.Background()
+				if tt.ctxMode != nil {
+					ctx = ContextWithRobotsMode(ctx, *tt.ctxMode)
+				}
+				req, _ := http.NewRequestWithContext(ctx, "GET", tt.url, nil)
+				resp, err := tr.RoundTrip(req)
+				if blocked := errors.Is(err, ErrRobotsBlocked); blocked != tt.wantBlocked {
+					t.Errorf("RoundTrip error %v; want blocked %v", err, tt.wantBlocked)
+				}
+				if err == nil {
+					resp.Body.Close()
+				}
+				if n := base.count("/robots.txt"); n != tt.wantRobots {
+					t.Errorf("%d robots.txt fetches; want %d", n, tt.wantRobots)
+				}
+				var would uint64
+				for _, s := range tr.Stats() {
+					would += s.WouldBlock
+				}
+				if would != tt.wantWould {
+					t.Errorf("WouldBlock = %d; want %d", would, tt.wantWould)
+				}
+				mu.Lock()
+				gotLog := strings.Contains(logged.String(), "would refuse")
+				mu.Unlock()
+				if gotLog != tt.wantLog {
+					t.Errorf("logged a refusal it let through: %v; want %v\n%s", gotLog, tt.wantLog, logged.String())
+				}
+				d, err := tr.Check(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if wantAllowed := !tt.wantBlocked && tt.wantWould == 0; d.Allowed != wantAllowed {
+					t.Errorf("Check: Allowed %v (mode %v); want %v", d.Allowed, d.Mode, wantAllowed)
+				}
+			})
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestBackoffShape checks that WithBackoff shapes the pause after a signal,
+// and that a Retry-After then is the wait.
+func TestBackoffShape(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       []Option
+		retryAfter string
+		want       time.Duration // from the 429 to the next start
+	}{
+		{"crawler default, Retry-After 1", nil, "1", 5 * time.Second},
+		{"API defaults, Retry-After 1", []Option{APIDefaults()}, "1", time.Second},
+		{"no base, Retry-After 1", []Option{WithBackoff(0, time.Minute)}, "1", time.Second},
+		{"no base, no Retry-After", []Option{WithBackoff(0, time.Minute)}, "", 0},
+		{"base above the cap", []Option{WithBackoff(time.Minute, 2*time.Second)}, "", 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				first := true
+				base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+					switch {
+					case r.URL.Path == "/robots.txt":
+						return respond(r, 404, ""), nil
+					case first:
+						first = false
+						if tt.retryAfter == "" {
+							return respond(r, 429, ""), nil
+						}
+						return respond(r, 429, "", "Retry-After", tt.retryAfter), nil
+					}
+					return respond(r, 200, "ok"), nil
+				}}
+				tr := New(base, append([]Option{WithBaseDelay(0), WithJitter(0), WithLatencyFactor(0)}, tt.opts...)...)
+				resp, err := get(tr, "http://h/a", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				answered := time.Now()
+				resp, err = get(tr, "http://h/b", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if got := time.Since(answered); got != tt.want {
+					t.Errorf("next start %v after the 429; want %v", got, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// TestRateLimitFields checks that each style of rate-limit fields slows a
+// host before it answers 429, and that fields that lie or are malformed
+// never pause it past the cap.
+func TestRateLimitFields(t *testing.T) {
+	const date = "Mon, 04 May 2026 07:28:00 GMT"
+	tests := []struct {
+		name    string
+		headers []string
+		want    time.Duration // between the starts of the second and third requests
+	}{
+		{"none", nil, 0},
+		{"RateLimit, none left", []string{"RateLimit", `"default";r=0;t=30`}, 30 * time.Second},
+		{"RateLimit, low quota spread", []string{"RateLimit", `"default";r=2;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 5 * time.Second},
+		{"RateLimit, ample quota", []string{"RateLimit", `"default";r=80;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 0},
+		{"RateLimit, tightest item binds", []string{"RateLimit", `"day";r=500;t=3600, "burst";r=0;t=4`}, 4 * time.Second},
+		{"RateLimit-Remaining 0", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "20", "RateLimit-Limit", "100"}, 20 * time.Second},
+		{"X-RateLimit seconds", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "7"}, 7 * time.Second},
+		{"X-RateLimit epoch", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879695", "Date", date}, 15 * time.Second}, // Date + 15s,
+		{"X-RateLimit epoch in the past", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879600", "Date", date}, 0}, // Date - 80s,
+		{"reset that lies", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "315360000"}, time.Hour},
+		{"malformed remaining", []string{"X-RateLimit-Remaining", "none", "X-RateLimit-Reset", "30"}, 0},
+		{"negative remaining", []string{"X-RateLimit-Remaining", "-1", "X-RateLimit-Reset", "30"}, 0},
+		{"malformed reset", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "soon"}, 0},
+		{"RateLimit without t", []string{"RateLimit", `"default";r=0`}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+					n++
+					if n == 1 {
+						return respond(r, 200, "ok", tt.headers...), nil
+					}
+					return respond(r, 200, "ok"), nil
+				}}
+				tr := New(base, APIDefaults())
+				var starts []time.Time
+				for _, p := range []string{"/a", "/b"} {
+					resp, err := get(tr, "http://api.example"+p, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					starts = append(starts, base.hitList()[len(base.hitList())-1].at)
+				}
+				if got := starts[1].Sub(starts[0]); got != tt.want {
+					t.Errorf("second request %v after the first; want %v", got, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// TestLatencyPacingOff checks that WithLatencyFactor(0) lets a slow host
+// be asked again as soon as it has answered.
+func TestLatencyPacingOff(t *testing.T) {
+	for _, tt := range []struct {
+		factor float64
+		want   time.Duration
+	}{{0, 2 * time.Second}, {2, 4 * time.Second}} { // the second start: the first answer's end, or twice its latency
+		synctest.Test(t, func(t *testing.T) {
+			base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+				time.Sleep(2 * time.Second)
+				return respond(r, 200, "ok"), nil
+			}}
+			tr := New(base, WithRobotsMode(RobotsOff), WithBaseDelay(0), WithJitter(0), WithLatencyFactor(tt.factor))
+			t0 := time.Now()
+			for range 2 {
+				resp, err := get(tr, "http://h/", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			hits := base.hitList()
+			if got := hits[1].at.Sub(t0); got != tt.want {
+				t.Errorf("latency factor %v: second start at +%v; want +%v", tt.factor, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRobotsTransport checks that robots.txt goes through the robots
+// transport, without the credentials the base adds to pages.
+func TestRobotsTransport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		plain := site("User-agent: *\nDisallow: /private\n")
+		withAuth := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer secret")
+			return plain.RoundTrip(r)
+		})
+		tr := New(withAuth, opts(WithRobotsTransport(plain))...)
+		resp, err := get(tr, "http://h/page", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, h := range plain.hitList() {
+			robots := strings.HasSuffix(h.url, "/robots.txt")
+			if auth := h.hdrs.Get("Authorization") != ""; auth == robots {
+				t.Errorf("%s carried Authorization %v; want it on pages only", h.url, auth)
+			}
+		}
+		if _, err := get(tr, "http://h/private", ""); !errors.Is(err, ErrRobotsBlocked) {
+			t.Errorf("GET /private = %v; want the robots.txt fetched through the robots transport to bind", err)
+		}
+	})
+}
+
+// TestPacingKeys checks that the pacing key groups URLs as chosen.
+func TestPacingKeys(t *testing.T) {
+	byDomain := func(u *url.URL) string {
+		labels := strings.Split(u.Hostname(), ".")
+		return strings.Join(labels[max(len(labels)-2, 0):], ".")
+	}
+	tests := []struct {
+		name string
+		key  PacingKeyFunc
+		urls []string
+		want []time.Duration // start of each page, robots.txt off
+	}{
+		{"host, default", nil, []string{"http://h:1/", "http://h:2/", "https://h/"}, []time.Duration{0, time.Second, 2 * time.Second}},
+		{"origin", PacingKeyOrigin, []string{"http://h:1/", "http://h:2/", "http://h:1/x"}, []time.Duration{0, 0, time.Second}},
+		{"registrable domain", byDomain, []string{"http://a.example.com/", "http://b.example.com/", "http://c.example.org/"}, []time.Duration{0, time.Second, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := site("")
+				o := []Option{WithRobotsMode(RobotsOff), WithJitter(0), WithLatencyFactor(0)}
+				if tt.key != nil {
+					o = append(o, WithPacingKey(tt.key))
+				}
+				tr := New(base, o...)
+				t0 := time.Now()
+				var wg sync.WaitGroup
+				for _, u := range tt.urls {
+					wg.Go(func() {
+						if resp, err := get(tr, u, ""); err == nil {
+							resp.Body.Close()
+						}
+					})
+					synctest.Wait() // in order
+				}
+				wg.Wait()
+				started := map[string]time.Duration{}
+				for _, h := range base.hitList() {
+					started[h.url] = h.at.Sub(t0)
+				}
+				for i, u := range tt.urls {
+					if got, ok := started[u]; !ok || got != tt.want[i] {
+						t.Errorf("%s started at +%v (sent: %v); want +%v", u, got, ok, tt.want[i])
+					}
+				}
+			})
+		})
+	}
+}
