@@ -3,19 +3,28 @@
 // base, and before passing a request on it obeys the site's robots.txt and
 // waits for the host's turn:
 //
-//	client := &http.Client{Transport: polite.New(nil, polite.WithUserAgent("MyBot/1.0 (+https://example.com/bot)"))}
+//	crawler := &http.Client{Transport: polite.New(nil, polite.WithUserAgent("MyBot/1.0 (+https://example.com/bot)"))}
+//	sdk := &http.Client{Transport: polite.New(nil, polite.APIDefaults())}
+//
+// A crawler gets the whole policy below. A client of an API gets
+// [APIDefaults]: robots.txt, which speaks to crawlers, is off, and nothing
+// paces a host until the server signals.
 //
 // # robots.txt
 //
 // The transport fetches an origin's robots.txt (RFC 9309) lazily, on the
-// first request to that origin, once however many requests arrive together;
-// an origin is a scheme, host and port, so http and https are apart and
-// "http://Example.com/" is "http://example.com:80/". The fetch goes through
-// the base transport, carries the configured User-Agent and no header of the
-// request that caused it, is paced like any request to its host (the page
-// waits its turn after it), and each of its requests is bounded by
-// [WithRobotsTimeout]; a caller that stops waiting does not cancel it for
-// the others. What it finds:
+// first request to that origin, once however many requests arrive together.
+// An origin is a scheme, host and port, so http and https are apart; the
+// host is taken in one spelling (lower-cased, one trailing dot dropped, IP
+// literals in their canonical form, international names in their ASCII
+// form), so "http://Example.com./" is "http://example.com:80/". The fetch
+// goes through the base transport (or [WithRobotsTransport]'s), to the URL
+// as a browser writes it, with the configured User-Agent and no header of
+// the request that caused it. It is paced like any request to its host, and
+// the page waits its turn after it. [WithRobotsTimeout] bounds the whole
+// fetch, redirects included, from the moment its first request may start.
+// A caller that stops waiting does not cancel it for the others. What it
+// finds:
 //
 //   - 2xx: the first 500 KiB are parsed and the rest ignored (§2.5). Lines
 //     that cannot be read are skipped; the others still bind (§2.3.1.5).
@@ -23,10 +32,11 @@
 //     rules found apply to the original origin (§2.3.1.2). A sixth redirect
 //     means unavailable.
 //   - 4xx other than 429: unavailable; every URL is allowed (§2.3.1.3).
-//   - 429, 5xx, a network error or a timeout: unreachable. The host is backed
-//     off as for any such answer, the failure is kept for the smaller of the
-//     TTL and 5 minutes, and a previous good copy stays in force meanwhile.
-//     With no good copy, [FailOpen] (the default) allows every URL and
+//   - 429, 5xx, a network error, a timeout, or a base transport that panics
+//     or answers without a response: unreachable. The host is backed off as
+//     for any such answer, the failure is kept for the smaller of the TTL
+//     and 5 minutes, and a previous good copy stays in force meanwhile. With
+//     no good copy, [FailOpen] (the default) allows every URL and
 //     [FailClosed] refuses every URL, as §2.3.1.4 asks.
 //
 // A file is used for [WithRobotsTTL], 24 hours by default (§2.4). The group
@@ -40,49 +50,72 @@
 // A refused request never reaches the network: RoundTrip returns a
 // [*RobotsBlockedError], which matches [ErrRobotsBlocked].
 //
+// What robots.txt does is a [RobotsMode]: [RobotsEnforce] (the default),
+// [RobotsReport], which decides and counts but sends every request, or
+// [RobotsOff]. [WithRobotsMode] sets it for the transport,
+// [WithRobotsModeFunc] per origin and [ContextWithRobotsMode] per request.
+//
 // # Pacing
 //
-// Requests are paced per host name, lower-cased, whatever the scheme and
-// port. A request starts no sooner than
+// Requests are paced per key: by default the host name, whatever the
+// scheme and port ([WithPacingKey] chooses another). A request starts no
+// sooner than
 //
 //	max(lastStart + pace·(1 + Jitter·U), blockedUntil)
-//	pace = max(min(max(BaseDelay, 2·latency)·2^level, MaxDelay), min(CrawlDelay, MaxCrawlDelay))
+//	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay), spread)
 //
 // where U is uniform in [0,1) and drawn once per start, latency is a
 // smoothed time to response headers (it rises at once and decays by
-// halves), CrawlDelay is the robots.txt Crawl-delay of the request's group
-// and level is the backoff level. At most [WithMaxInFlight] requests per
-// host are in flight (one by default, until response headers arrive), and
-// waiting requests start in the order they came.
+// halves), level is the backoff level, CrawlDelay is the larger of the
+// robots.txt Crawl-delays of this request's group and of the last request
+// to the key (so that a robots.txt fetch, which knows none, still waits
+// it), and spread is a rate limit's (below). At most [WithMaxInFlight]
+// requests per key are in flight (one by default, until response headers
+// arrive), and waiting requests start in the order they came.
 //
 // A 429, a 5xx other than 501 and 505, a timeout or a reset connection
 // raises the level by one (once per incident: requests that started before
-// the last rise do not raise it again, up to level 8) and pauses the whole
-// host for 5s·2^(level−1), at most 10 minutes, jittered upward. A
+// the last rise do not raise it again, up to level 8) and pauses the key
+// for BackoffBase·2^(level−1), at most MaxBackoff, jittered upward. A
 // Retry-After header, in seconds or as an HTTP date measured against the
 // response's Date header, is a floor on that pause, never a ceiling, and
-// is capped at one hour. Five successes started after the last rise lower
-// the level by one; 30 minutes without a signal forget it.
+// is capped at one hour; with a small [WithBackoff] base it is the wait.
+// A timeout is no latency sample. Five successes started after the last
+// rise lower the level by one; 30 minutes without a signal forget it.
 //
-// Defaults: BaseDelay 1s, Jitter 0.5, MaxDelay 60s, MaxCrawlDelay 60s,
-// MaxInFlight 1.
+// Any response's rate-limit fields (RateLimit and RateLimit-Policy of
+// draft-ietf-httpapi-ratelimit-headers, RateLimit-Remaining and
+// RateLimit-Reset of its earlier versions, or X-RateLimit-Remaining and
+// X-RateLimit-Reset in seconds or as a Unix time) slow the key before it
+// answers 429: no quota left pauses it until the reset; a quarter of the
+// limit or less is spread evenly until then. Fields that are missing or
+// malformed are ignored, and a reset is capped at one hour.
+//
+// Defaults: BaseDelay 1s, Jitter 0.5, LatencyFactor 2, MaxDelay 60s,
+// MaxCrawlDelay 60s, BackoffBase 5s, MaxBackoff 10m, MaxInFlight 1.
 //
 // # Errors and cancellation
 //
 // Waiting counts against the request's context, and so against
 // [http.Client.Timeout]: a cancelled context returns its error at once,
-// and a deadline that falls before the earliest allowed start fails at
-// once with a [*DeadlineError], which matches [context.DeadlineExceeded].
-// Responses, 429 and 503 included, are returned untouched and never
-// retried; an error from the base transport is returned as it is.
-// Through [http.Client], errors arrive wrapped in a [*url.Error], so test
-// them with [errors.Is] and [errors.As].
+// and a deadline that falls before the earliest start the request could
+// get (counting the requests queued ahead of it, and a robots.txt fetch
+// it waits for) fails at once with a [*DeadlineError], which matches
+// [context.DeadlineExceeded] and is a timeout. Responses, 429 and 503
+// included, are returned untouched and never retried; an error from the
+// base transport is returned as it is, and a base that answers with
+// neither a response nor an error makes an error. Through [http.Client],
+// errors arrive wrapped in a [*url.Error], so test them with [errors.Is]
+// and [errors.As].
 //
 // # Memory
 //
-// Pacing state is kept for at most [WithMaxHosts] hosts and robots.txt for
-// as many origins; past that, idle hosts and old files are dropped, but
-// never a host that is backed off, waited on or busy.
+// Pacing state is kept for at most [WithMaxHosts] keys and robots.txt for
+// as many origins. Past the bound, keys with nothing left to enforce are
+// dropped first, then keys whose pause and pace are over (forgetting a
+// remembered backoff level), but never a key that is paused, waited on or
+// busy; the table comes back under its bound soon after a burst has
+// passed. Old robots.txt files are dropped, but never one being fetched.
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite
