@@ -161,7 +161,7 @@ func TestRateLimitFields(t *testing.T) {
 		{"RateLimit-Remaining 0", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "20", "RateLimit-Limit", "100"}, 20 * time.Second},
 		{"X-RateLimit seconds", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "7"}, 7 * time.Second},
 		{"X-RateLimit epoch", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879695", "Date", date}, 15 * time.Second}, // Date + 15s,
-		{"X-RateLimit epoch in the past", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879600", "Date", date}, 0}, // Date - 80s,
+		{"X-RateLimit epoch in the past", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879600", "Date", date}, 0},    // Date - 80s,
 		{"reset that lies", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "315360000"}, time.Hour},
 		{"malformed remaining", []string{"X-RateLimit-Remaining", "none", "X-RateLimit-Reset", "30"}, 0},
 		{"negative remaining", []string{"X-RateLimit-Remaining", "-1", "X-RateLimit-Reset", "30"}, 0},

@@ -62,7 +62,7 @@ type config struct {
 	userAgent       string
 	policy          delayPolicy
 	maxInFlight     int
-	maxHosts        int // bounds the pacer's hosts and the robots.txt cache's origins
+	maxHosts        int           // bounds the pacer's hosts and the robots.txt cache's origins
 	pacingKey       PacingKeyFunc // nil: PacingKeyHost
 	robotsMode      RobotsMode
 	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin

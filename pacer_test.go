@@ -40,7 +40,7 @@ func testPolicy(edit func(*delayPolicy)) delayPolicy {
 // jitter draw fixed at u, changed by edits.
 func newTestPacer(u float64, edits ...func(*pacerConfig)) *memoryPacer {
 	cfg := pacerConfig{
-		policy: testPolicy(func(p *delayPolicy) { p.rand = func() float64 { return u } }),
+		policy:      testPolicy(func(p *delayPolicy) { p.rand = func() float64 { return u } }),
 		maxInFlight: 1,
 		maxHosts:    1000,
 	}
