@@ -81,18 +81,22 @@ func (v verdict) reason() string {
 	return ""
 }
 
-// report counts and logs a request to u that robots.txt would refuse, in
-// RobotsReport mode, which sends it all the same.
-func (t *PoliteTransport) report(v verdict, u *url.URL) {
+// report counts a request to u, with target tg, that robots.txt would
+// refuse, in RobotsReport mode, which sends it all the same.
+func (t *PoliteTransport) report(v verdict, tg target, u *url.URL) {
 	v.robots.wouldBlock.Add(1)
-	if l := t.logger; l != nil {
-		l.Info("polite: robots.txt would refuse", "url", u.String(), "agent", v.agent.token,
-			"robots", v.robots.url, "rule", v.rule(), "reason", v.reason())
+	if t.events.on() {
+		t.events.emit(Event{Kind: EventWouldRefuse, Host: tg.pacingKey, URL: u.String(), Rule: v.rule(), Reason: v.reason()})
 	}
 }
 
-// refusal counts a refused request to u and returns its error.
-func (v verdict) refusal(u *url.URL) error {
+// refusal counts a refused request to u, with target tg, and returns its
+// error.
+func (t *PoliteTransport) refusal(v verdict, tg target, u *url.URL) error {
 	v.robots.blocked.Add(1)
-	return &RobotsBlockedError{URL: u.String(), Agent: v.agent.token, RobotsURL: v.robots.url, Rule: v.rule(), Reason: v.reason()}
+	err := &RobotsBlockedError{URL: u.String(), Agent: v.agent.token, RobotsURL: v.robots.url, Rule: v.rule(), Reason: v.reason()}
+	if t.events.on() {
+		t.events.emit(Event{Kind: EventRefused, Host: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason})
+	}
+	return err
 }

@@ -136,14 +136,25 @@ func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration) {
 	s.requests++
 }
 
+// A levelChange is how learn changed the backoff level.
+type levelChange int
+
+const (
+	levelKept    levelChange = iota
+	levelRaised              // by a signal
+	levelCleared             // back to 0, by successes or a quiet spell
+)
+
 // learn updates s with the outcome of a request that started at start and
-// ended at now. It reports whether the backoff level went up.
-func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) (escalated bool) {
+// ended at now, and says how the backoff level changed.
+func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) levelChange {
 	if o.class == classIgnore {
-		return false
+		return levelKept
 	}
-	if s.levelAt(now) == 0 {
+	change := levelKept
+	if s.level > 0 && s.levelAt(now) == 0 {
 		s.level, s.streak = 0, 0
+		change = levelCleared // forgotten
 	}
 	lat := max(time.Duration(now-start), 0)
 	switch {
@@ -178,17 +189,22 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) (escala
 			s.retryAfters++
 			s.blockedUntil = max(s.blockedUntil, now.add(min(o.retryAfter, maxRetryAfter)))
 		}
-		return fresh
+		if fresh {
+			return levelRaised
+		}
 	case classSuccess:
 		if fresh && s.level > 0 {
 			s.streak++
 			if s.streak >= recoverAfter {
 				s.level--
 				s.streak = 0
+				if s.level == 0 {
+					change = levelCleared
+				}
 			}
 		}
 	}
-	return false
+	return change
 }
 
 // learnQuota applies what a response said of the client's rate-limit

@@ -54,6 +54,7 @@ const (
 	DefaultRobotsTTL     = 24 * time.Hour
 	DefaultRobotsTimeout = 10 * time.Second
 	DefaultMaxHosts      = 10000
+	DefaultWaitThreshold = 1 * time.Second
 )
 
 // config is everything the options set. Each option validates its value
@@ -71,7 +72,8 @@ type config struct {
 	robotsTimeout   time.Duration
 	robotsFailure   FailurePolicy
 	global          *rate.Limiter
-	logger          *slog.Logger
+	hooks           emitter       // WithEvents' hooks and WithLogger's, in order
+	waitThreshold   time.Duration // a wait this long makes an EventWaited
 }
 
 // defaultPolicy is the delay policy of a transport built with no option.
@@ -94,6 +96,7 @@ func defaultConfig() config {
 		maxHosts:      DefaultMaxHosts,
 		robotsTTL:     DefaultRobotsTTL,
 		robotsTimeout: DefaultRobotsTimeout,
+		waitThreshold: DefaultWaitThreshold,
 	}
 }
 
@@ -305,10 +308,55 @@ func APIDefaults() Option {
 	}
 }
 
-// WithLogger makes the transport log robots.txt fetches and backoffs to l.
+// WithEvents adds hook to the functions that receive the transport's
+// events (see [Event]), in the order they were added. A hook is called on
+// the goroutine where the event happened, outside the transport's locks,
+// so it may call the transport; it must be safe for concurrent use and
+// quick, since the request that caused the event waits for it. Nil is
+// ignored. With no hook and no logger, events cost nothing.
+func WithEvents(hook func(Event)) Option {
+	return func(c *config) {
+		if hook != nil {
+			c.hooks = append(c.hooks, hook)
+		}
+	}
+}
+
+// WithWaitThreshold sets how long a request must wait for its turn to make
+// an [EventWaited] (default 1s); 0 makes one for every request. A negative
+// value panics.
+func WithWaitThreshold(d time.Duration) Option {
+	return func(c *config) {
+		mustNotBeNegative("WithWaitThreshold", d)
+		c.waitThreshold = d
+	}
+}
+
+// WithLogger makes l one of the receivers of the transport's events (see
+// [WithEvents]). Each event is one record, its message "polite: " and the
+// event kind's name ("polite: backing off"), at level Debug for
+// [EventRefused], Warn for [EventRobotsUnreachable] and Info for the
+// rest, with these attributes:
+//
+//	host           every event: the pacing key
+//	url            robots.txt events: the robots.txt URL; refusals and waits: the request's
+//	status         robots.txt events: the HTTP status, 0 for none
+//	rules          EventRobotsFetched: Allow and Disallow rules in the file
+//	skipped_lines  EventRobotsFetched: lines that could not be read
+//	duration       robots.txt events: how long the fetch took
+//	error, stale   EventRobotsUnreachable: why, and whether the last good copy stays in force
+//	rule, reason   refusals: the rule that refused, or why when no rule did
+//	wait           EventWaited: how long the request waited for its turn
+//	level, pause   EventBackoff: the backoff level, and how long the host is paused
+//	retry_after    EventBackoff: the server's Retry-After, 0s for none
+//
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
+	return func(c *config) {
+		if l != nil {
+			c.hooks = append(c.hooks, logEvents(l))
+		}
+	}
 }
 
 func mustNotBeNegative(name string, d time.Duration) {

@@ -33,7 +33,7 @@ type pacerConfig struct {
 	policy      delayPolicy
 	maxInFlight int                             // requests in flight per host, >= 1
 	maxHosts    int                             // soft bound on tracked hosts, >= 1
-	log         func(event string, args ...any) // nil means off; called outside locks
+	events      emitter // called outside locks
 }
 
 // A ticket is a request's admission: it holds a slot of its host until observed.
@@ -74,7 +74,7 @@ type hostSnapshot struct {
 // burst has passed.
 //
 // Lock order: sweepMu, then a shard's mu, then a hostState's mu. None is
-// held while waiting or while calling cfg.log, so one slow or backed-off
+// held while waiting or while calling cfg.events, so one slow or backed-off
 // host never delays another.
 type memoryPacer struct {
 	cfg    pacerConfig
@@ -197,7 +197,9 @@ func (p *memoryPacer) use(key string) *hostState {
 	h := s.hosts[key]
 	if h == nil && p.sweepDue() {
 		s.mu.Unlock() // a sweep takes every shard's lock in turn
-		p.sweep()
+		for _, k := range p.sweep() {
+			p.cfg.events.emit(Event{Kind: EventHostEvicted, Host: k})
+		}
 		s.mu.Lock()
 		h = s.hosts[key] // another goroutine may have inserted it meanwhile
 	}
@@ -337,7 +339,7 @@ func (p *memoryPacer) observe(t ticket, o outcome) {
 	if h.inFlight > 0 {
 		h.inFlight--
 	}
-	escalated := p.cfg.policy.learn(&h.pace, t.start, now, o)
+	change := p.cfg.policy.learn(&h.pace, t.start, now, o)
 	level, pause := h.pace.level, time.Duration(h.pace.blockedUntil-now)
 	if h.changed != nil {
 		close(h.changed)
@@ -345,8 +347,12 @@ func (p *memoryPacer) observe(t ticket, o outcome) {
 	}
 	h.mu.Unlock()
 
-	if escalated && p.cfg.log != nil {
-		p.cfg.log("polite: backing off", "host", h.key, "level", level, "pause", pause, "retry_after", o.retryAfter)
+	switch {
+	case !p.cfg.events.on():
+	case change == levelRaised:
+		p.cfg.events.emit(Event{Kind: EventBackoff, Host: h.key, Level: level, Pause: pause, RetryAfter: o.retryAfter})
+	case change == levelCleared:
+		p.cfg.events.emit(Event{Kind: EventBackoffCleared, Host: h.key})
 	}
 }
 
@@ -415,17 +421,18 @@ func (p *memoryPacer) sweepDue() bool {
 // still over its bound, the time of the next: when a kept host may be
 // free, but after at least four times this sweep's length, so that sweeps
 // take a fifth of a core at most. It does nothing if another sweep made
-// room meanwhile. The caller holds no lock.
-func (p *memoryPacer) sweep() {
+// room meanwhile. It returns the keys evicted when anyone listens to
+// events. The caller holds no lock.
+func (p *memoryPacer) sweep() (evicted []string) {
 	p.sweepMu.Lock()
 	defer p.sweepMu.Unlock()
 	if !p.sweepDue() {
-		return
+		return nil
 	}
 	began := p.clock.now()
-	p.evict(func(h *hostState, now instant) bool { return p.cfg.policy.idle(&h.pace, now) })
+	evicted = p.evict(evicted, func(h *hostState, now instant) bool { return p.cfg.policy.idle(&h.pace, now) })
 	if p.size.Load() > int64(p.cfg.maxHosts) {
-		p.evict(func(h *hostState, now instant) bool {
+		evicted = p.evict(evicted, func(h *hostState, now instant) bool {
 			return now >= p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor)
 		})
 	}
@@ -436,12 +443,13 @@ func (p *memoryPacer) sweep() {
 		next = max(now.add(4*time.Duration(now-began)), p.freeAt(now))
 	}
 	p.retryAt.Store(int64(next))
+	return evicted
 }
 
 // evict drops the hosts with no users and nothing in flight for which
-// drop, called with the host's mu held, returns true. The caller holds
-// sweepMu.
-func (p *memoryPacer) evict(drop func(h *hostState, now instant) bool) {
+// drop, called with the host's mu held, returns true, and appends their
+// keys to evicted when anyone listens to events. The caller holds sweepMu.
+func (p *memoryPacer) evict(evicted []string, drop func(h *hostState, now instant) bool) []string {
 	for i := range p.shards {
 		s := &p.shards[i]
 		s.mu.Lock()
@@ -450,10 +458,14 @@ func (p *memoryPacer) evict(drop func(h *hostState, now instant) bool) {
 			if h.users.Load() == 0 && p.forgettable(h, now, drop) {
 				delete(s.hosts, key)
 				p.size.Add(-1)
+				if p.cfg.events.on() {
+					evicted = append(evicted, key)
+				}
 			}
 		}
 		s.mu.Unlock()
 	}
+	return evicted
 }
 
 // freeAt returns the earliest instant at which a host with no users and

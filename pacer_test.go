@@ -734,35 +734,48 @@ func TestPacerSweepAmortised(t *testing.T) {
 	})
 }
 
-func TestPacerLogsOutsideLocks(t *testing.T) {
+// TestPacerEventsOutsideLocks checks the pacer's events, backoff raised
+// and cleared and hosts evicted, and that each is delivered with no lock
+// held.
+func TestPacerEventsOutsideLocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p *memoryPacer
-		var logged [][]any
-		p = newTestPacer(0, func(c *pacerConfig) {
-			c.log = func(event string, args ...any) {
-				if s := p.shard(pacerKey); !s.mu.TryLock() {
-					t.Errorf("log called with the host map locked")
-				} else {
-					h := s.hosts[pacerKey]
-					s.mu.Unlock()
-					if !h.mu.TryLock() {
-						t.Errorf("log called with the host locked")
+		var got []Event
+		p = newTestPacer(0, withMaxHosts(1), func(c *pacerConfig) {
+			c.events = emitter{func(ev Event) {
+				for i := range p.shards {
+					if s := &p.shards[i]; !s.mu.TryLock() {
+						t.Errorf("%v delivered with a shard locked", ev.Kind)
 					} else {
-						h.mu.Unlock()
+						for _, h := range s.hosts {
+							if !h.mu.TryLock() {
+								t.Errorf("%v delivered with a host locked", ev.Kind)
+							} else {
+								h.mu.Unlock()
+							}
+						}
+						s.mu.Unlock()
 					}
 				}
-				logged = append(logged, append([]any{event}, args...))
-			}
+				ev.Time = time.Time{}
+				got = append(got, ev)
+			}}
 		})
 		request(t, p, pacerKey, 0, 0, outcome{class: classSignal, retryAfter: 2 * time.Minute})
 		request(t, p, pacerKey, 0, 0, outSuccess)
 		request(t, p, pacerKey, 0, 0, outSignal)
-		want := [][]any{
-			{"polite: backing off", "host", pacerKey, "level", 1, "pause", 2 * time.Minute, "retry_after", 2 * time.Minute},
-			{"polite: backing off", "host", pacerKey, "level", 2, "pause", 10 * time.Second, "retry_after", time.Duration(0)},
+		time.Sleep(forgetAfter)
+		request(t, p, pacerKey, 0, 0, outSuccess)
+		time.Sleep(time.Minute)
+		request(t, p, "other.example", 0, 0, outSuccess)
+		want := []Event{
+			{Kind: EventBackoff, Host: pacerKey, Level: 1, Pause: 2 * time.Minute, RetryAfter: 2 * time.Minute},
+			{Kind: EventBackoff, Host: pacerKey, Level: 2, Pause: 10 * time.Second},
+			{Kind: EventBackoffCleared, Host: pacerKey},
+			{Kind: EventHostEvicted, Host: pacerKey},
 		}
-		if !slices.EqualFunc(logged, want, slices.Equal) {
-			t.Errorf("logged %v; want %v", logged, want)
+		if !slices.Equal(got, want) {
+			t.Errorf("events\n%+v\nwant\n%+v", got, want)
 		}
 	})
 }

@@ -116,12 +116,12 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		// Unreachable now, but there is a good copy: keep it.
 		kept := &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
 			duration: prev.duration, file: prev.file, stale: true, err: r.err, blocked: prev.blocked, wouldBlock: prev.wouldBlock}
-		t.logRobots(kept, k)
+		t.emitRobots(kept, k, r.status, r.duration)
 		return kept
 	case r.err != "" && t.robotsFailure == FailClosed:
 		r.disallow = true
 	}
-	t.logRobots(r, k)
+	t.emitRobots(r, k, r.status, r.duration)
 	return r
 }
 
@@ -209,26 +209,20 @@ func redirectTarget(from, location string) (string, bool) {
 	return u.String(), true
 }
 
-func (t *PoliteTransport) logRobots(r *robotsRecord, k originKey) {
-	l := t.logger
-	if l == nil {
+// emitRobots reports the end of a fetch of k's robots.txt that gave r.
+func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, took time.Duration) {
+	if !t.events.on() {
 		return
 	}
-	switch {
-	case r.stale:
-		l.Warn("polite: robots.txt unreachable, keeping the last good copy", "origin", k.String(), "error", r.err)
-	case r.err != "":
-		l.Warn("polite: robots.txt unreachable", "origin", k.String(), "error", r.err, "policy", t.robotsFailure)
-	default:
-		rules := 0
-		skipped := 0
-		if r.file != nil {
-			for _, g := range r.file.groups {
-				rules += len(g.rules)
-			}
-			skipped = r.file.skipped
+	ev := Event{Kind: EventRobotsFetched, Host: t.PacingKey(&url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port}),
+		URL: k.fetchURL(), Status: status, Duration: took}
+	if r.err != "" {
+		ev.Kind, ev.Err, ev.Stale = EventRobotsUnreachable, r.err, r.stale
+	} else if r.file != nil {
+		for _, g := range r.file.groups {
+			ev.Rules += len(g.rules)
 		}
-		l.Info("polite: robots.txt fetched", "origin", k.String(), "status", r.status,
-			"rules", rules, "skipped_lines", skipped, "duration", r.duration)
+		ev.Skipped = r.file.skipped
 	}
+	t.events.emit(ev)
 }

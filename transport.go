@@ -3,7 +3,6 @@ package polite
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
@@ -26,7 +25,8 @@ type PoliteTransport struct {
 	robotsTimeout  time.Duration
 	robotsFailure  FailurePolicy
 	global         *rate.Limiter // nil: no cap across hosts
-	logger         *slog.Logger  // nil: no logging
+	events         emitter       // nil: no hook, no logger
+	waitThreshold  time.Duration // a wait this long makes an EventWaited
 	robots         robotsStore
 	pacer          pacer
 }
@@ -53,7 +53,8 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsTimeout:  cfg.robotsTimeout,
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
-		logger:         cfg.logger,
+		events:         cfg.hooks,
+		waitThreshold:  cfg.waitThreshold,
 	}
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
@@ -61,11 +62,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if tok := productToken(cfg.userAgent); tok != "" {
 		t.defaultToken = tok
 	}
-	pc := pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.maxHosts}
-	if l := cfg.logger; l != nil {
-		pc.log = func(msg string, args ...any) { l.Info(msg, args...) }
-	}
-	t.pacer = newMemoryPacer(pc)
+	t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.maxHosts, events: cfg.hooks})
 	t.robots = newRobotsCache(t.fetchRobots, t.pacer.tooLate, cfg.robotsTTL, cfg.maxHosts)
 	return t
 }
@@ -92,9 +89,9 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	v, err := t.decide(ctx, tg, req.URL)
 	if err == nil && !v.allowed {
 		if tg.mode == RobotsReport {
-			t.report(v, req.URL)
+			t.report(v, tg, req.URL)
 		} else {
-			err = v.refusal(req.URL)
+			err = t.refusal(v, tg, req.URL)
 		}
 	}
 	if err != nil {
@@ -113,10 +110,19 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Nothing may come between the start and the call: what did would
 	// count as the server's latency, and a wait there would bring the
 	// next start closer than the pace to this one.
+	var asked time.Time
+	if t.events.on() {
+		asked = time.Now()
+	}
 	tk, err := t.admit(ctx, tg.pacingKey, v.crawlDelay())
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err
+	}
+	if t.events.on() {
+		if waited := time.Since(asked); waited >= t.waitThreshold {
+			t.events.emit(Event{Kind: EventWaited, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
+		}
 	}
 	return t.send(tk, out)
 }

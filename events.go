@@ -1,0 +1,142 @@
+package polite
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// An Event is something a [PoliteTransport] did or learnt, delivered to the
+// hooks set with [WithEvents] and to the logger of [WithLogger]. Which
+// fields are set depends on Kind.
+type Event struct {
+	Kind EventKind
+	// Time is when it happened.
+	Time time.Time
+	// Host is the pacing key it concerns.
+	Host string
+	// URL is the request's URL, or the robots.txt URL for robots events.
+	URL string
+
+	// Status is the HTTP status of a robots.txt fetch; 0 when it got none.
+	Status int
+	// Err says why a robots.txt fetch failed.
+	Err string
+	// Stale reports that a failed robots.txt fetch left the last good copy in force.
+	Stale bool
+	// Rules and Skipped count a fetched robots.txt's rules and the lines
+	// it skipped.
+	Rules, Skipped int
+	// Rule is the rule that refused a request, as "Disallow: /private/";
+	// Reason says why when no rule did.
+	Rule, Reason string
+
+	// Duration is how long a robots.txt fetch took, or how long a request
+	// waited for its turn.
+	Duration time.Duration
+	// Level is the backoff level after the event.
+	Level int
+	// Pause is how long the host is paused from Time on.
+	Pause time.Duration
+	// RetryAfter is the server's Retry-After, 0 if it sent none.
+	RetryAfter time.Duration
+}
+
+// EventKind says what an [Event] is about.
+type EventKind int
+
+const (
+	// EventRobotsFetched: a robots.txt fetch ended with an answer that
+	// applies: Status, Rules, Skipped, Duration.
+	EventRobotsFetched EventKind = iota + 1
+	// EventRobotsUnreachable: a robots.txt fetch failed (429, 5xx, a
+	// network error, a timeout): Status, Err, Stale, Duration.
+	EventRobotsUnreachable
+	// EventRefused: robots.txt refused a request: URL, Rule or Reason.
+	EventRefused
+	// EventWouldRefuse: robots.txt disallowed a request that [RobotsReport]
+	// mode sent all the same: URL, Rule or Reason.
+	EventWouldRefuse
+	// EventWaited: a request waited at least [WithWaitThreshold] for its
+	// turn: URL, Duration.
+	EventWaited
+	// EventBackoff: a signal raised the host's backoff level: Level, Pause,
+	// RetryAfter.
+	EventBackoff
+	// EventBackoffCleared: the host's backoff level came back to 0, after
+	// successes or a quiet spell.
+	EventBackoffCleared
+	// EventHostEvicted: the host's pacing state was dropped to keep within
+	// [WithMaxHosts].
+	EventHostEvicted
+)
+
+var eventKindNames = [...]string{
+	EventRobotsFetched:     "robots.txt fetched",
+	EventRobotsUnreachable: "robots.txt unreachable",
+	EventRefused:           "refused by robots.txt",
+	EventWouldRefuse:       "robots.txt would refuse",
+	EventWaited:            "waited",
+	EventBackoff:           "backing off",
+	EventBackoffCleared:    "backoff cleared",
+	EventHostEvicted:       "host evicted",
+}
+
+// String returns the kind as the logger's messages name it, such as
+// "backing off".
+func (k EventKind) String() string {
+	if k > 0 && int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// emitter delivers events to the hooks, in the order they were set. A nil
+// emitter delivers nothing and costs one comparison.
+type emitter []func(Event)
+
+// on reports whether anyone listens.
+func (e emitter) on() bool { return len(e) > 0 }
+
+// emit delivers ev, stamping its time. The caller holds no lock.
+func (e emitter) emit(ev Event) {
+	if len(e) == 0 {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	for _, hook := range e {
+		hook(ev)
+	}
+}
+
+// logEvents returns a hook that logs events to l: refusals at Debug,
+// failures at Warn, the rest at Info. The attributes are documented at
+// [WithLogger].
+func logEvents(l *slog.Logger) func(Event) {
+	return func(ev Event) {
+		level := slog.LevelInfo
+		attrs := []slog.Attr{slog.String("host", ev.Host)}
+		switch ev.Kind {
+		case EventRobotsFetched:
+			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status),
+				slog.Int("rules", ev.Rules), slog.Int("skipped_lines", ev.Skipped), slog.Duration("duration", ev.Duration))
+		case EventRobotsUnreachable:
+			level = slog.LevelWarn
+			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status), slog.String("error", ev.Err),
+				slog.Bool("stale", ev.Stale), slog.Duration("duration", ev.Duration))
+		case EventRefused, EventWouldRefuse:
+			if ev.Kind == EventRefused {
+				level = slog.LevelDebug
+			}
+			attrs = append(attrs, slog.String("url", ev.URL), slog.String("rule", ev.Rule), slog.String("reason", ev.Reason))
+		case EventWaited:
+			attrs = append(attrs, slog.String("url", ev.URL), slog.Duration("wait", ev.Duration))
+		case EventBackoff:
+			attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
+		}
+		l.LogAttrs(context.Background(), level, "polite: "+ev.Kind.String(), attrs...)
+	}
+}
