@@ -31,8 +31,8 @@ type pacer interface {
 // pacerConfig is what the in-memory pacer needs besides the policy.
 type pacerConfig struct {
 	policy      delayPolicy
-	maxInFlight int                             // requests in flight per host, >= 1
-	maxHosts    int                             // soft bound on tracked hosts, >= 1
+	maxInFlight int     // requests in flight per host, >= 1
+	maxHosts    int     // soft bound on tracked hosts, >= 1
 	events      emitter // called outside locks
 }
 
