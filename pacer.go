@@ -26,6 +26,10 @@ type pacer interface {
 	// tooLate returns a [*DeadlineError] when ctx's deadline comes no later
 	// than the next start that key allows, and nil otherwise.
 	tooLate(ctx context.Context, key string) error
+	// ready returns the next start that key allows a request with
+	// Crawl-delay floor, the zero time for a key it does not know, and
+	// whether key has all its slots taken or requests queued.
+	ready(key string, floor time.Duration) (at time.Time, busy bool)
 }
 
 // pacerConfig is what the in-memory pacer needs besides the policy.
@@ -235,6 +239,21 @@ func (p *memoryPacer) deadlineError(key string, now, next instant, deadline time
 		return &DeadlineError{Host: key, Earliest: p.clock.timeOf(next), Deadline: deadline, now: p.clock.timeOf(now)}
 	}
 	return nil
+}
+
+// ready implements [pacer].
+func (p *memoryPacer) ready(key string, floor time.Duration) (time.Time, bool) {
+	s := p.shard(key)
+	s.mu.Lock()
+	h := s.hosts[key]
+	s.mu.Unlock()
+	if h == nil {
+		return time.Time{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next := p.cfg.policy.nextAllowed(&h.pace, p.clock.now(), floor)
+	return p.clock.timeOf(next), h.inFlight >= p.cfg.maxInFlight || h.queued > 0
 }
 
 // tooLate implements [pacer].

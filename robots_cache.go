@@ -17,6 +17,9 @@ type robotsStore interface {
 	// or expired. It fails only with ctx's error, when the caller gives up
 	// waiting; the fetch itself goes on for the other waiters.
 	get(ctx context.Context, k originKey) (*robotsRecord, error)
+	// peek returns the origin's robots.txt if it is cached and fresh, and
+	// nil otherwise; it fetches nothing.
+	peek(k originKey) *robotsRecord
 	// each calls fn for every origin with rules in force. fn must not call
 	// back into the store.
 	each(fn func(originKey, *robotsRecord))
@@ -116,6 +119,16 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 			return nil, ctx.Err()
 		}
 	}
+}
+
+func (c *robotsCache) peek(k originKey) *robotsRecord {
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.entries[k]; e != nil && e.rules != nil && time.Until(e.expires) > 0 {
+		return e.rules
+	}
+	return nil
 }
 
 func (c *robotsCache) each(fn func(originKey, *robotsRecord)) {

@@ -1,0 +1,54 @@
+package polite
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Readiness says when a request could start, as things stand; see
+// [PoliteTransport.Ready].
+type Readiness struct {
+	// At is the earliest start that the host's pace and backoff allow; a
+	// time not after now means the host is ready. The zero time means a
+	// host the transport knows nothing of, ready at once.
+	At time.Time
+	// Busy reports that the host has all its requests in flight, or
+	// requests waiting for their turn: a request would queue behind them,
+	// however early At is.
+	Busy bool
+	// RobotsKnown reports that the origin's robots.txt is cached and
+	// fresh, or not needed (robots.txt is off for the request): otherwise
+	// the request would first wait for a fetch.
+	RobotsKnown bool
+}
+
+// Ready reports when a request like req could start, as things stand: the
+// host's next allowed start, counting its backoff and, when the origin's
+// robots.txt is cached, its Crawl-delay; whether the host is busy; and
+// whether robots.txt is known. It sends, fetches and reserves nothing, so
+// a crawler's frontier can hand its workers hosts that are ready instead
+// of parking a worker on a busy one; a request sent later may still wait,
+// if others got there first.
+func (t *PoliteTransport) Ready(req *http.Request) (Readiness, error) {
+	if req.URL == nil {
+		return Readiness{}, errNilURL
+	}
+	tg, ok, err := t.targetOf(req)
+	if !ok {
+		return Readiness{}, fmt.Errorf("polite: Ready %q: not an http or https URL", req.URL)
+	}
+	if err != nil {
+		return Readiness{}, err
+	}
+	var floor time.Duration
+	known := tg.mode == RobotsOff || tg.robotsPath
+	if !known {
+		if r := t.robots.peek(tg.origin); r != nil {
+			known = true
+			floor = r.forAgent(tg.token).crawlDelay
+		}
+	}
+	at, busy := t.pacer.ready(tg.pacingKey, floor)
+	return Readiness{At: at, Busy: busy, RobotsKnown: known}, nil
+}

@@ -1,0 +1,73 @@
+package polite
+
+import (
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				return respond(r, 200, "User-agent: *\nCrawl-delay: 3\n"), nil
+			case "/slow":
+				<-release
+			case "/busy":
+				return respond(r, 429, "", "Retry-After", "60"), nil
+			}
+			return respond(r, 200, "ok"), nil
+		}}
+		tr := New(base, WithJitter(0))
+		ready := func(u string) Readiness {
+			t.Helper()
+			req, _ := http.NewRequest("GET", u, nil)
+			r, err := tr.Ready(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if got := ready("http://h/a"); got != (Readiness{}) {
+			t.Errorf("unknown host: %+v; want the zero Readiness", got)
+		}
+		t0 := time.Now()
+		resp, err := get(tr, "http://h/a", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		started := time.Since(t0) // the robots.txt fetch came first, then the Crawl-delay
+		if got, want := ready("http://h/b"), (Readiness{At: t0.Add(started + 3*time.Second), RobotsKnown: true}); got != want {
+			t.Errorf("after a page: %+v; want %+v", got, want)
+		}
+		if got := ready("https://h/b"); got.RobotsKnown {
+			t.Errorf("another origin of the host: %+v; want robots.txt not known", got)
+		}
+		if n := len(base.hitList()); n != 2 {
+			t.Errorf("Ready sent requests: %d on the wire; want 2", n)
+		}
+
+		time.Sleep(3 * time.Second)
+		go get(tr, "http://h/slow", "")
+		synctest.Wait()
+		if got := ready("http://h/b"); !got.Busy {
+			t.Errorf("with the only slot taken: %+v; want busy", got)
+		}
+		close(release)
+		synctest.Wait()
+
+		time.Sleep(3 * time.Second)
+		resp, err = get(tr, "http://h/busy", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := ready("http://h/b"); got.At != time.Now().Add(time.Minute) || got.Busy {
+			t.Errorf("after a 429 with Retry-After: 60: %+v; want ready in 1m, not busy", got)
+		}
+	})
+}
