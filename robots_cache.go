@@ -25,6 +25,10 @@ type robotsStore interface {
 	each(fn func(originKey, *robotsRecord))
 }
 
+// minRobotsTTL is the shortest lifetime a Cache-Control max-age gives a
+// robots.txt.
+const minRobotsTTL = time.Minute
+
 // robotsCache is the in-memory robotsStore. Origins are kept in shards by
 // host (shard.go).
 //
@@ -159,8 +163,11 @@ func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *rob
 	r := c.fetch(context.Background(), k, prev)
 
 	ttl := c.ttl
-	if r.err != "" {
+	switch {
+	case r.err != "":
 		ttl = c.failTTL
+	case r.lifetime > 0: // Cache-Control may shorten the lifetime, never stretch it
+		ttl = min(ttl, r.lifetime)
 	}
 	s.mu.Lock()
 	e.rules, e.expires = r, time.Now().Add(ttl)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,16 +27,20 @@ const (
 // its last fetch went, and the rules in force. It is immutable once built,
 // but for the per-agent matchers it compiles lazily (robots_match.go).
 type robotsRecord struct {
-	url        string         // "scheme://host:port/robots.txt"
-	status     int            // HTTP status of the last fetch; 0 when no response came
-	fetchedAt  time.Time      // when the last fetch ended
-	duration   time.Duration  // how long the last fetch took
-	err        string         // why the file is unreachable; "" when it was reached
-	file       *robotsFile    // nil when no file applies (4xx, or unreachable)
-	disallow   bool           // unreachable under FailClosed: refuse every URL
-	stale      bool           // the last fetch failed; these rules are the last good copy
-	blocked    *atomic.Uint64 // requests refused, shared by every copy of one origin's record
-	wouldBlock *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
+	url         string         // "scheme://host:port/robots.txt"
+	status      int            // HTTP status of the last fetch; 0 when no response came
+	fetchedAt   time.Time      // when the last fetch ended
+	duration    time.Duration  // how long the last fetch took
+	err         string         // why the file is unreachable; "" when it was reached
+	file        *robotsFile    // nil when no file applies (4xx, or unreachable)
+	disallow    bool           // unreachable under FailClosed: refuse every URL
+	stale       bool           // the last fetch failed; these rules are the last good copy
+	etag        string         // the file's ETag, for revalidation; "" if none
+	modified    string         // the file's Last-Modified, likewise
+	lifetime    time.Duration  // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
+	revalidated bool           // the last fetch answered 304: file is the copy it confirmed
+	blocked     *atomic.Uint64 // requests refused, shared by every copy of one origin's record
+	wouldBlock  *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
 
 	last atomic.Pointer[agentRules] // the most recently used matcher, read without locking
 
@@ -70,6 +76,15 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			r.err = err.Error()
 			break
 		}
+		if hop == 0 && prev != nil && prev.file != nil && !prev.stale {
+			// A conditional request: a 304 keeps the parsed rules.
+			if prev.etag != "" {
+				req.Header.Set("If-None-Match", prev.etag)
+			}
+			if prev.modified != "" {
+				req.Header.Set("If-Modified-Since", prev.modified)
+			}
+		}
 		if hop == 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, t.robotsTimeout)
@@ -90,6 +105,14 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 				break
 			}
 			r.file = parseRobots(body)
+			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
+		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
+			closeBody(resp.Body)
+			r.file, r.etag, r.modified, r.revalidated = prev.file, prev.etag, prev.modified, true
+			r.lifetime = lifetime(resp.Header)
+			if r.lifetime == 0 {
+				r.lifetime = prev.lifetime
+			}
 		case code >= 300 && code < 400:
 			closeBody(resp.Body)
 			if to, ok := redirectTarget(target, resp.Header.Get("Location")); ok && hop < robotsMaxRedirects {
@@ -123,6 +146,23 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	}
 	t.emitRobots(r, k, r.status, r.duration)
 	return r
+}
+
+// lifetime returns the max-age of h's Cache-Control, at least
+// minRobotsTTL, so that max-age=0 does not fetch robots.txt before every
+// page; or 0 when it has none.
+func lifetime(h http.Header) time.Duration {
+	for _, v := range h.Values("Cache-Control") {
+		for directive := range strings.SplitSeq(v, ",") {
+			name, value, _ := strings.Cut(strings.TrimSpace(directive), "=")
+			if strings.EqualFold(name, "max-age") {
+				if secs, err := strconv.ParseInt(strings.Trim(value, `"`), 10, 64); err == nil && secs >= 0 {
+					return max(secondsDuration(float64(secs)), minRobotsTTL)
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // robotsRequest makes one robots.txt request to target, with the configured
