@@ -1,7 +1,6 @@
 package polite
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 )
@@ -51,13 +50,7 @@ type Decision struct {
 //
 // Crawlers can use Check to drop disallowed URLs before queueing them.
 func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
-	if req.URL == nil {
-		return Decision{}, errNilURL
-	}
-	tg, ok, err := t.targetOf(req)
-	if !ok {
-		return Decision{}, fmt.Errorf("polite: Check %q: not an http or https URL", req.URL)
-	}
+	tg, err := t.queryTarget("Check", req)
 	if err != nil {
 		return Decision{}, err
 	}

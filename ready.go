@@ -1,7 +1,6 @@
 package polite
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 )
@@ -31,13 +30,7 @@ type Readiness struct {
 // of parking a worker on a busy one; a request sent later may still wait,
 // if others got there first.
 func (t *PoliteTransport) Ready(req *http.Request) (Readiness, error) {
-	if req.URL == nil {
-		return Readiness{}, errNilURL
-	}
-	tg, ok, err := t.targetOf(req)
-	if !ok {
-		return Readiness{}, fmt.Errorf("polite: Ready %q: not an http or https URL", req.URL)
-	}
+	tg, err := t.queryTarget("Ready", req)
 	if err != nil {
 		return Readiness{}, err
 	}

@@ -44,6 +44,20 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 	return tg, true, nil
 }
 
+// queryTarget returns the target of req for op, a query that sends
+// nothing: Check or Ready. Unlike RoundTrip, which passes such requests
+// on, it fails for a URL that is not http or https.
+func (t *PoliteTransport) queryTarget(op string, req *http.Request) (target, error) {
+	if req.URL == nil {
+		return target{}, errNilURL
+	}
+	tg, ok, err := t.targetOf(req)
+	if !ok {
+		return target{}, fmt.Errorf("polite: %s %q: not an http or https URL", op, req.URL)
+	}
+	return tg, err
+}
+
 // agentOf returns the product token that chooses the robots.txt group for
 // a request with header h, and whether the transport adds its User-Agent.
 // A request that has a User-Agent header, even an empty one, keeps it.
