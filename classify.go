@@ -22,10 +22,10 @@ import (
 // Timeouts, refused and reset connections and truncated responses are
 // signals. DNS failures, certificate errors and anything else are neutral:
 // the server was never reached, or backing off would not help.
-func classify(resp *http.Response, err error, ctxErr error) outcome {
+func classify(resp *http.Response, err error, ctxErr error) Outcome {
 	if err == nil {
 		if resp == nil {
-			return outcome{class: classNeutral}
+			return Outcome{Class: OutcomeNeutral}
 		}
 		return classifyStatus(resp)
 	}
@@ -34,33 +34,33 @@ func classify(resp *http.Response, err error, ctxErr error) outcome {
 	var netErr net.Error
 	switch {
 	case errors.Is(ctxErr, context.Canceled):
-		return outcome{class: classIgnore}
+		return Outcome{Class: OutcomeIgnore}
 	case errors.Is(ctxErr, context.DeadlineExceeded):
-		return outcome{class: classNeutral}
+		return Outcome{Class: OutcomeNeutral}
 	case errors.As(err, &dnsErr): // timeouts too: the resolver's trouble, not the server's
-		return outcome{class: classNeutral}
+		return Outcome{Class: OutcomeNeutral}
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return outcome{class: classSignal, timedOut: true}
+		return Outcome{Class: OutcomeSignal, TimedOut: true}
 	case errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, io.ErrUnexpectedEOF):
-		return outcome{class: classSignal}
+		return Outcome{Class: OutcomeSignal}
 	}
-	return outcome{class: classNeutral}
+	return Outcome{Class: OutcomeNeutral}
 }
 
-func classifyStatus(resp *http.Response) outcome {
+func classifyStatus(resp *http.Response) Outcome {
 	code := resp.StatusCode
 	switch {
 	case 200 <= code && code <= 299:
-		return outcome{class: classSuccess, quota: parseQuota(resp.Header)}
+		return Outcome{Class: OutcomeSuccess, Quota: parseQuota(resp.Header)}
 	case code == http.StatusTooManyRequests,
 		500 <= code && code <= 599 && code != http.StatusNotImplemented && code != http.StatusHTTPVersionNotSupported:
-		o := outcome{class: classSignal, quota: parseQuota(resp.Header)}
+		o := Outcome{Class: OutcomeSignal, Quota: parseQuota(resp.Header)}
 		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
-			o.retryAfter = d
+			o.RetryAfter = d
 		}
 		return o
 	}
-	return outcome{class: classNeutral, quota: parseQuota(resp.Header)}
+	return Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
 }

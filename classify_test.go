@@ -21,7 +21,7 @@ func TestClassifyStatus(t *testing.T) {
 	tests := []struct {
 		code       int
 		retryAfter string
-		want       outcome
+		want       Outcome
 	}{
 		{100, "", outNeutral},
 		{101, "", outNeutral},
@@ -41,15 +41,15 @@ func TestClassifyStatus(t *testing.T) {
 		{410, "", outNeutral},
 		{404, "60", outNeutral},
 		{429, "", outSignal},
-		{429, "120", outcome{class: classSignal, retryAfter: 2 * time.Minute}},
+		{429, "120", Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute}},
 		{429, "abc", outSignal},
-		{429, "86400", outcome{class: classSignal, retryAfter: time.Hour}},
+		{429, "86400", Outcome{Class: OutcomeSignal, RetryAfter: time.Hour}},
 		{500, "", outSignal},
 		{501, "", outNeutral},
 		{501, "60", outNeutral},
 		{502, "", outSignal},
 		{503, "", outSignal},
-		{503, "30", outcome{class: classSignal, retryAfter: 30 * time.Second}},
+		{503, "30", Outcome{Class: OutcomeSignal, RetryAfter: 30 * time.Second}},
 		{504, "", outSignal},
 		{505, "", outNeutral},
 		{511, "", outSignal},
@@ -75,7 +75,7 @@ func TestClassifyRetryAfterDate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		resp := &http.Response{StatusCode: 503, Header: http.Header{}}
 		resp.Header.Set("Retry-After", time.Now().Add(90*time.Second).UTC().Format(http.TimeFormat))
-		want := outcome{class: classSignal, retryAfter: 90 * time.Second}
+		want := Outcome{Class: OutcomeSignal, RetryAfter: 90 * time.Second}
 		if got := classify(resp, nil, nil); got != want {
 			t.Errorf("classify = %+v; want %+v", got, want)
 		}
@@ -99,27 +99,27 @@ func TestClassifyError(t *testing.T) {
 		name   string
 		err    error
 		ctxErr error
-		want   outcomeClass
+		want   OutcomeClass
 	}{
-		{"caller cancelled", wrap("dial", context.Canceled), context.Canceled, classIgnore},
-		{"caller cancelled during a timeout", wrap("read", os.ErrDeadlineExceeded), context.Canceled, classIgnore},
-		{"caller's deadline", &url.Error{Op: "Get", URL: "https://example.com/", Err: context.DeadlineExceeded}, context.DeadlineExceeded, classNeutral},
-		{"caller's deadline during a reset", wrap("read", syscallErr(syscall.ECONNRESET)), context.DeadlineExceeded, classNeutral},
-		{"read timeout", wrap("read", os.ErrDeadlineExceeded), nil, classSignal},
-		{"net.Error timeout", fmt.Errorf("net/http: timeout awaiting response headers: %w", netTimeout{}), nil, classSignal},
-		{"inner deadline", fmt.Errorf("round trip: %w", context.DeadlineExceeded), nil, classSignal},
-		{"connection refused", wrap("dial", syscallErr(syscall.ECONNREFUSED)), nil, classSignal},
-		{"connection reset", wrap("read", syscallErr(syscall.ECONNRESET)), nil, classSignal},
-		{"unexpected EOF", fmt.Errorf("reading headers: %w", io.ErrUnexpectedEOF), nil, classSignal},
-		{"DNS not found", wrap("dial", &net.DNSError{Err: "no such host", Name: "example.com", IsNotFound: true}), nil, classNeutral},
-		{"DNS timeout", wrap("dial", &net.DNSError{Err: "i/o timeout", Name: "example.com", IsTimeout: true}), nil, classNeutral},
-		{"unknown authority", &url.Error{Op: "Get", URL: "https://example.com/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, nil, classNeutral},
-		{"wrong host name", &url.Error{Op: "Get", URL: "https://example.com/", Err: x509.HostnameError{Host: "example.com", Certificate: &x509.Certificate{}}}, nil, classNeutral},
-		{"not TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, nil, classNeutral},
-		{"malformed URL", &url.Error{Op: "parse", URL: "::", Err: errors.New("missing protocol scheme")}, nil, classNeutral},
-		{"EOF", io.EOF, nil, classNeutral},
-		{"other", errors.New("boom"), nil, classNeutral},
-		{"cancelled without the caller", context.Canceled, nil, classNeutral},
+		{"caller cancelled", wrap("dial", context.Canceled), context.Canceled, OutcomeIgnore},
+		{"caller cancelled during a timeout", wrap("read", os.ErrDeadlineExceeded), context.Canceled, OutcomeIgnore},
+		{"caller's deadline", &url.Error{Op: "Get", URL: "https://example.com/", Err: context.DeadlineExceeded}, context.DeadlineExceeded, OutcomeNeutral},
+		{"caller's deadline during a reset", wrap("read", syscallErr(syscall.ECONNRESET)), context.DeadlineExceeded, OutcomeNeutral},
+		{"read timeout", wrap("read", os.ErrDeadlineExceeded), nil, OutcomeSignal},
+		{"net.Error timeout", fmt.Errorf("net/http: timeout awaiting response headers: %w", netTimeout{}), nil, OutcomeSignal},
+		{"inner deadline", fmt.Errorf("round trip: %w", context.DeadlineExceeded), nil, OutcomeSignal},
+		{"connection refused", wrap("dial", syscallErr(syscall.ECONNREFUSED)), nil, OutcomeSignal},
+		{"connection reset", wrap("read", syscallErr(syscall.ECONNRESET)), nil, OutcomeSignal},
+		{"unexpected EOF", fmt.Errorf("reading headers: %w", io.ErrUnexpectedEOF), nil, OutcomeSignal},
+		{"DNS not found", wrap("dial", &net.DNSError{Err: "no such host", Name: "example.com", IsNotFound: true}), nil, OutcomeNeutral},
+		{"DNS timeout", wrap("dial", &net.DNSError{Err: "i/o timeout", Name: "example.com", IsTimeout: true}), nil, OutcomeNeutral},
+		{"unknown authority", &url.Error{Op: "Get", URL: "https://example.com/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, nil, OutcomeNeutral},
+		{"wrong host name", &url.Error{Op: "Get", URL: "https://example.com/", Err: x509.HostnameError{Host: "example.com", Certificate: &x509.Certificate{}}}, nil, OutcomeNeutral},
+		{"not TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, nil, OutcomeNeutral},
+		{"malformed URL", &url.Error{Op: "parse", URL: "::", Err: errors.New("missing protocol scheme")}, nil, OutcomeNeutral},
+		{"EOF", io.EOF, nil, OutcomeNeutral},
+		{"other", errors.New("boom"), nil, OutcomeNeutral},
+		{"cancelled without the caller", context.Canceled, nil, OutcomeNeutral},
 	}
 	// Timeouts back off, but their duration is no latency sample.
 	timedOut := map[string]bool{"read timeout": true, "net.Error timeout": true, "inner deadline": true}
@@ -127,7 +127,7 @@ func TestClassifyError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := classify(nil, tc.err, tc.ctxErr)
 			wantTimedOut := timedOut[tc.name]
-			if got != (outcome{class: tc.want, timedOut: wantTimedOut}) {
+			if got != (Outcome{Class: tc.want, TimedOut: wantTimedOut}) {
 				t.Errorf("classify(nil, %v, %v) = %+v; want class %d, timedOut %v", tc.err, tc.ctxErr, got, tc.want, wantTimedOut)
 			}
 		})

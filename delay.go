@@ -32,25 +32,6 @@ type delayPolicy struct {
 	rand          func() float64 // U[0,1), safe for concurrent use; nil means math/rand/v2.Float64
 }
 
-// outcomeClass is what a request's ending tells the policy about its host.
-type outcomeClass int
-
-const (
-	classSuccess outcomeClass = iota // 2xx
-	classNeutral                     // no backoff; latency may only rise
-	classSignal                      // 429, 5xx but 501/505, timeouts, resets: back off
-	classIgnore                      // the caller cancelled: no effect beyond releasing the slot
-)
-
-// An outcome is how a request ended, as the policy sees it. classify
-// (classify.go) makes it from a response or an error.
-type outcome struct {
-	class      outcomeClass
-	retryAfter time.Duration // the server's Retry-After; 0 means none
-	timedOut   bool          // the request timed out: its duration is no latency sample
-	quota      quota         // the response's rate-limit fields (ratelimit.go)
-}
-
 // paceState is what the policy knows of one host. Its zero value is a host
 // never seen. A store keeps one per pacing key and guards it; the policy's
 // functions neither lock nor keep it.
@@ -145,10 +126,10 @@ const (
 	levelCleared             // back to 0, by successes or a quiet spell
 )
 
-// learn updates s with the outcome of a request that started at start and
+// learn updates s with the Outcome of a request that started at start and
 // ended at now, and says how the backoff level changed.
-func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) levelChange {
-	if o.class == classIgnore {
+func (p *delayPolicy) learn(s *paceState, start, now instant, o Outcome) levelChange {
+	if o.Class == OutcomeIgnore {
 		return levelKept
 	}
 	change := levelKept
@@ -158,20 +139,20 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) levelCh
 	}
 	lat := max(time.Duration(now-start), 0)
 	switch {
-	case o.timedOut: // the time it took is the timeout's, not the server's
-	case o.class == classSuccess:
+	case o.TimedOut: // the time it took is the timeout's, not the server's
+	case o.Class == OutcomeSuccess:
 		s.est = max(lat, (s.est+lat)/2) // up at once, down by halves
 	default:
 		s.est = max(s.est, lat) // fast errors must not speed us up
 	}
 
-	p.learnQuota(s, now, o.quota)
+	p.learnQuota(s, now, o.Quota)
 
 	// Only requests started after the last escalation tell us something new:
 	// the others were sent into the trouble that caused it.
 	fresh := start > s.lastEscalation
-	switch o.class {
-	case classSignal:
+	switch o.Class {
+	case OutcomeSignal:
 		s.lastSignal = now
 		if fresh {
 			s.level = min(s.level+1, maxLevel)
@@ -185,14 +166,14 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) levelCh
 			pause = p.jittered(min(pause, p.maxBackoff), p.draw())
 			s.blockedUntil = max(s.blockedUntil, now.add(pause))
 		}
-		if o.retryAfter > 0 { // a floor on the pause, never a ceiling
+		if o.RetryAfter > 0 { // a floor on the pause, never a ceiling
 			s.retryAfters++
-			s.blockedUntil = max(s.blockedUntil, now.add(min(o.retryAfter, maxRetryAfter)))
+			s.blockedUntil = max(s.blockedUntil, now.add(min(o.RetryAfter, maxRetryAfter)))
 		}
 		if fresh {
 			return levelRaised
 		}
-	case classSuccess:
+	case OutcomeSuccess:
 		if fresh && s.level > 0 {
 			s.streak++
 			if s.streak >= recoverAfter {
@@ -212,17 +193,17 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o outcome) levelCh
 // quarter of the limit or less, is spread over the time until then. Both
 // are capped at maxRetryAfter. A response without the fields changes
 // nothing.
-func (p *delayPolicy) learnQuota(s *paceState, now instant, q quota) {
-	if !q.known {
+func (p *delayPolicy) learnQuota(s *paceState, now instant, q Quota) {
+	if !q.Known {
 		return
 	}
-	reset := min(q.reset, maxRetryAfter)
+	reset := min(q.Reset, maxRetryAfter)
 	switch {
-	case q.remaining == 0:
+	case q.Remaining == 0:
 		s.blockedUntil = max(s.blockedUntil, now.add(reset))
 		s.spread = 0
-	case q.limit > 0 && q.remaining <= q.limit/4:
-		s.spread, s.spreadUntil = reset/time.Duration(q.remaining), now.add(reset)
+	case q.Limit > 0 && q.Remaining <= q.Limit/4:
+		s.spread, s.spreadUntil = reset/time.Duration(q.Remaining), now.add(reset)
 	default:
 		s.spread = 0
 	}

@@ -16,7 +16,7 @@ func TestPolicyPace(t *testing.T) {
 	const ms = time.Millisecond
 	type step struct {
 		ttfb time.Duration
-		o    outcome
+		o    Outcome
 	}
 	tests := []struct {
 		name     string
@@ -53,7 +53,7 @@ func TestPolicyPace(t *testing.T) {
 			wantGap: 6 * time.Second, wantEst: 3 * time.Second, wantPace: 6 * time.Second},
 		{name: "slow 404 raises the estimate", steps: []step{{100 * ms, outSuccess}, {2 * time.Second, outNeutral}},
 			wantGap: 4 * time.Second, wantEst: 2 * time.Second, wantPace: 4 * time.Second},
-		{name: "ignored outcome leaves the estimate", steps: []step{{100 * ms, outSuccess}, {3 * time.Second, outIgnore}},
+		{name: "ignored Outcome leaves the estimate", steps: []step{{100 * ms, outSuccess}, {3 * time.Second, outIgnore}},
 			wantGap: 3 * time.Second, wantEst: 100 * ms, wantPace: time.Second},
 		{name: "latency part capped at maxDelay", steps: []step{{40 * time.Second, outSuccess}},
 			wantGap: time.Minute, wantEst: 40 * time.Second, wantPace: time.Minute},
@@ -127,7 +127,7 @@ func TestPolicyBackoff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := newTestPacer(0)
-				request(t, p, pacerKey, 0, 100*time.Millisecond, outcome{class: classSignal, retryAfter: tc.retryAfter})
+				request(t, p, pacerKey, 0, 100*time.Millisecond, Outcome{Class: OutcomeSignal, RetryAfter: tc.retryAfter})
 				received := time.Now()
 				s := stateOf(t, p, pacerKey)
 				if got := s.blockedUntil.Sub(received); got != tc.wantBlocked || s.level != 1 || s.retryAfters != tc.wantCounted {
@@ -180,7 +180,7 @@ func TestPolicyEscalatesOncePerIncident(t *testing.T) {
 			b := mustAcquire(t, p, pacerKey, 0)
 			time.Sleep(100 * time.Millisecond)
 			p.observe(a, outSignal)
-			p.observe(b, outcome{class: classSignal, retryAfter: time.Minute})
+			p.observe(b, Outcome{Class: OutcomeSignal, RetryAfter: time.Minute})
 			s := stateOf(t, p, pacerKey)
 			if got := time.Until(s.blockedUntil); s.level != 1 || got != time.Minute || s.retryAfters != 1 {
 				t.Errorf("level %d, blocked for %v, retryAfters %d; want 1, 1m, 1", s.level, got, s.retryAfters)

@@ -63,8 +63,9 @@ type config struct {
 	userAgent       string
 	policy          delayPolicy
 	maxInFlight     int
-	maxHosts        int           // bounds the pacer's hosts and the robots.txt cache's origins
-	pacingKey       PacingKeyFunc // nil: PacingKeyHost
+	maxHosts        int                      // bounds the pacer's hosts and the robots.txt cache's origins
+	pacingKey       PacingKeyFunc            // nil: PacingKeyHost
+	newPacer        func(PacingPolicy) Pacer // nil: the in-memory pacer
 	robotsMode      RobotsMode
 	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
 	robotsTransport http.RoundTripper         // nil: the base

@@ -17,7 +17,7 @@ type pacer interface {
 	// floor is the robots.txt Crawl-delay for the request's origin, not yet clamped; 0 if none.
 	acquire(ctx context.Context, key string, floor time.Duration) (ticket, error)
 	// observe reports how the request started with t ended. Called exactly once per ticket.
-	observe(t ticket, o outcome)
+	observe(t ticket, o Outcome)
 	// snapshot returns the state of every tracked host.
 	snapshot() []hostSnapshot
 	// paceOf returns the pace, before jitter, that requests to key with
@@ -43,7 +43,8 @@ type pacerConfig struct {
 // A ticket is a request's admission: it holds a slot of its host until observed.
 type ticket struct {
 	start instant
-	h     *hostState
+	h     *hostState // the in-memory pacer's
+	lease Lease      // another Pacer's, through leasePacer
 }
 
 // hostSnapshot is one host's state as [memoryPacer.snapshot] saw it.
@@ -348,7 +349,7 @@ func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration) (
 }
 
 // observe implements [pacer].
-func (p *memoryPacer) observe(t ticket, o outcome) {
+func (p *memoryPacer) observe(t ticket, o Outcome) {
 	h := t.h
 	if h == nil {
 		return
@@ -369,7 +370,7 @@ func (p *memoryPacer) observe(t ticket, o outcome) {
 	switch {
 	case !p.cfg.events.on():
 	case change == levelRaised:
-		p.cfg.events.emit(Event{Kind: EventBackoff, Host: h.key, Level: level, Pause: pause, RetryAfter: o.retryAfter})
+		p.cfg.events.emit(Event{Kind: EventBackoff, Host: h.key, Level: level, Pause: pause, RetryAfter: o.RetryAfter})
 	case change == levelCleared:
 		p.cfg.events.emit(Event{Kind: EventBackoffCleared, Host: h.key})
 	}

@@ -23,10 +23,10 @@ import (
 const pacerKey = "example.com"
 
 var (
-	outSuccess = outcome{class: classSuccess}
-	outNeutral = outcome{class: classNeutral}
-	outSignal  = outcome{class: classSignal}
-	outIgnore  = outcome{class: classIgnore}
+	outSuccess = Outcome{Class: OutcomeSuccess}
+	outNeutral = Outcome{Class: OutcomeNeutral}
+	outSignal  = Outcome{Class: OutcomeSignal}
+	outIgnore  = Outcome{Class: OutcomeIgnore}
 )
 
 // testPolicy returns the transport's default policy, changed by edit.
@@ -70,7 +70,7 @@ func mustAcquire(t testing.TB, p *memoryPacer, key string, floor time.Duration) 
 
 // request sends one request to key that is answered after ttfb with o, and
 // returns when it started.
-func request(t testing.TB, p *memoryPacer, key string, floor, ttfb time.Duration, o outcome) time.Time {
+func request(t testing.TB, p *memoryPacer, key string, floor, ttfb time.Duration, o Outcome) time.Time {
 	t.Helper()
 	tk := mustAcquire(t, p, key, floor)
 	time.Sleep(ttfb)
@@ -500,10 +500,10 @@ func TestPacerDeadline(t *testing.T) {
 
 	tests := []struct {
 		name string
-		o    outcome       // how the first request ends, after 100ms
+		o    Outcome       // how the first request ends, after 100ms
 		gap  time.Duration // from the earliest start to the deadline
 	}{
-		{"backoff outlasts the deadline", outcome{class: classSignal, retryAfter: 2 * time.Minute}, -time.Minute},
+		{"backoff outlasts the deadline", Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute}, -time.Minute},
 		{"pace outlasts the deadline", outSuccess, -500 * time.Millisecond},
 		{"deadline at the earliest start", outSuccess, 0},
 	}
@@ -514,7 +514,7 @@ func TestPacerDeadline(t *testing.T) {
 				request(t, p, pacerKey, 0, 100*time.Millisecond, tc.o)
 				before := stateOf(t, p, pacerKey)
 				earliest := before.blockedUntil
-				if tc.o.class == classSuccess {
+				if tc.o.Class == OutcomeSuccess {
 					earliest = before.lastStart.Add(time.Second)
 				}
 				deadline := earliest.Add(tc.gap)
@@ -611,16 +611,16 @@ func TestPacerOutcomeClasses(t *testing.T) {
 		resp      *http.Response
 		err       error
 		ctxErr    error
-		wantClass outcomeClass
+		wantClass OutcomeClass
 		wantLevel int
 		wantEst   time.Duration
 	}{
-		{"transport timeout", nil, timeout, nil, classSignal, 1, 0}, // a timeout is no latency sample
-		{"DNS NXDOMAIN", nil, nxdomain, nil, classNeutral, 0, time.Second},
-		{"caller cancelled", nil, context.Canceled, context.Canceled, classIgnore, 0, 0},
-		{"caller's deadline", nil, context.DeadlineExceeded, context.DeadlineExceeded, classNeutral, 0, time.Second},
-		{"503", &http.Response{StatusCode: 503}, nil, nil, classSignal, 1, time.Second},
-		{"200", &http.Response{StatusCode: 200}, nil, nil, classSuccess, 0, time.Second},
+		{"transport timeout", nil, timeout, nil, OutcomeSignal, 1, 0}, // a timeout is no latency sample
+		{"DNS NXDOMAIN", nil, nxdomain, nil, OutcomeNeutral, 0, time.Second},
+		{"caller cancelled", nil, context.Canceled, context.Canceled, OutcomeIgnore, 0, 0},
+		{"caller's deadline", nil, context.DeadlineExceeded, context.DeadlineExceeded, OutcomeNeutral, 0, time.Second},
+		{"503", &http.Response{StatusCode: 503}, nil, nil, OutcomeSignal, 1, time.Second},
+		{"200", &http.Response{StatusCode: 200}, nil, nil, OutcomeSuccess, 0, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -629,8 +629,8 @@ func TestPacerOutcomeClasses(t *testing.T) {
 				tk := mustAcquire(t, p, pacerKey, 0)
 				time.Sleep(time.Second)
 				o := classify(tc.resp, tc.err, tc.ctxErr)
-				if o.class != tc.wantClass {
-					t.Errorf("class = %d; want %d", o.class, tc.wantClass)
+				if o.Class != tc.wantClass {
+					t.Errorf("class = %d; want %d", o.Class, tc.wantClass)
 				}
 				p.observe(tk, o)
 				s := stateOf(t, p, pacerKey)
@@ -648,7 +648,7 @@ func TestPacerHostsIndependent(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 
 		// slow.example is backed off for an hour, with two requests queued.
-		request(t, p, "slow.example", 0, time.Second, outcome{class: classSignal, retryAfter: time.Hour})
+		request(t, p, "slow.example", 0, time.Second, Outcome{Class: OutcomeSignal, RetryAfter: time.Hour})
 		slow1 := goAcquire(ctx, p, "slow.example", 0)
 		slow2 := goAcquire(ctx, p, "slow.example", 0)
 		// busy.example has a request in flight and one waiting for its slot.
@@ -761,7 +761,7 @@ func TestPacerEventsOutsideLocks(t *testing.T) {
 				got = append(got, ev)
 			}}
 		})
-		request(t, p, pacerKey, 0, 0, outcome{class: classSignal, retryAfter: 2 * time.Minute})
+		request(t, p, pacerKey, 0, 0, Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute})
 		request(t, p, pacerKey, 0, 0, outSuccess)
 		request(t, p, pacerKey, 0, 0, outSignal)
 		time.Sleep(forgetAfter)
@@ -827,7 +827,7 @@ func TestPacerConcurrent(t *testing.T) {
 			inFlight = map[string]int{}
 			wg       sync.WaitGroup
 		)
-		outcomes := []outcome{outSignal, outNeutral, outIgnore, outSuccess, outSuccess,
+		outcomes := []Outcome{outSignal, outNeutral, outIgnore, outSuccess, outSuccess,
 			outSuccess, outSuccess, outSuccess, outSuccess, outSuccess}
 		for g := range goroutines {
 			wg.Go(func() {
@@ -937,9 +937,9 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 		time.Sleep(pick(0, 0, 100*ms, time.Second, 5*time.Second, 30*time.Second))
 		key := keys[r.IntN(len(keys))]
 		ttfb := pick(0, 50*ms, time.Second, 10*time.Second)
-		o := outcome{class: outcomeClass(r.IntN(4))}
-		if o.class == classSignal && r.IntN(2) == 0 {
-			o.retryAfter = pick(time.Second, 30*time.Second, 2*time.Hour)
+		o := Outcome{Class: OutcomeClass(r.IntN(4))}
+		if o.Class == OutcomeSignal && r.IntN(2) == 0 {
+			o.RetryAfter = pick(time.Second, 30*time.Second, 2*time.Hour)
 		}
 		ctx, cancel := context.Background(), context.CancelFunc(func() {})
 		switch r.IntN(6) {
@@ -1077,7 +1077,7 @@ func TestPacerBoundHoldsForFlakyHosts(t *testing.T) {
 			request(t, p, key, 0, 100*time.Millisecond, outSignal) // paused 5s, level 1 for 30m
 		}
 		time.Sleep(time.Minute)
-		request(t, p, "paused", 0, 100*time.Millisecond, outcome{class: classSignal, retryAfter: time.Hour})
+		request(t, p, "paused", 0, 100*time.Millisecond, Outcome{Class: OutcomeSignal, RetryAfter: time.Hour})
 		request(t, p, "new", 0, 0, outSuccess)
 		if got, want := keysOf(p), []string{"new", "paused"}; !slices.Equal(got, want) {
 			t.Errorf("hosts %v; want %v", got, want)

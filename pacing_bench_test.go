@@ -26,7 +26,7 @@ type recordingPacer struct {
 	starts map[string][]time.Time
 }
 
-func (r *recordingPacer) observe(tk ticket, o outcome) {
+func (r *recordingPacer) observe(tk ticket, o Outcome) {
 	r.pacer.observe(tk, o)
 	r.mu.Lock()
 	r.starts[tk.h.key] = append(r.starts[tk.h.key], r.pacer.(*memoryPacer).clock.timeOf(tk.start))

@@ -8,15 +8,6 @@ import (
 	"time"
 )
 
-// A quota is what a response's rate-limit fields say of the client's
-// quota on the server.
-type quota struct {
-	known     bool          // the response had usable fields
-	remaining int64         // requests left in the window
-	limit     int64         // the window's quota; 0 when not given
-	reset     time.Duration // until the window ends and the quota is restored
-}
-
 // parseQuota reads the rate-limit fields of h, measuring an epoch-seconds
 // reset against h's Date header (or the clock when it has none). It knows three
 // styles, and reads the first that h has:
@@ -32,8 +23,8 @@ type quota struct {
 //     a number of seconds since 1970 (at least 10^9), as a time.
 //
 // A field that is missing, negative, not a number or not finite makes the
-// whole style unusable; known is then false. Callers cap the reset.
-func parseQuota(h http.Header) quota {
+// whole style unusable; Known is then false. Callers cap the reset.
+func parseQuota(h http.Header) Quota {
 	// The headers are looked up by their canonical keys directly: this runs
 	// on every response.
 	if v := h["Ratelimit"]; len(v) > 0 {
@@ -45,39 +36,39 @@ func parseQuota(h http.Header) quota {
 	if v := h["X-Ratelimit-Remaining"]; len(v) > 0 {
 		return fieldQuota(v[0], h.Get("X-Ratelimit-Reset"), h.Get("X-Ratelimit-Limit"), h, true)
 	}
-	return quota{}
+	return Quota{}
 }
 
 // fieldQuota reads the older styles: one field each for the remaining
 // requests, the reset and the limit, which may be missing. epoch says
 // whether a large reset may be a time in seconds since 1970.
-func fieldQuota(remaining, reset, limit string, h http.Header, epoch bool) quota {
+func fieldQuota(remaining, reset, limit string, h http.Header, epoch bool) Quota {
 	r, ok := parseCount(remaining)
 	if !ok {
-		return quota{}
+		return Quota{}
 	}
 	secs, ok := parseSeconds(reset)
 	if !ok {
-		return quota{}
+		return Quota{}
 	}
-	q := quota{known: true, remaining: r, reset: secondsDuration(secs)}
+	q := Quota{Known: true, Remaining: r, Reset: secondsDuration(secs)}
 	if epoch && secs >= 1e9 {
 		now, ok := parseHTTPDate(h.Get("Date"))
 		if !ok {
 			now = time.Now()
 		}
-		q.reset = max(time.Unix(0, 0).Add(secondsDuration(secs)).Sub(now), 0)
+		q.Reset = max(time.Unix(0, 0).Add(secondsDuration(secs)).Sub(now), 0)
 	}
 	if l, ok := parseCount(limit); ok {
-		q.limit = l
+		q.Limit = l
 	}
 	return q
 }
 
 // parseRateLimit reads the RateLimit field, and the quota of the binding
 // item's policy from the RateLimit-Policy field.
-func parseRateLimit(field, policies string) quota {
-	var best quota
+func parseRateLimit(field, policies string) Quota {
+	var best Quota
 	var bestName string
 	for item := range strings.SplitSeq(field, ",") {
 		name, params := sfItem(item)
@@ -86,18 +77,18 @@ func parseRateLimit(field, policies string) quota {
 		if !okR || !okT {
 			continue
 		}
-		q := quota{known: true, remaining: r, reset: secondsDuration(t)}
-		if !best.known || tighter(q, best) {
+		q := Quota{Known: true, Remaining: r, Reset: secondsDuration(t)}
+		if !best.Known || tighter(q, best) {
 			best, bestName = q, name
 		}
 	}
-	if !best.known {
-		return quota{}
+	if !best.Known {
+		return Quota{}
 	}
 	for item := range strings.SplitSeq(policies, ",") {
 		if name, params := sfItem(item); name == bestName {
 			if l, ok := parseCount(params["q"]); ok {
-				best.limit = l
+				best.Limit = l
 			}
 		}
 	}
@@ -106,10 +97,10 @@ func parseRateLimit(field, policies string) quota {
 
 // tighter reports whether a leaves fewer requests per second until its
 // reset than b.
-func tighter(a, b quota) bool {
+func tighter(a, b Quota) bool {
 	// a.remaining/a.reset < b.remaining/b.reset, without dividing by zero.
-	return float64(a.remaining)*b.reset.Seconds() < float64(b.remaining)*a.reset.Seconds() ||
-		a.remaining == 0 && b.remaining == 0 && a.reset > b.reset
+	return float64(a.Remaining)*b.Reset.Seconds() < float64(b.Remaining)*a.Reset.Seconds() ||
+		a.Remaining == 0 && b.Remaining == 0 && a.Reset > b.Reset
 }
 
 // sfItem reads one item of a structured field list (RFC 8941 §3.1) as the

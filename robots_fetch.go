@@ -184,7 +184,7 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 }
 
 // sendRobots sends req, admitted with tk, through the base transport and
-// reports the outcome to the pacer. It runs on the fetch's own goroutine,
+// reports the Outcome to the pacer. It runs on the fetch's own goroutine,
 // where nothing could recover a panic, so a base that panics, or answers
 // without a response or a body, makes an error that says what it did; the
 // file is then unreachable.

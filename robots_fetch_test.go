@@ -49,7 +49,7 @@ func status(code int) func(*http.Request) (*http.Response, error) {
 	})
 }
 
-// TestRobotsStatusClasses runs every robots.txt outcome under both failure
+// TestRobotsStatusClasses runs every robots.txt Outcome under both failure
 // policies and checks whether /private is allowed, whether the failure
 // backed the host off, and the status recorded.
 func TestRobotsStatusClasses(t *testing.T) {

@@ -62,7 +62,19 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if tok := productToken(cfg.userAgent); tok != "" {
 		t.defaultToken = tok
 	}
-	t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.maxHosts, events: cfg.hooks})
+	if cfg.newPacer == nil {
+		t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.maxHosts, events: cfg.hooks})
+	} else {
+		switch p := cfg.newPacer(pacingPolicyOf(cfg)).(type) {
+		case *memoryPacer:
+			p.cfg.events = cfg.hooks
+			t.pacer = p
+		case nil:
+			panic("polite: WithPacer: the function returned a nil Pacer")
+		default:
+			t.pacer = leasePacer{p}
+		}
+	}
 	t.robots = newRobotsCache(t.fetchRobots, t.pacer.tooLate, cfg.robotsTTL, cfg.maxHosts)
 	return t
 }
@@ -128,13 +140,13 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // send passes req, admitted with tk, to the base transport and reports the
-// outcome to the pacer on every path: when the base panics, the host's slot
+// Outcome to the pacer on every path: when the base panics, the host's slot
 // is released before the panic goes on to the caller.
 func (t *PoliteTransport) send(tk ticket, req *http.Request) (*http.Response, error) {
 	observed := false
 	defer func() {
 		if !observed {
-			t.pacer.observe(tk, outcome{class: classNeutral})
+			t.pacer.observe(tk, Outcome{Class: OutcomeNeutral})
 		}
 	}()
 	resp, err := t.base.RoundTrip(req)
