@@ -210,4 +210,3 @@ var cases = []struct {
 		want(t, "next start", s.request("a", 0, 0, success), time.Second)
 	}},
 }
-
