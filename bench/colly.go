@@ -158,7 +158,7 @@ var contestants = []struct {
 	}},
 }
 
-const vsColly = 1
+const vsColly = 1 // the index of colly in contestants
 
 // crawlRounds times the crawlers over the same site, each round in another
 // order.
