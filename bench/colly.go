@@ -15,11 +15,12 @@ import (
 )
 
 // versusColly crawls the same local site with polite (an http.Client over
-// PoliteTransport, one goroutine per URL) and with gocolly/colly v2 (async,
+// PoliteTransport, one goroutine per URL), with gocolly/colly v2 (async,
 // robots.txt obeyed, one LimitRule per host with the same Delay and
-// Parallelism 1, colly's way to pace per host), alternating the two in
-// rounds, then probes which politeness rules each honours, from what the
-// site received.
+// Parallelism 1, colly's way to pace per host) and with colly as the recipe
+// of colly_recipe.go sets it over polite (async), taking turns in rounds,
+// then probes which politeness rules each honours, from what the site
+// received.
 func versusColly(args []string) error {
 	fs := flag.NewFlagSet("colly", flag.ExitOnError)
 	hosts := fs.Int("hosts", 100, "hosts of the site")
@@ -46,7 +47,7 @@ func versusColly(args []string) error {
 	return ruleProbes(s)
 }
 
-// crawler is one of the two contestants.
+// crawler is one of the contestants.
 type crawler interface {
 	// crawl fetches every URL, as concurrently as the crawler allows, and
 	// returns the pages fetched.
@@ -123,7 +124,44 @@ func (cc *collyCrawler) crawl(urls []string) (int, error) {
 	return int(cc.fetched.Load()), nil
 }
 
-// crawlRounds times both crawlers over the same site, alternately.
+// newRecipeCrawler returns colly set up by newPoliteCollector, async, over
+// a PoliteTransport paced as politeCrawler's. Each request has a 30s
+// deadline counted from when polite passes it on.
+func newRecipeCrawler(s *site, delay time.Duration, hosts int) *collyCrawler {
+	c, _ := newPoliteCollector("BenchBot/1.0", s.transport(), 30*time.Second,
+		polite.WithBaseDelay(delay), polite.WithJitter(0), polite.WithMaxHosts(2*hosts+10))
+	c.Async = true
+	cc := &collyCrawler{c: c}
+	c.OnResponse(func(r *colly.Response) {
+		if r.StatusCode == http.StatusOK {
+			cc.fetched.Add(1)
+		}
+	})
+	c.OnError(func(*colly.Response, error) {})
+	return cc
+}
+
+// contestants are the crawlers compared, in the order of the tables; the
+// ratios are against vsColly.
+var contestants = []struct {
+	name string
+	make func(s *site, delay time.Duration, hosts []string) (crawler, error)
+}{
+	{"polite", func(s *site, delay time.Duration, hosts []string) (crawler, error) {
+		return newPoliteCrawler(s, delay, len(hosts)), nil
+	}},
+	{"colly", func(s *site, delay time.Duration, hosts []string) (crawler, error) {
+		return newCollyCrawler(s, delay, hosts)
+	}},
+	{"colly+polite", func(s *site, delay time.Duration, hosts []string) (crawler, error) {
+		return newRecipeCrawler(s, delay, len(hosts)), nil
+	}},
+}
+
+const vsColly = 1 // the index of colly in contestants
+
+// crawlRounds times the crawlers over the same site, each round in another
+// order.
 func crawlRounds(s *site, hosts, pages int, delay time.Duration, rounds int) error {
 	var hostNames, urls []string
 	for h := range hosts {
@@ -138,43 +176,43 @@ func crawlRounds(s *site, hosts, pages int, delay time.Duration, rounds int) err
 		return err
 	}
 	fmt.Printf("delay %v:\n", delay)
-	var wallRatios, cpuRatios []float64
-	var walls, cpus [2][]float64
+	n := len(contestants)
+	walls, cpus := make([][]float64, n), make([][]float64, n)
+	wallRatios, cpuRatios := make([][]float64, n), make([][]float64, n) // against vsColly's, per round
 	for round := range rounds {
-		var wall, cpu [2]float64
-		order := []int{0, 1}
-		if round%2 == 1 {
-			order = []int{1, 0}
-		}
-		for _, who := range order {
-			var cr crawler
-			if who == 0 {
-				cr = newPoliteCrawler(s, delay, hosts)
-			} else {
-				cc, err := newCollyCrawler(s, delay, hostNames)
-				if err != nil {
-					return err
-				}
-				cr = cc
+		wall, cpu := make([]float64, n), make([]float64, n)
+		for i := range n {
+			who := (i + round) % n
+			cr, err := contestants[who].make(s, delay, hostNames)
+			if err != nil {
+				return err
 			}
 			cpu0, t0 := cpuTime(), time.Now()
-			n, err := cr.crawl(urls)
+			got, err := cr.crawl(urls)
 			elapsed, used := time.Since(t0), cpuTime()-cpu0
 			if err != nil {
 				return err
 			}
-			if n != len(urls) {
-				return fmt.Errorf("%T fetched %d pages of %d", cr, n, len(urls))
+			if got != len(urls) {
+				return fmt.Errorf("%s fetched %d pages of %d", contestants[who].name, got, len(urls))
 			}
-			wall[who], cpu[who] = elapsed.Seconds(), float64(used.Microseconds())/float64(n)
+			wall[who], cpu[who] = elapsed.Seconds(), float64(used.Microseconds())/float64(got)
 			walls[who], cpus[who] = append(walls[who], wall[who]), append(cpus[who], cpu[who])
 		}
-		fmt.Printf("  round %d: polite %.3fs %.1fµs CPU/page; colly %.3fs %.1fµs CPU/page\n", round+1, wall[0], cpu[0], wall[1], cpu[1])
-		wallRatios = append(wallRatios, wall[0]/wall[1])
-		cpuRatios = append(cpuRatios, cpu[0]/cpu[1])
+		fmt.Printf("  round %d:", round+1)
+		for who, c := range contestants {
+			fmt.Printf(" %s %.3fs %.1fµs CPU/page;", c.name, wall[who], cpu[who])
+			wallRatios[who] = append(wallRatios[who], wall[who]/wall[vsColly])
+			cpuRatios[who] = append(cpuRatios[who], cpu[who]/cpu[vsColly])
+		}
+		fmt.Println()
 	}
-	fmt.Printf("  median: polite %.3fs %.1fµs CPU/page; colly %.3fs %.1fµs CPU/page; polite/colly wall %.3f, CPU/page %.3f\n",
-		median(walls[0]), median(cpus[0]), median(walls[1]), median(cpus[1]), median(wallRatios), median(cpuRatios))
+	fmt.Printf("  median of %d rounds:     wall      pages/s   CPU/page   wall/colly  CPU/colly\n", rounds)
+	for who, c := range contestants {
+		w := median(walls[who])
+		fmt.Printf("    %-20s %8.3fs %9.0f %8.1fµs %10.3f %10.3f\n", c.name, w, float64(len(urls))/w,
+			median(cpus[who]), median(wallRatios[who]), median(cpuRatios[who]))
+	}
 	return nil
 }
 
@@ -191,31 +229,28 @@ func ruleProbes(s *site) error {
 		{"Retry-After honoured", probeRetryAfter},
 		{"http and https robots.txt kept apart", probeSchemes},
 	}
-	makers := []struct {
-		name string
-		make func(delay time.Duration, hosts []string) (crawler, error)
-	}{
-		{"polite", func(delay time.Duration, hosts []string) (crawler, error) {
-			return newPoliteCrawler(s, delay, len(hosts)), nil
-		}},
-		{"colly", func(delay time.Duration, hosts []string) (crawler, error) {
-			return newCollyCrawler(s, delay, hosts)
-		}},
-	}
 	fmt.Println("rules:")
+	honoured := make([]int, len(contestants))
 	for _, p := range probes {
-		for _, m := range makers {
-			detail, ok, err := p.run(s, m.make)
+		for who, m := range contestants {
+			newCrawler := func(delay time.Duration, hosts []string) (crawler, error) { return m.make(s, delay, hosts) }
+			detail, ok, err := p.run(s, newCrawler)
 			if err != nil {
 				return fmt.Errorf("%s, %s: %v", p.name, m.name, err)
 			}
 			verdict := "no"
 			if ok {
 				verdict = "yes"
+				honoured[who]++
 			}
-			fmt.Printf("  %-40s %-7s %-4s %s\n", p.name, m.name, verdict, detail)
+			fmt.Printf("  %-40s %-13s %-4s %s\n", p.name, m.name, verdict, detail)
 		}
 	}
+	fmt.Print("  honoured:")
+	for who, m := range contestants {
+		fmt.Printf(" %s %d of %d;", m.name, honoured[who], len(probes))
+	}
+	fmt.Println()
 	return nil
 }
 
