@@ -5,12 +5,15 @@
 // Each case runs in a [testing/synctest] bubble, so the Pacer under test
 // must read the time with the time package and wait with its timers. A
 // Pacer that keeps its clock elsewhere, such as a server's, must offer its
-// tests a way to read the bubble's instead.
+// tests a way to read the bubble's instead. A Pacer made for a case is
+// closed at its end when it has a Close method, so that it leaves no
+// goroutine in the bubble.
 package pacertest
 
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -29,7 +32,11 @@ func Run(t *testing.T, newPacer func(polite.PacingPolicy) polite.Pacer) {
 				if c.policy != nil {
 					c.policy(&policy)
 				}
-				c.run(t, &session{t: t, p: newPacer(policy)})
+				p := newPacer(policy)
+				if c, ok := p.(io.Closer); ok {
+					defer c.Close()
+				}
+				c.run(t, &session{t: t, p: p})
 			})
 		})
 	}
