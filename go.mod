@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/temoto/robotstxt v1.1.2
+	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.58.0
 	golang.org/x/time v0.15.0
 )
