@@ -46,6 +46,8 @@ type paceState struct {
 	blockedUntil   instant       // no start before this
 	lastEscalation instant       // when the level last went up
 	lastSignal     instant       // when the last signal was observed
+	known          time.Duration // the largest Crawl-delay the key has shown, by a start or a robots.txt file
+	unread         int           // robots.txt fetches started on the key whose file is not read yet
 	spread         time.Duration // least gap that spreads a low rate-limit quota over its window
 	spreadUntil    instant       // when that window ends
 	requests       uint64        // starts, for statistics
@@ -114,7 +116,19 @@ func (p *delayPolicy) wakeAt(s *paceState, now, next instant) instant {
 // caller has checked that nextAllowed has come.
 func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration) {
 	s.started, s.lastStart, s.u, s.floor = true, now, p.draw(), floor
+	s.known = max(s.known, floor)
 	s.requests++
+}
+
+// fetchingRobots records that a robots.txt fetch started on s, whose file
+// may ask for a Crawl-delay the key has not shown yet.
+func (p *delayPolicy) fetchingRobots(s *paceState) { s.unread++ }
+
+// fetchedRobots records that a fetch recorded by fetchingRobots ended with
+// a file whose largest Crawl-delay is crawlDelay (0 for none, or no file).
+func (p *delayPolicy) fetchedRobots(s *paceState, crawlDelay time.Duration) {
+	s.unread = max(s.unread-1, 0)
+	s.known = max(s.known, crawlDelay)
 }
 
 // A levelChange is how learn changed the backoff level.
@@ -210,10 +224,28 @@ func (p *delayPolicy) learnQuota(s *paceState, now instant, q Quota) {
 }
 
 // idle reports whether forgetting s at now would let no request start
-// earlier than keeping it: its next start allowed and its level forgotten.
-// A store forgets only idle hosts with nothing in flight.
+// earlier than keeping it: its next start allowed, to a request with any
+// Crawl-delay the key may ask for, and its level forgotten. A store
+// forgets only idle hosts with nothing in flight.
 func (p *delayPolicy) idle(s *paceState, now instant) bool {
-	return now >= p.nextAllowed(s, now, s.floor) && now >= s.lastSignal.add(forgetAfter)
+	return p.startable(s, now) && now >= s.lastSignal.add(forgetAfter)
+}
+
+// startable reports whether a request to s, with any Crawl-delay the key
+// may ask for, could start at now: the largest the key has shown, or the
+// largest honoured while a robots.txt fetch has not been read.
+func (p *delayPolicy) startable(s *paceState, now instant) bool {
+	return now >= p.nextAllowed(s, now, p.forgetFloor(s))
+}
+
+// forgetFloor is the largest Crawl-delay a request to s may ask for, as
+// far as the key has shown: a store must not forget s before it has
+// passed since the last start.
+func (p *delayPolicy) forgetFloor(s *paceState) time.Duration {
+	if s.unread > 0 {
+		return p.maxCrawlDelay
+	}
+	return s.known
 }
 
 // levelAt is s's backoff level at now: forgotten forgetAfter after the last

@@ -30,6 +30,12 @@ type pacer interface {
 	// Crawl-delay floor, the zero time for a key it does not know, and
 	// whether key has all its slots taken or requests queued.
 	ready(key string, floor time.Duration) (at time.Time, busy bool)
+	// fetchingRobots says that t started a robots.txt fetch, and
+	// fetchedRobots that the fetch ended with a file whose largest
+	// Crawl-delay is crawlDelay, so that the key is not forgotten before
+	// a Crawl-delay it may ask for has passed.
+	fetchingRobots(t ticket)
+	fetchedRobots(t ticket, crawlDelay time.Duration)
 }
 
 // pacerConfig is what the in-memory pacer needs besides the policy.
@@ -257,6 +263,24 @@ func (p *memoryPacer) ready(key string, floor time.Duration) (time.Time, bool) {
 	return p.clock.timeOf(next), h.inFlight >= p.cfg.maxInFlight || h.queued > 0
 }
 
+// fetchingRobots implements [pacer].
+func (p *memoryPacer) fetchingRobots(t ticket) {
+	if h := t.h; h != nil {
+		h.mu.Lock()
+		p.cfg.policy.fetchingRobots(&h.pace)
+		h.mu.Unlock()
+	}
+}
+
+// fetchedRobots implements [pacer].
+func (p *memoryPacer) fetchedRobots(t ticket, crawlDelay time.Duration) {
+	if h := t.h; h != nil {
+		h.mu.Lock()
+		p.cfg.policy.fetchedRobots(&h.pace, crawlDelay)
+		h.mu.Unlock()
+	}
+}
+
 // tooLate implements [pacer].
 func (p *memoryPacer) tooLate(ctx context.Context, key string) error {
 	deadline, ok := ctx.Deadline()
@@ -452,9 +476,7 @@ func (p *memoryPacer) sweep() (evicted []string) {
 	began := p.clock.now()
 	evicted = p.evict(evicted, func(h *hostState, now instant) bool { return p.cfg.policy.idle(&h.pace, now) })
 	if p.size.Load() > int64(p.cfg.maxHosts) {
-		evicted = p.evict(evicted, func(h *hostState, now instant) bool {
-			return now >= p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor)
-		})
+		evicted = p.evict(evicted, func(h *hostState, now instant) bool { return p.cfg.policy.startable(&h.pace, now) })
 	}
 	now := p.clock.now()
 	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
@@ -499,7 +521,7 @@ func (p *memoryPacer) freeAt(now instant) instant {
 		for _, h := range s.hosts {
 			h.mu.Lock()
 			if h.inFlight == 0 && h.users.Load() == 0 {
-				at = min(at, p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor))
+				at = min(at, p.cfg.policy.nextAllowed(&h.pace, now, p.cfg.policy.forgetFloor(&h.pace)))
 			}
 			h.mu.Unlock()
 		}

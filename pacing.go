@@ -112,3 +112,5 @@ func (leasePacer) snapshot() []hostSnapshot                              { retur
 func (leasePacer) paceOf(string, time.Duration) time.Duration            { return 0 }
 func (leasePacer) tooLate(context.Context, string) error                 { return nil }
 func (leasePacer) ready(string, time.Duration) (at time.Time, busy bool) { return time.Time{}, false }
+func (leasePacer) fetchingRobots(ticket)                                 {}
+func (leasePacer) fetchedRobots(ticket, time.Duration)                   {}

@@ -65,20 +65,9 @@ func TestTransportProperties(t *testing.T) {
 }
 
 var (
-	propFrom   = flag.Uint64("prop.from", 0, "TestTransportProperties: first seed")
-	propSeeds  = flag.Int("prop.seeds", 30, "TestTransportProperties: number of seeds")
-	propStrict = flag.Bool("prop.strict", false, "fail on forgetsCrawlDelay, the known bug, too")
+	propFrom  = flag.Uint64("prop.from", 0, "TestTransportProperties: first seed")
+	propSeeds = flag.Int("prop.seeds", 30, "TestTransportProperties: number of seeds")
 )
-
-// forgetsCrawlDelay says that the pacer forgets a host as soon as the
-// Crawl-delay of its last start has passed (delay.go's idle, pacer.go's
-// sweep): a robots.txt fetch carries none, and a page may carry less than
-// another origin of the host asks for, so after a sweep the next request
-// starts at once, inside the Crawl-delay it carries itself.
-// TestSweepKeepsCrawlDelay shows it. While it is true, a gap that keeps the
-// earlier start's Crawl-delay but not the later one's is logged, not failed,
-// unless -prop.strict is given; everything else is checked in full.
-const forgetsCrawlDelay = true
 
 // propUA is the transport's User-Agent; robots.txt groups name its token.
 const propUA = "PropBot/1.0"
@@ -542,7 +531,7 @@ func drawSequence(r *rand.Rand) (propConfig, []*propOrigin, []*propRequest) {
 // request, and a request waits its own Crawl-delay after the last start,
 // robots.txt fetches included, so the first page after a fetch waits the
 // Crawl-delay the fetch brought in force; a sweep of the host table may not
-// shorten either (forgetsCrawlDelay is the bug that breaks the second).
+// shorten either (TestSweepKeepsCrawlDelay checks the second alone).
 // When robots.txt changes, each side of a gap has the Crawl-delay its own
 // request saw. The base does not
 // know which file the transport consulted for a page, so cd(page) is
@@ -646,7 +635,6 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 		return least
 	}
 
-	var forgotten []string // gaps that only forgetsCrawlDelay explains
 	byKey := map[string][]*propEvent{}
 	for _, e := range base.events {
 		byKey[e.key] = append(byKey[e.key], e)
@@ -662,11 +650,7 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 			a, b := evs[i-1], evs[i]
 			cdA, cdB := crawlDelay(a), crawlDelay(b)
 			gap, floor := b.start.Sub(a.start), cfg.floor(cdA, cdB)
-			switch {
-			case gap >= floor:
-			case gap >= cfg.floor(cdA, 0) && forgetsCrawlDelay && !*propStrict:
-				forgotten = append(forgotten, fmt.Sprintf("%s: event %d started %v after event %d; the later Crawl-delay is %v", key, b.seq, gap, a.seq, cdB))
-			default:
+			if gap < floor {
 				fault(key, b.start, "gap: event %d started %v after event %d; want >= %v (Crawl-delays %v and %v)",
 					b.seq, gap, a.seq, floor, cdA, cdB)
 			}
@@ -742,9 +726,6 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 		if h.InFlight != 0 || h.Waiting != 0 {
 			fault(h.Host, time.Time{}, "at the end: %d in flight and %d waiting; want none", h.InFlight, h.Waiting)
 		}
-	}
-	for _, f := range forgotten {
-		t.Logf("forgetsCrawlDelay: %s", f)
 	}
 	robots, refused := 0, 0
 	for _, e := range base.events {
@@ -900,9 +881,6 @@ func report(t *testing.T, seed uint64, cfg propConfig, requests []*propRequest, 
 // a request start sooner after the host's last start than the Crawl-delay
 // it carries, as the pacing formula of the package documentation asks.
 func TestSweepKeepsCrawlDelay(t *testing.T) {
-	if forgetsCrawlDelay && !*propStrict {
-		t.Skip("known bug, forgetsCrawlDelay: a sweep forgets a host once the Crawl-delay of its last start has passed; run with -prop.strict to see it")
-	}
 	tests := []struct {
 		name  string
 		first []string // requests before the sweep: the last start to h carries no Crawl-delay

@@ -69,6 +69,19 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		r.blocked, r.wouldBlock = prev.blocked, prev.wouldBlock
 	}
 
+	// Until the file is read, the pacer keeps each host fetched from for
+	// as long as any Crawl-delay may ask.
+	var tickets []ticket
+	defer func() {
+		f := r.file
+		if f == nil && prev != nil {
+			f = prev.file // the copy that stays in force
+		}
+		d := f.largestCrawlDelay()
+		for _, tk := range tickets {
+			t.pacer.fetchedRobots(tk, d)
+		}
+	}()
 	target := k.fetchURL()
 	for hop := 0; ; hop++ {
 		req, tk, err := t.robotsRequest(ctx, target)
@@ -76,6 +89,8 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			r.err = err.Error()
 			break
 		}
+		t.pacer.fetchingRobots(tk)
+		tickets = append(tickets, tk)
 		if hop == 0 && prev != nil && prev.file != nil && !prev.stale {
 			// A conditional request: a 304 keeps the parsed rules.
 			if prev.etag != "" {
@@ -146,6 +161,18 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	}
 	t.emitRobots(r, k, r.status, r.duration)
 	return r
+}
+
+// largestCrawlDelay returns the largest Crawl-delay of f's groups, 0 for
+// none or a nil f.
+func (f *robotsFile) largestCrawlDelay() time.Duration {
+	var d time.Duration
+	if f != nil {
+		for _, g := range f.groups {
+			d = max(d, g.crawlDelay)
+		}
+	}
+	return d
 }
 
 // lifetime returns the max-age of h's Cache-Control, at least
