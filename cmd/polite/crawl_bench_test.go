@@ -24,6 +24,10 @@ import (
 var crawlBenchWindow = flag.Duration("crawlbench.window", 20*time.Second,
 	"BenchmarkCrawlThroughput: how long to measure after every host has had a page requested")
 
+// crawlBenchHosts are the numbers of hosts BenchmarkCrawlThroughput crawls.
+var crawlBenchHosts = flag.String("crawlbench.hosts", "100,1000",
+	"BenchmarkCrawlThroughput: the numbers of hosts to crawl, separated by commas")
+
 // crawlBenchDelay is the base delay of BenchmarkCrawlThroughput, as -delay
 // sets it; the jitter is the default, 0.5.
 const crawlBenchDelay = 200 * time.Millisecond
@@ -36,6 +40,8 @@ const crawlBenchDelay = 200 * time.Millisecond
 // page, and crawls through a transport like crawl's, with -delay 200ms.
 // The measure starts when every host has had a page requested, that is,
 // when every robots.txt has been fetched, and lasts -crawlbench.window.
+// It crawls 100 and 1,000 hosts, or the numbers -crawlbench.hosts gives,
+// with 16 and 64 workers.
 //
 // Metrics: req/s, the requests that started on the wire in the window
 // (robots.txt fetches included), per second; limit-ratio, req/s over the
@@ -51,7 +57,11 @@ const crawlBenchDelay = 200 * time.Millisecond
 //
 //	go test -run '^$' -bench CrawlThroughput -benchtime 1x ./cmd/polite
 func BenchmarkCrawlThroughput(b *testing.B) {
-	for _, hosts := range []int{100, 1000} {
+	for _, f := range strings.Split(*crawlBenchHosts, ",") {
+		hosts, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || hosts < 1 {
+			b.Fatalf("-crawlbench.hosts: %q is not a number of hosts", f)
+		}
 		for _, workers := range []int{16, 64} {
 			b.Run(fmt.Sprintf("hosts=%d/workers=%d", hosts, workers), func(b *testing.B) {
 				web := startBenchWeb(b, hosts)
