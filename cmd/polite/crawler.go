@@ -46,6 +46,10 @@ type crawlCounts struct {
 	Blocked int // refused by robots.txt
 	Queued  int // waiting in the frontier
 	Busy    int // being fetched or waiting in the transport
+
+	// Due holds the hosts with queued URLs and no request under way: the
+	// hosts that wait in the frontier for their turn.
+	Due map[string]bool
 }
 
 // A crawler fetches pages through a polite http.Client and follows their
@@ -80,6 +84,7 @@ type crawler struct {
 // A hostQueue is the frontier of one host. It is in the crawler's due heap
 // when it has queued URLs and no request under way.
 type hostQueue struct {
+	key   string // pacing key
 	items []crawlItem
 	busy  bool      // a request is under way
 	at    time.Time // not ready before this, as the transport last said; zero: ask it
@@ -432,7 +437,7 @@ func (c *crawler) enqueueLocked(it crawlItem) {
 	c.seen[it.url] = true
 	h := c.hosts[it.host]
 	if h == nil {
-		h = &hostQueue{index: -1}
+		h = &hostQueue{key: it.host, index: -1}
 		c.hosts[it.host] = h
 	}
 	h.items = append(h.items, it)
@@ -479,5 +484,10 @@ func (q *dueHeap) Pop() any {
 func (c *crawler) progress() crawlCounts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.counts
+	counts := c.counts
+	counts.Due = make(map[string]bool, len(c.due))
+	for _, h := range c.due {
+		counts.Due[h.key] = true
+	}
+	return counts
 }
