@@ -19,7 +19,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 	var opts crawlOptions
 	fs.IntVar(&opts.maxPages, "max-pages", 100, "stop after this many requests (refusals by robots.txt do not count)")
 	fs.IntVar(&opts.maxDepth, "max-depth", 3, "follow links this many steps from the URLs given")
-	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once: one request in flight per host")
+	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once, each when the transport reports it ready: one request in flight per host")
 	fs.BoolVar(&opts.sameHost, "same-host", false, "follow only links to the hosts of the URLs given")
 	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 30*time.Second, "stop when no new link has been found for this long")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")

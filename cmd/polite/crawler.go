@@ -1,6 +1,7 @@
 package main
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"io"
@@ -45,32 +46,50 @@ type crawlCounts struct {
 	Blocked int // refused by robots.txt
 	Queued  int // waiting in the frontier
 	Busy    int // being fetched or waiting in the transport
+
+	// Due holds the hosts with queued URLs and no request under way: the
+	// hosts that wait in the frontier for their turn.
+	Due map[string]bool
 }
 
 // A crawler fetches pages through a polite http.Client and follows their
 // links. It knows nothing of robots.txt, Crawl-delay or backoff: the
-// transport enforces them. It only keeps one request per host in flight at
-// a time, so that its workers spread over the hosts instead of queueing in
-// the transport behind one slow host.
+// transport enforces them. It keeps one request per host in flight at a
+// time, and, when the transport can say when a host is ready (its Ready
+// method), hands its workers only hosts that are ready now, so that they
+// spread over the hosts instead of waiting in the transport for one.
 type crawler struct {
 	opts   crawlOptions
 	client *http.Client
-	emit   func(pageRecord) // called once per record, one at a time
+	ready  func(*http.Request) (polite.Readiness, error) // nil: every host is ready
+	emit   func(pageRecord)                              // called once per record, one at a time
 
 	emitMu sync.Mutex // serialises emit
 
 	mu        sync.Mutex // guards the fields below
 	wake      *sync.Cond // signalled when work may be taken or the crawl ends
 	seen      map[string]bool
-	queues    map[string][]crawlItem // frontier by pacing key
-	hosts     []string               // pacing keys in order of first sight, for round robin
-	cursor    int                    // where the round robin resumes
-	busy      map[string]bool        // hosts with a request under way
-	seedHosts map[string]bool        // url.Host of every seed, lower-cased, for sameHost
-	claimed   int                    // requests sent or under way, against maxPages
-	lastNew   time.Time              // when a new URL was last queued
-	idle      bool                   // the crawl stopped on the idle timeout
+	hosts     map[string]*hostQueue // frontier by pacing key
+	due       dueHeap               // hosts with queued URLs and no request under way
+	seq       uint64                // stamps hosts as they are put in due, to break ties in order
+	alarm     *time.Timer           // wakes a worker at alarmAt; nil until first needed
+	alarmAt   time.Time             // when alarm fires; zero when it is not set
+	seedHosts map[string]bool       // url.Host of every seed, lower-cased, for sameHost
+	claimed   int                   // requests sent or under way, against maxPages
+	lastNew   time.Time             // when a new URL was last queued
+	idle      bool                  // the crawl stopped on the idle timeout
 	counts    crawlCounts
+}
+
+// A hostQueue is the frontier of one host. It is in the crawler's due heap
+// when it has queued URLs and no request under way.
+type hostQueue struct {
+	key   string // pacing key
+	items []crawlItem
+	busy  bool      // a request is under way
+	at    time.Time // not ready before this, as the transport last said; zero: ask it
+	seq   uint64    // when it was last put in the heap or moved in it
+	index int       // in the heap, or -1
 }
 
 type crawlItem struct {
@@ -80,8 +99,15 @@ type crawlItem struct {
 	tries int
 }
 
+// busyPoll is how long a host that the transport reports busy, though the
+// crawler has no request under way to it, waits before it is asked again:
+// a request of someone else's, sharing the transport, holds it.
+const busyPoll = 50 * time.Millisecond
+
 // newCrawler returns a crawler that sends its requests through rt. emit
-// receives each record as it is made.
+// receives each record as it is made. If rt has a Ready method, as
+// [polite.PoliteTransport] has, the crawler takes only hosts that it
+// reports ready; otherwise every host with no request under way is ready.
 func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) *crawler {
 	c := &crawler{
 		opts: opts,
@@ -93,9 +119,13 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 		},
 		emit:      emit,
 		seen:      make(map[string]bool),
-		queues:    make(map[string][]crawlItem),
-		busy:      make(map[string]bool),
+		hosts:     make(map[string]*hostQueue),
 		seedHosts: make(map[string]bool),
+	}
+	if r, ok := rt.(interface {
+		Ready(*http.Request) (polite.Readiness, error)
+	}); ok {
+		c.ready = r.Ready
 	}
 	c.wake = sync.NewCond(&c.mu)
 	return c
@@ -135,6 +165,9 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.alarm != nil {
+		c.alarm.Stop()
+	}
 	return c.idle
 }
 
@@ -180,9 +213,13 @@ func (c *crawler) work(ctx context.Context) {
 	}
 }
 
-// take waits for an item whose host is free, and claims both. It returns
+// take waits for an item whose host is ready, and claims both. It returns
 // false when the crawl is over: ctx ended, or nothing is queued or under way
 // that could still produce work.
+//
+// Waiting workers are woken one at a time: by a request that finished, by
+// the alarm set for when the next host is due, or by a worker that took an
+// item while another host was due already, which passes the signal on.
 func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -190,10 +227,19 @@ func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 		if ctx.Err() != nil {
 			return crawlItem{}, false
 		}
-		if it, ok := c.pickLocked(); ok {
+		now := time.Now()
+		it, ok, next := c.pickLocked(ctx, now)
+		switch {
+		case next.IsZero():
+		case next.After(now):
+			c.setAlarmLocked(next)
+		default:
+			c.wake.Signal() // another host is due now
+		}
+		if ok {
 			return it, true
 		}
-		if c.counts.Busy == 0 {
+		if next.IsZero() && c.counts.Busy == 0 {
 			c.wake.Broadcast() // the other workers find the same and stop
 			return crawlItem{}, false
 		}
@@ -201,29 +247,89 @@ func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 	}
 }
 
-// pickLocked pops the next item of the next free host, round robin, unless
-// maxPages requests are claimed already.
-func (c *crawler) pickLocked() (crawlItem, bool) {
+// pickLocked pops the next item of a host that is ready now, unless maxPages
+// requests are claimed already. Hosts are looked at in the order they become
+// due, and the transport is asked about each: one that is not ready yet
+// becomes due at the time it gives, or after busyPoll if it is busy. next is
+// when the first host left in the frontier is due, or zero if there is none
+// or no request may be sent.
+func (c *crawler) pickLocked(ctx context.Context, now time.Time) (it crawlItem, ok bool, next time.Time) {
 	if c.opts.maxPages > 0 && c.claimed >= c.opts.maxPages {
-		return crawlItem{}, false
+		return crawlItem{}, false, time.Time{}
 	}
-	for i := range c.hosts {
-		j := (c.cursor + i) % len(c.hosts)
-		h := c.hosts[j]
-		q := c.queues[h]
-		if c.busy[h] || len(q) == 0 {
+	for len(c.due) > 0 && !ok {
+		h := c.due[0]
+		if h.at.After(now) {
+			break
+		}
+		if at := c.readyAt(ctx, h.items[0], now); at.After(now) {
+			h.at = at
+			c.seq++
+			h.seq = c.seq
+			heap.Fix(&c.due, 0)
 			continue
 		}
-		it := q[0]
-		c.queues[h] = q[1:]
-		c.busy[h] = true
-		c.cursor = j + 1
+		heap.Pop(&c.due)
+		it, ok = h.items[0], true
+		h.items = h.items[1:]
+		h.busy = true
+		h.at = time.Time{}
 		c.claimed++
 		c.counts.Queued--
 		c.counts.Busy++
-		return it, true
 	}
-	return crawlItem{}, false
+	if len(c.due) > 0 {
+		next = c.due[0].at
+		if next.IsZero() {
+			next = now // known to no one yet: due at once
+		}
+	}
+	return it, ok, next
+}
+
+// readyAt returns when the transport says a request for it could start:
+// now or earlier if it is ready, now+busyPoll if the host is busy. A host
+// whose robots.txt is not known is ready by its pace alone: the request
+// fetches robots.txt first. A URL the transport cannot judge is ready, and
+// its request fails on its own.
+func (c *crawler) readyAt(ctx context.Context, it crawlItem, now time.Time) time.Time {
+	if c.ready == nil {
+		return time.Time{}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, it.url, nil)
+	if err != nil {
+		return time.Time{}
+	}
+	r, err := c.ready(req)
+	switch {
+	case err != nil:
+		return time.Time{}
+	case r.Busy:
+		return now.Add(busyPoll)
+	}
+	return r.At
+}
+
+// setAlarmLocked makes sure a worker wakes at t, when a host becomes due.
+func (c *crawler) setAlarmLocked(t time.Time) {
+	if !c.alarmAt.IsZero() && !c.alarmAt.After(t) {
+		return // an alarm goes off by then
+	}
+	c.alarmAt = t
+	d := time.Until(t)
+	if c.alarm == nil {
+		c.alarm = time.AfterFunc(d, c.ring)
+		return
+	}
+	c.alarm.Reset(d)
+}
+
+// ring wakes a worker when the alarm goes off.
+func (c *crawler) ring() {
+	c.mu.Lock()
+	c.alarmAt = time.Time{}
+	c.wake.Signal()
+	c.mu.Unlock()
 }
 
 // fetch makes the request for it and reads the links of the answer.
@@ -274,7 +380,8 @@ func (c *crawler) finish(it crawlItem, rec pageRecord) {
 	case backoffStatus(rec.Status) && it.tries < c.opts.retries:
 		// The transport has backed the host off; the retry waits for it.
 		it.tries++
-		c.queues[it.host] = append(c.queues[it.host], it)
+		h := c.hosts[it.host]
+		h.items = append(h.items, it)
 		c.counts.Queued++
 		c.counts.Done++
 	default:
@@ -289,7 +396,8 @@ func (c *crawler) finish(it crawlItem, rec pageRecord) {
 			c.enqueueLocked(crawlItem{url: l, host: hostKey(u), depth: it.depth + 1})
 		}
 	}
-	c.wake.Broadcast()
+	c.queueLocked(c.hosts[it.host])
+	c.wake.Signal()
 	c.mu.Unlock()
 
 	c.emitMu.Lock()
@@ -306,8 +414,19 @@ func (c *crawler) release(it crawlItem) {
 }
 
 func (c *crawler) freeLocked(it crawlItem) {
-	c.busy[it.host] = false
+	c.hosts[it.host].busy = false
 	c.counts.Busy--
+}
+
+// queueLocked puts h in the due heap if it has queued URLs and no request
+// under way, and is not there already.
+func (c *crawler) queueLocked(h *hostQueue) {
+	if h.index >= 0 || h.busy || len(h.items) == 0 {
+		return
+	}
+	c.seq++
+	h.seq = c.seq
+	heap.Push(&c.due, h)
 }
 
 // enqueueLocked adds it to the frontier unless its URL was seen before.
@@ -316,17 +435,59 @@ func (c *crawler) enqueueLocked(it crawlItem) {
 		return
 	}
 	c.seen[it.url] = true
-	if _, ok := c.queues[it.host]; !ok {
-		c.hosts = append(c.hosts, it.host)
+	h := c.hosts[it.host]
+	if h == nil {
+		h = &hostQueue{key: it.host, index: -1}
+		c.hosts[it.host] = h
 	}
-	c.queues[it.host] = append(c.queues[it.host], it)
+	h.items = append(h.items, it)
+	c.queueLocked(h)
 	c.counts.Queued++
 	c.lastNew = time.Now()
+}
+
+// dueHeap orders hosts by when they are due to be looked at, and those due
+// at the same time by when they entered the heap.
+type dueHeap []*hostQueue
+
+func (q dueHeap) Len() int { return len(q) }
+
+func (q dueHeap) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].seq < q[j].seq
+}
+
+func (q dueHeap) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index = i
+	q[j].index = j
+}
+
+func (q *dueHeap) Push(x any) {
+	h := x.(*hostQueue)
+	h.index = len(*q)
+	*q = append(*q, h)
+}
+
+func (q *dueHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	h.index = -1
+	*q = old[:len(old)-1]
+	return h
 }
 
 // progress returns the crawler's counts now.
 func (c *crawler) progress() crawlCounts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.counts
+	counts := c.counts
+	counts.Due = make(map[string]bool, len(c.due))
+	for _, h := range c.due {
+		counts.Due[h.key] = true
+	}
+	return counts
 }

@@ -67,9 +67,11 @@
 // keeps it to their hosts. It stops after -max-pages requests (100;
 // refusals by robots.txt do not count), when nothing is left to fetch, or
 // when no new link has been found for -idle-timeout (30s). Each of the
-// -concurrency workers (4) crawls one host at a time. A URL whose answer
-// backs its host off (429, or 5xx but 501 and 505) is queued again up to
-// -retries times (1), and waits for the backoff like any request.
+// -concurrency workers (4) crawls one host at a time, one that the
+// transport's Ready reports ready to start a request now, and sleeps until
+// one is rather than waiting in the transport. A URL whose answer backs
+// its host off (429, or 5xx but 501 and 505) is queued again up to
+// -retries times (1), and is tried once the backoff is over.
 //
 // Crawl prints one JSON line per URL tried on standard output. A line has
 // "blocked" and the rule when robots.txt refused the URL, and "error" when

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,22 @@ func TestCrawlProgress(t *testing.T) {
 	}
 	got := crawlProgress(crawlCounts{Done: 7, Queued: 3, Blocked: 2, Busy: 2}, stats, now)
 	want := "pages 7  queued 3  blocked by robots.txt 2  waiting: paced.example 1s, backoff.example 6s backoff"
+	if got != want {
+		t.Errorf("crawlProgress =\n%q; want\n%q", got, want)
+	}
+
+	// Hosts that wait in the frontier, with nothing in the transport.
+	var many []polite.HostStats
+	due := make(map[string]bool)
+	for i := range maxWaitingShown + 2 {
+		h := fmt.Sprintf("h%d.example", i)
+		many = append(many, polite.HostStats{Host: h, LastStart: at(9_500), Pace: time.Second})
+		due[h] = true
+	}
+	many = append(many, polite.HostStats{Host: "notdue.example", LastStart: at(9_500), Pace: time.Second})
+	got = crawlProgress(crawlCounts{Due: due}, many, now)
+	want = "pages 0  queued 0  blocked by robots.txt 0  waiting: h0.example 500ms, h1.example 500ms, h2.example 500ms, " +
+		"h3.example 500ms, h4.example 500ms, h5.example 500ms and 2 more"
 	if got != want {
 		t.Errorf("crawlProgress =\n%q; want\n%q", got, want)
 	}
