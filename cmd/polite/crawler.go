@@ -62,6 +62,7 @@ type crawler struct {
 	opts   crawlOptions
 	client *http.Client
 	ready  func(*http.Request) (polite.Readiness, error) // nil: every host is ready
+	keyOf  func(*url.URL) string                         // the transport's pacing key, or hostKey
 	emit   func(pageRecord)                              // called once per record, one at a time
 
 	emitMu sync.Mutex // serialises emit
@@ -121,6 +122,10 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 		seen:      make(map[string]bool),
 		hosts:     make(map[string]*hostQueue),
 		seedHosts: make(map[string]bool),
+		keyOf:     hostKey,
+	}
+	if k, ok := rt.(interface{ PacingKey(*url.URL) string }); ok {
+		c.keyOf = k.PacingKey // the frontier's hosts are the transport's
 	}
 	if r, ok := rt.(interface {
 		Ready(*http.Request) (polite.Readiness, error)
@@ -149,7 +154,7 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 	for _, u := range seeds {
 		c.seedHosts[strings.ToLower(u.Host)] = true
 		if s, ok := resolve(u, ""); ok {
-			c.enqueueLocked(crawlItem{url: s, host: hostKey(u)})
+			c.enqueueLocked(crawlItem{url: s, host: c.keyOf(u)})
 		}
 	}
 	c.mu.Unlock()
@@ -393,7 +398,7 @@ func (c *crawler) finish(it crawlItem, rec pageRecord) {
 			if err != nil || c.opts.sameHost && !c.seedHosts[u.Host] {
 				continue
 			}
-			c.enqueueLocked(crawlItem{url: l, host: hostKey(u), depth: it.depth + 1})
+			c.enqueueLocked(crawlItem{url: l, host: c.keyOf(u), depth: it.depth + 1})
 		}
 	}
 	c.queueLocked(c.hosts[it.host])
