@@ -1,0 +1,168 @@
+package politeredis
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestServerClock(t *testing.T) {
+	c := newClient(t)
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.Jitter, policy.LatencyFactor = 50*time.Millisecond, 0, 0
+	prefix := freshPrefix()
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(policy)
+	ctx := context.Background()
+	var starts []time.Time
+	for range 3 {
+		l, err := p.Acquire(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, time.Now())
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+	for i := 1; i < len(starts); i++ {
+		// The server's clock and this process's may disagree by the time a
+		// reply takes to arrive; a millisecond is plenty on one machine.
+		if gap := starts[i].Sub(starts[i-1]); gap < 49*time.Millisecond {
+			t.Errorf("gap %d = %v; want at least 50ms", i, gap)
+		}
+	}
+	ttl, err := c.PTTL(ctx, prefix+":{a}:s").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 29*time.Minute || ttl > 31*time.Minute {
+		t.Errorf("PTTL of the state = %v; want the 30 minutes of forgetting, and the pace", ttl)
+	}
+	if n, _ := c.Exists(ctx, prefix+":{a}:l").Result(); n != 0 {
+		t.Errorf("the lease set outlived its last lease")
+	}
+	if n, _ := c.HGet(ctx, prefix+":{a}:s", "n").Result(); n != "3" {
+		t.Errorf("requests counted = %q; want 3", n)
+	}
+}
+
+func TestLeaseExpires(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.BaseDelay, policy.LatencyFactor, policy.Jitter, policy.MaxInFlight = 0, 0, 0, 1
+		prefix := freshPrefix()
+		opts := []Option{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
+		crashed := NewPacer(c, opts...)(policy)
+		if _, err := crashed.Acquire(context.Background(), "a", 0); err != nil {
+			t.Fatal(err)
+		}
+		// The process that holds the slot dies: another one waits for the
+		// lease to expire.
+		t0 := time.Now()
+		l, err := NewPacer(c, opts...)(policy).Acquire(context.Background(), "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		if got := time.Since(t0); got != time.Minute {
+			t.Errorf("start after a crashed holder = +%v; want +1m0s, when its lease expires", got)
+		}
+	})
+}
+
+func TestFailWhenUnreachable(t *testing.T) {
+	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
+	defer c.Close()
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	_, err := p.Acquire(context.Background(), "a", 0)
+	if err == nil || !strings.Contains(err.Error(), "redis unreachable") {
+		t.Fatalf("Acquire = %v; want an error naming redis", err)
+	}
+}
+
+// TestOutage stops the server while a Pacer uses it, checks that requests
+// go on in memory within their contexts, then starts the server again and
+// checks that the Pacer goes back to it.
+func TestOutage(t *testing.T) {
+	c := newClient(t)
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor, policy.Jitter = 10*time.Millisecond, 0, 0
+	var log syncBuffer
+	prefix := freshPrefix()
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(200*time.Millisecond),
+		WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(policy).(*pacer)
+	p.o.probe = 50 * time.Millisecond
+	request := func(key string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		t0 := time.Now()
+		l, err := p.Acquire(ctx, key, 0)
+		if err != nil {
+			t.Fatalf("Acquire(%q) = %v after %v", key, err, time.Since(t0))
+		}
+		if d := time.Since(t0); d > 300*time.Millisecond {
+			t.Errorf("Acquire(%q) took %v; want at most the call timeout, 200ms, and the pace", key, d)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+	inRedis := func(key string) bool {
+		n, _ := c.HGet(context.Background(), prefix+":{"+key+"}:s", "n").Int()
+		return n > 0
+	}
+
+	request("before")
+	if !inRedis("before") {
+		t.Fatal("no state in redis before the outage")
+	}
+
+	stopServer()
+	t.Cleanup(func() {
+		if server == nil {
+			restartServer(t)
+		}
+	})
+	for range 20 {
+		request("during") // each within its second
+	}
+	if got := strings.Count(log.String(), "unreachable"); got != 1 {
+		t.Errorf("outage said %d times; want once:\n%s", got, log.String())
+	}
+
+	restartServer(t)
+	time.Sleep(2 * p.o.probe) // the next request is the probe
+	request("after")
+	if !inRedis("after") {
+		t.Error("the pacer did not go back to redis")
+	}
+	if got := strings.Count(log.String(), "answers again"); got != 1 {
+		t.Errorf("recovery said %d times; want once:\n%s", got, log.String())
+	}
+}
