@@ -44,24 +44,29 @@ local MAXRA, MAXLEVEL, RECOVER = 3600000000, 8, 5
 local F = {'ls', 'u', 'fl', 'est', 'lvl', 'stk', 'bu', 'esc', 'lsig', 'spr', 'spru', 'n', 'nb', 'nra'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(F))
-  local s = {}
-  for i, f in ipairs(F) do s[f] = tonumber(v[i]) or 0 end
-  s.started = s.ls > 0
+  local s, o = {}, {}
+  for i, f in ipairs(F) do
+    s[f] = tonumber(v[i]) or 0
+    o[f] = s[f]
+  end
+  s.started, s.old = s.ls > 0, o
   return s
 end
+-- save writes the fields of s that changed since load, and sets the
+-- hash's time to live to ttl µs.
 local function save(s, ttl)
   local args = {}
   for _, f in ipairs(F) do
-    if f ~= 'u' then
+    if f ~= 'u' and s[f] ~= s.old[f] then
       args[#args + 1] = f
       args[#args + 1] = string.format('%.0f', s[f])
     end
   end
-  if s.started then
+  if s.ustr then
     args[#args + 1] = 'u'
-    args[#args + 1] = s.ustr or string.format('%.17g', s.u)
+    args[#args + 1] = s.ustr
   end
-  redis.call('HSET', KEYS[1], unpack(args))
+  if #args > 0 then redis.call('HSET', KEYS[1], unpack(args)) end
   redis.call('PEXPIRE', KEYS[1], math.ceil(ttl / 1000))
 end
 local function levelAt(s, t)
@@ -89,9 +94,9 @@ local function nextAllowed(s, t, floor)
   return n
 end
 -- ttl is how long s must stay: until its next start is allowed and its
--- backoff level forgotten, and until lease expires.
-local function ttl(s, lease)
-  return math.max(nextAllowed(s, now, s.fl) - now, 0, lease - now) + FORGET
+-- backoff level forgotten.
+local function ttl(s)
+  return math.max(nextAllowed(s, now, s.fl) - now, 0) + FORGET
 end
 `
 
@@ -100,14 +105,14 @@ end
 // ARGV after the common ten: 11 floor (Crawl-delay, µs), 12 u (the jitter
 // draw, in [0, 1]), 13 lease id, 14 lease duration (µs).
 //
-// It first drops the leases that have expired. Then it returns
+// When the leases fill every slot, it first drops those that have
+// expired. Then it returns
 //
 //	{1, start}           admitted: the start is recorded, the lease held until start+lease duration
 //	{0, next-now, wake-now}  the pace or a backoff forbids a start before next; look again at wake
 //	{0, 0, wake-now}     every slot is leased; the first lease expires at wake
 var admitScript = redis.NewScript(policyLua + `
 local floor, lease = tonumber(ARGV[11]), tonumber(ARGV[14])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now))
 local s = load()
 local nxt = nextAllowed(s, now, floor)
 if now < nxt then
@@ -115,16 +120,16 @@ if now < nxt then
   if levelAt(s, now) > 0 then wake = math.min(nxt, s.lsig + FORGET) end
   return {0, nxt - now, wake - now}
 end
-if redis.call('ZCARD', KEYS[2]) >= MAXIN then
+if redis.call('ZCARD', KEYS[2]) >= MAXIN and
+   (redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now)) == 0 or
+    redis.call('ZCARD', KEYS[2]) >= MAXIN) then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   return {0, 0, math.max(tonumber(first[2]) - now, 1)}
 end
 s.started, s.ls, s.u, s.ustr, s.fl, s.n = true, now, tonumber(ARGV[12]), ARGV[12], floor, s.n + 1
-local exp = now + lease
-redis.call('ZADD', KEYS[2], string.format('%.0f', exp), ARGV[13])
-local t = ttl(s, exp)
-save(s, t)
-redis.call('PEXPIRE', KEYS[2], math.ceil(t / 1000))
+redis.call('ZADD', KEYS[2], string.format('%.0f', now + lease), ARGV[13])
+redis.call('PEXPIRE', KEYS[2], math.ceil(lease / 1000) + 1000)
+save(s, ttl(s))
 return {1, string.format('%.0f', now)}
 `)
 
@@ -142,8 +147,9 @@ return {1, string.format('%.0f', now)}
 var releaseScript = redis.NewScript(policyLua + `
 redis.call('ZREM', KEYS[2], ARGV[11])
 local start, class = tonumber(ARGV[12]), tonumber(ARGV[13])
-if class == 3 or redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0, 0} end
+if class == 3 then return {0, 0, 0} end
 local s = load()
+if not s.started then return {0, 0, 0} end -- forgotten meanwhile
 local change = 0
 if s.lvl > 0 and levelAt(s, now) == 0 then
   s.lvl, s.stk, change = 0, 0, 2
@@ -191,9 +197,6 @@ elseif class == 0 and fresh and s.lvl > 0 then
     if s.lvl == 0 then change = 2 end
   end
 end
-local lease = 0
-local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-if last[2] then lease = tonumber(last[2]) end
-save(s, ttl(s, lease))
+save(s, ttl(s))
 return {change, s.lvl, string.format('%.0f', math.max(s.bu - now, 0))}
 `)
