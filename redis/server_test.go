@@ -25,6 +25,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fleetEnv) != "" { // a process of TestFleet's fleet
+		os.Exit(fleetChild())
+	}
 	dir, err := os.MkdirTemp("", "politeredis")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,196 @@
+package politeredis
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// The fleet test runs four processes, this test binary run again with
+// fleetEnv set, that crawl three local hosts through one Redis. The hosts
+// record what they saw; the test checks the policy across the fleet.
+const (
+	fleetEnv      = "POLITEREDIS_FLEET_CHILD" // the child's number
+	fleetSockEnv  = "POLITEREDIS_FLEET_SOCK"
+	fleetHostsEnv = "POLITEREDIS_FLEET_HOSTS"
+
+	fleetProcs     = 4
+	fleetWorkers   = 2 // goroutines per host per process
+	fleetRequests  = 4 // requests per worker
+	fleetPace      = 100 * time.Millisecond
+	fleetSlow      = 150 * time.Millisecond // host B's latency, above the pace
+	fleetRetry     = 2 * time.Second        // host C's Retry-After
+	fleetTolerance = 10 * time.Millisecond  // a request's trip from admission to the host
+)
+
+// fleetChild is a process of the fleet: it crawls every host with
+// fleetWorkers goroutines and returns its exit code.
+func fleetChild() int {
+	c := redis.NewClient(clientOptions(os.Getenv(fleetSockEnv)))
+	defer c.Close()
+	tr := polite.New(nil,
+		polite.WithPacer(NewPacer(c, WithKeyPrefix("fleet"), FailWhenUnreachable())),
+		polite.WithPacingKey(polite.PacingKeyOrigin),
+		polite.WithBaseDelay(fleetPace), polite.WithJitter(0), polite.WithLatencyFactor(0),
+		polite.WithBackoff(time.Second, time.Minute), polite.WithMaxInFlight(1))
+	client := &http.Client{Transport: tr}
+	var (
+		wg     sync.WaitGroup
+		failed sync.Once
+		code   int
+	)
+	for _, host := range strings.Fields(os.Getenv(fleetHostsEnv)) {
+		for range fleetWorkers {
+			wg.Go(func() {
+				for range fleetRequests {
+					req, _ := http.NewRequest("GET", host+"/page", nil)
+					req.Header.Set("X-Fleet-Process", os.Getenv(fleetEnv))
+					resp, err := client.Do(req)
+					if err != nil {
+						fmt.Fprintln(os.Stderr, err)
+						failed.Do(func() { code = 1 })
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return code
+}
+
+// A visit is a request as a host saw it.
+type visit struct {
+	proc       string
+	start, end time.Time
+	status     int
+}
+
+// fleetHost is a local host that records its visits.
+type fleetHost struct {
+	mu       sync.Mutex // protects visits and inFlight
+	visits   []visit
+	inFlight int
+	most     int // the most requests in flight at once
+}
+
+func (h *fleetHost) handler(latency time.Duration, status func(n int) int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/page" {
+			http.NotFound(w, r) // robots.txt
+			return
+		}
+		v := visit{proc: r.Header.Get("X-Fleet-Process"), start: time.Now(), status: http.StatusOK}
+		h.mu.Lock()
+		h.inFlight++
+		h.most = max(h.most, h.inFlight)
+		if status != nil {
+			v.status = status(len(h.visits))
+		}
+		h.mu.Unlock()
+		time.Sleep(latency) // a slow server, not a test's wait
+		v.end = time.Now()
+		h.mu.Lock()
+		h.inFlight--
+		h.visits = append(h.visits, v)
+		h.mu.Unlock()
+		if v.status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", fmt.Sprint(int(fleetRetry.Seconds())))
+		}
+		w.WriteHeader(v.status)
+	}
+}
+
+func TestFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four processes for seconds")
+	}
+	c := newClient(t) // skips without a server
+	var a, b, cc fleetHost
+	srvA := httptest.NewServer(a.handler(0, nil))
+	defer srvA.Close()
+	srvB := httptest.NewServer(b.handler(fleetSlow, nil))
+	defer srvB.Close()
+	srvC := httptest.NewServer(cc.handler(0, func(n int) int {
+		if n == 2 { // the third request
+			return http.StatusTooManyRequests
+		}
+		return http.StatusOK
+	}))
+	defer srvC.Close()
+	c.Del(t.Context(), "fleet:{"+srvA.URL+"}:s", "fleet:{"+srvB.URL+"}:s", "fleet:{"+srvC.URL+"}:s")
+
+	var procs []*exec.Cmd
+	for i := range fleetProcs {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), fleetEnv+"="+fmt.Sprint(i), fleetSockEnv+"="+sock,
+			fleetHostsEnv+"="+strings.Join([]string{srvA.URL, srvB.URL, srvC.URL}, " "))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+	}
+	for i, cmd := range procs {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
+
+	want := fleetProcs * fleetWorkers * fleetRequests
+	for _, h := range []struct {
+		name string
+		h    *fleetHost
+	}{{"A", &a}, {"B", &b}, {"C", &cc}} {
+		vs := h.h.visits
+		slices.SortFunc(vs, func(x, y visit) int { return x.start.Compare(y.start) })
+		procs := map[string]bool{}
+		for i, v := range vs {
+			procs[v.proc] = true
+			if i > 0 {
+				if gap := v.start.Sub(vs[i-1].start); gap < fleetPace-fleetTolerance {
+					t.Errorf("host %s: starts %d and %d (processes %s, %s) %v apart; want at least %v",
+						h.name, i-1, i, vs[i-1].proc, v.proc, gap, fleetPace)
+				}
+			}
+		}
+		if len(vs) != want || len(procs) != fleetProcs {
+			t.Errorf("host %s: %d requests from %d processes; want %d from %d", h.name, len(vs), len(procs), want, fleetProcs)
+		}
+		if h.h.most != 1 {
+			t.Errorf("host %s: %d requests in flight at once; want 1", h.name, h.h.most)
+		}
+	}
+
+	// Host C: after the 429, no process starts a request before its
+	// Retry-After has passed.
+	var paused time.Time
+	after := map[string]bool{}
+	for _, v := range cc.visits {
+		switch {
+		case v.status == http.StatusTooManyRequests:
+			paused = v.end.Add(fleetRetry)
+		case !paused.IsZero():
+			after[v.proc] = true
+			if v.start.Before(paused.Add(-fleetTolerance)) {
+				t.Errorf("host C: process %s started %v before the Retry-After ended", v.proc, paused.Sub(v.start))
+			}
+		}
+	}
+	if paused.IsZero() || len(after) != fleetProcs {
+		t.Errorf("host C: %d processes requested after the 429; want all %d", len(after), fleetProcs)
+	}
+}
