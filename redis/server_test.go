@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fleetEnv) != "" { // a process of TestFleet's fleet
 		os.Exit(fleetChild())
 	}
+	if os.Getenv(crashEnv) != "" { // the process that TestCrashedProcess kills
+		os.Exit(crashChild())
+	}
 	dir, err := os.MkdirTemp("", "politeredis")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
