@@ -150,12 +150,18 @@ func TestFleet(t *testing.T) {
 		}
 	}
 
+	srvA.Close() // waits for the handlers
+	srvB.Close()
+	srvC.Close()
 	want := fleetProcs * fleetWorkers * fleetRequests
 	for _, h := range []struct {
 		name string
 		h    *fleetHost
 	}{{"A", &a}, {"B", &b}, {"C", &cc}} {
-		vs := h.h.visits
+		h.h.mu.Lock()
+		vs := slices.Clone(h.h.visits)
+		most := h.h.most
+		h.h.mu.Unlock()
 		slices.SortFunc(vs, func(x, y visit) int { return x.start.Compare(y.start) })
 		procs := map[string]bool{}
 		for i, v := range vs {
@@ -170,8 +176,8 @@ func TestFleet(t *testing.T) {
 		if len(vs) != want || len(procs) != fleetProcs {
 			t.Errorf("host %s: %d requests from %d processes; want %d from %d", h.name, len(vs), len(procs), want, fleetProcs)
 		}
-		if h.h.most != 1 {
-			t.Errorf("host %s: %d requests in flight at once; want 1", h.name, h.h.most)
+		if most != 1 {
+			t.Errorf("host %s: %d requests in flight at once; want 1", h.name, most)
 		}
 	}
 
@@ -179,6 +185,8 @@ func TestFleet(t *testing.T) {
 	// Retry-After has passed.
 	var paused time.Time
 	after := map[string]bool{}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
 	for _, v := range cc.visits {
 		switch {
 		case v.status == http.StatusTooManyRequests:
