@@ -166,3 +166,46 @@ func TestOutage(t *testing.T) {
 		t.Errorf("recovery said %d times; want once:\n%s", got, log.String())
 	}
 }
+
+func TestFailWhenUnreachableNeverFallsBack(t *testing.T) {
+	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
+	defer c.Close()
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	for range 3 {
+		if _, err := p.Acquire(context.Background(), "a", 0); err == nil {
+			t.Fatal("Acquire succeeded with redis unreachable")
+		}
+	}
+}
+
+// TestJitter checks that the jitter draw passed to the scripts stretches
+// the gap that follows its start by the factor 1 + J·u.
+func TestJitter(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.Jitter, policy.LatencyFactor = 0.5, 0
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
+		draws := []float64{0.25, 1, 0, 0.5, 0}
+		var u float64
+		p.rand = func() float64 { return u }
+		want := []time.Duration{1125 * time.Millisecond, 1500 * time.Millisecond, time.Second, 1250 * time.Millisecond}
+		var last time.Time
+		for i := range 5 {
+			u = draws[i]
+			l, err := p.Acquire(context.Background(), "a", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 {
+				if got := time.Since(last); got != want[i-1] {
+					t.Errorf("gap %d = %v; want %v", i, got, want[i-1])
+				}
+			}
+			last = time.Now()
+			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		}
+	})
+}

@@ -106,6 +106,7 @@ type pacer struct {
 	lease  string   // ARGV 14 of admitScript
 
 	fallback func() polite.Pacer // made on first use
+	rand     func() float64      // jitter draws in [0, 1)
 
 	down      atomic.Bool // Redis is unreachable
 	mu        sync.Mutex  // protects lastProbe and watches
@@ -133,6 +134,7 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		lease:    us(o.lease),
 		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
 		watches:  make(map[string]*watch),
+		rand:     rand.Float64,
 	}
 }
 
@@ -165,7 +167,7 @@ func (p *pacer) draw() string {
 	if p.policy.Jitter == 0 {
 		return "0"
 	}
-	return strconv.FormatFloat(rand.Float64(), 'g', -1, 64)
+	return strconv.FormatFloat(p.rand(), 'g', -1, 64)
 }
 
 // Acquire implements [polite.Pacer].
@@ -253,10 +255,10 @@ func (p *pacer) run(ctx context.Context, script *redis.Script, key string, extra
 }
 
 // skipRedis reports whether Acquire should pace in memory: Redis is
-// unreachable and was tried less than a probe interval ago. Otherwise, in
-// an outage, the caller is the probe.
+// unreachable, was tried less than a probe interval ago, and the Pacer
+// may fall back. Otherwise, in an outage, the caller is the probe.
 func (p *pacer) skipRedis() bool {
-	if !p.down.Load() {
+	if p.o.failClose || !p.down.Load() {
 		return false
 	}
 	p.mu.Lock()
@@ -340,10 +342,13 @@ func (l *lease) Release(o polite.Outcome) {
 	}
 	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 	q := o.Quota
+	u := "0" // the draw for a pause, which only a signal causes
+	if o.Class == polite.OutcomeSignal {
+		u = l.p.draw()
+	}
 	_, err := l.p.run(context.Background(), releaseScript, l.key, l.id, l.start,
 		strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
-		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset),
-		l.p.draw())
+		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u)
 	if err != nil {
 		l.p.outage(err)
 	}
