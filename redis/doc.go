@@ -15,35 +15,39 @@
 //
 // # Data model
 //
-// Each pacing key k has two Redis keys, whose hash tag {k} puts both in
-// one Cluster slot, so that client may be a single server, a Sentinel
-// failover client or a Cluster:
+// Each pacing key k has one Redis key, prefix:{k} ("polite" is the default
+// prefix; see [WithKeyPrefix]). Its hash tag {k} names the Cluster slot,
+// so client may be a single server, a Sentinel failover client or a
+// Cluster, and keys spread over a Cluster's primaries by host.
 //
-//   - prefix:{k}:s, a hash: the policy's state of k. Its fields are ls, the
-//     last start; u, its jitter draw; fl, its Crawl-delay; est, the latency
-//     estimate; lvl and stk, the backoff level and the successes since it
-//     last changed; bu, no start before this; esc and lsig, the last
-//     escalation and the last signal; spr and spru, the gap that spreads a
-//     low quota and the end of its window; n, nb and nra, counts of
-//     starts, escalations and Retry-Afters. Times are integer microseconds,
-//     instants since the Unix epoch on the server's clock.
-//   - prefix:{k}:l, a sorted set: the leases of the requests in flight, a
-//     random id each, scored by the instant the lease expires.
+// Its value is a MessagePack map, read and written whole by the scripts
+// with Redis's cmsgpack library. Its fields are ls, the last start; u,
+// its jitter draw; fl, its Crawl-delay; est, the latency estimate; lvl and
+// stk, the backoff level and the successes since it last changed; bu, no
+// start before this; esc and lsig, the last escalation and the last
+// signal; spr and spru, the gap that spreads a low quota and the end of
+// its window; n, nb and nra, counts of starts, escalations and
+// Retry-Afters; and L, the leases of the requests in flight, each a random
+// id followed by the instant it expires. Times are integer microseconds,
+// instants since the Unix epoch on the server's clock; a field that is 0
+// is left out.
 //
-// Both keys expire when forgetting them would let no request start
-// earlier: 30 minutes (the time after which the policy forgets a backoff
-// level) after the next start allowed or the last lease's expiry,
-// whichever is later. Idle hosts leave Redis by themselves.
+// The key expires when forgetting it would let no request start earlier:
+// 30 minutes (the time after which the policy forgets a backoff level)
+// after the next start allowed, or when its last lease expires if that is
+// later. Idle hosts leave Redis by themselves. A host takes about 190
+// bytes of the server's memory.
 //
 // # Scripts
 //
 // Two Lua scripts, each one atomic call that touches one slot, run the
-// policy on that state; go-redis sends them by EVALSHA and loads them when
+// policy on that state, reading it with one GET and writing it with one
+// SET that sets its expiry; go-redis sends them by EVALSHA and loads them when
 // the server lacks them. Their clock is the server's TIME, the one clock
 // of the fleet. Jitter draws are made by the caller and passed in, so the
 // scripts are deterministic.
 //
-// Admission drops the expired leases, then either admits the request,
+// Admission either admits the request, dropping the expired leases,
 // recording its start and adding its lease, and returns the start, or
 // returns how long until the pace or a backoff allows a start (with when
 // to look again, sooner when a backoff level is forgotten first), or says

@@ -131,7 +131,7 @@ func TestFleet(t *testing.T) {
 		return http.StatusOK
 	}))
 	defer srvC.Close()
-	c.Del(t.Context(), "fleet:{"+srvA.URL+"}:s", "fleet:{"+srvB.URL+"}:s", "fleet:{"+srvC.URL+"}:s")
+	c.Del(t.Context(), "fleet:{"+srvA.URL+"}", "fleet:{"+srvB.URL+"}", "fleet:{"+srvC.URL+"}")
 
 	var procs []*exec.Cmd
 	for i := range fleetProcs {

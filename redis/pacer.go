@@ -138,11 +138,10 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 	}
 }
 
-// keys returns the Redis keys of a pacing key: its state hash and its
-// sorted set of leases.
+// keys returns the Redis keys of a pacing key: the one that holds its
+// state.
 func (p *pacer) keys(key string) []string {
-	tag := p.o.prefix + ":{" + key + "}:"
-	return []string{tag + "s", tag + "l"}
+	return []string{p.o.prefix + ":{" + key + "}"}
 }
 
 // argv returns the arguments of a script: the common ten, then extra.

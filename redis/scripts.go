@@ -5,15 +5,20 @@ import "github.com/redis/go-redis/v9"
 // The scripts run the delay policy of package polite (its delay.go) on a
 // key's state in Redis. Both begin with policyLua, which reads the
 // arguments that every call passes and defines the policy's functions over
-// a Lua table holding the state hash's fields.
+// a Lua table holding the state's fields.
+//
+// The state is one string, a MessagePack map (Redis's cmsgpack library),
+// so that a script reads it with one GET and writes it with one SET: a
+// hash of fields and a sorted set of leases took twice the server's time
+// per call. Its fields are those of the package documentation; a field
+// that is 0 is left out. L, the leases, is a flat array: a lease's id,
+// then the instant it expires, for each lease.
 //
 // Times are whole microseconds: instants since the Unix epoch on the
 // store's clock, durations as differences. A double holds them exactly
-// (2^53 µs is 285 years), and every stored number is formatted with
-// string.format('%.0f'), never with Lua's default 14 significant digits.
+// (2^53 µs is 285 years); MessagePack stores them as integers.
 //
-// KEYS[1] is the state hash, KEYS[2] the sorted set of leases; both carry
-// the pacing key as their hash tag, so each call touches one Cluster slot.
+// KEYS[1] is the state's key.
 //
 // ARGV, common to both scripts:
 //
@@ -43,31 +48,27 @@ local MAXRA, MAXLEVEL, RECOVER = 3600000000, 8, 5
 
 local F = {'ls', 'u', 'fl', 'est', 'lvl', 'stk', 'bu', 'esc', 'lsig', 'spr', 'spru', 'n', 'nb', 'nra'}
 local function load()
-  local v = redis.call('HMGET', KEYS[1], unpack(F))
-  local s, o = {}, {}
-  for i, f in ipairs(F) do
-    s[f] = tonumber(v[i]) or 0
-    o[f] = s[f]
-  end
-  s.started, s.old = s.ls > 0, o
+  local v = redis.call('GET', KEYS[1])
+  local s = {}
+  if v then s = cmsgpack.unpack(v) end
+  for _, f in ipairs(F) do s[f] = s[f] or 0 end
+  s.L = s.L or {}
+  s.started = s.ls > 0
   return s
 end
--- save writes the fields of s that changed since load, and sets the
--- hash's time to live to ttl µs.
-local function save(s, ttl)
-  local args = {}
-  for _, f in ipairs(F) do
-    if f ~= 'u' and s[f] ~= s.old[f] then
-      args[#args + 1] = f
-      args[#args + 1] = string.format('%.0f', s[f])
+-- live returns the leases of s that have not expired at now, and the
+-- instants the first and the last of them expire (now when none).
+local function live(s)
+  local L, first, last = {}, nil, now
+  for i = 1, #s.L, 2 do
+    local exp = s.L[i + 1]
+    if exp > now then
+      L[#L + 1], L[#L + 2] = s.L[i], exp
+      if not first or exp < first then first = exp end
+      if exp > last then last = exp end
     end
   end
-  if s.ustr then
-    args[#args + 1] = 'u'
-    args[#args + 1] = s.ustr
-  end
-  if #args > 0 then redis.call('HSET', KEYS[1], unpack(args)) end
-  redis.call('PEXPIRE', KEYS[1], math.ceil(ttl / 1000))
+  return L, first or now, last
 end
 local function levelAt(s, t)
   if s.lvl > 0 and t - s.lsig >= FORGET then return 0 end
@@ -93,10 +94,16 @@ local function nextAllowed(s, t, floor)
   end
   return n
 end
--- ttl is how long s must stay: until its next start is allowed and its
--- backoff level forgotten.
-local function ttl(s)
-  return math.max(nextAllowed(s, now, s.fl) - now, 0) + FORGET
+-- save writes s, to stay until its next start is allowed and its backoff
+-- level forgotten, and until its last lease expires.
+local function save(s, lastLease)
+  local ttl = math.max(math.max(nextAllowed(s, now, s.fl) - now, 0) + FORGET, lastLease - now)
+  for _, f in ipairs(F) do
+    if s[f] == 0 then s[f] = nil end
+  end
+  if #s.L == 0 then s.L = nil end
+  s.started = nil
+  redis.call('SET', KEYS[1], cmsgpack.pack(s), 'PX', math.ceil(ttl / 1000))
 end
 `
 
@@ -105,13 +112,14 @@ end
 // ARGV after the common ten: 11 floor (Crawl-delay, µs), 12 u (the jitter
 // draw, in [0, 1]), 13 lease id, 14 lease duration (µs).
 //
-// When the leases fill every slot, it first drops those that have
-// expired. Then it returns
+// It drops the leases that have expired, then returns
 //
 //	{1, start}           admitted: the start is recorded, the lease held until start+lease duration
 //	{0, next-now, wake-now}  the pace or a backoff forbids a start before next; look again at wake
 //	{0, 0, wake-now}     every slot is leased; the first lease expires at wake
-var admitScript = redis.NewScript(policyLua + `
+var admitScript = redis.NewScript(admitLua)
+
+const admitLua = policyLua + `
 local floor, lease = tonumber(ARGV[11]), tonumber(ARGV[14])
 local s = load()
 local nxt = nextAllowed(s, now, floor)
@@ -120,18 +128,14 @@ if now < nxt then
   if levelAt(s, now) > 0 then wake = math.min(nxt, s.lsig + FORGET) end
   return {0, nxt - now, wake - now}
 end
-if redis.call('ZCARD', KEYS[2]) >= MAXIN and
-   (redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now)) == 0 or
-    redis.call('ZCARD', KEYS[2]) >= MAXIN) then
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  return {0, 0, math.max(tonumber(first[2]) - now, 1)}
-end
-s.started, s.ls, s.u, s.ustr, s.fl, s.n = true, now, tonumber(ARGV[12]), ARGV[12], floor, s.n + 1
-redis.call('ZADD', KEYS[2], string.format('%.0f', now + lease), ARGV[13])
-redis.call('PEXPIRE', KEYS[2], math.ceil(lease / 1000) + 1000)
-save(s, ttl(s))
+local L, first = live(s)
+if #L / 2 >= MAXIN then return {0, 0, math.max(first - now, 1)} end
+L[#L + 1], L[#L + 2] = ARGV[13], now + lease
+s.L, s.ls, s.u, s.fl, s.n = L, now, tonumber(ARGV[12]), floor, s.n + 1
+s.started = true
+save(s, now + lease)
 return {1, string.format('%.0f', now)}
-`)
+`
 
 // releaseScript frees a lease and learns from how its request ended.
 //
@@ -144,12 +148,26 @@ return {1, string.format('%.0f', now)}
 // It returns {change, level, blockedUntil-now}, where change is 0 when the
 // backoff level was kept, 1 when a signal raised it, 2 when it went back
 // to 0.
-var releaseScript = redis.NewScript(policyLua + `
-redis.call('ZREM', KEYS[2], ARGV[11])
+var releaseScript = redis.NewScript(releaseLua)
+
+const releaseLua = policyLua + `
 local start, class = tonumber(ARGV[12]), tonumber(ARGV[13])
-if class == 3 then return {0, 0, 0} end
 local s = load()
 if not s.started then return {0, 0, 0} end -- forgotten meanwhile
+for i = 1, #s.L, 2 do
+  if s.L[i] == ARGV[11] then
+    table.remove(s.L, i + 1)
+    table.remove(s.L, i)
+    break
+  end
+end
+local L, _, lastLease = live(s)
+s.L = L
+if class == 3 then
+  local lvl, pause = s.lvl, math.max(s.bu - now, 0)
+  save(s, lastLease)
+  return {0, lvl, string.format('%.0f', pause)}
+end
 local change = 0
 if s.lvl > 0 and levelAt(s, now) == 0 then
   s.lvl, s.stk, change = 0, 0, 2
@@ -197,6 +215,7 @@ elseif class == 0 and fresh and s.lvl > 0 then
     if s.lvl == 0 then change = 2 end
   end
 end
-save(s, ttl(s))
-return {change, s.lvl, string.format('%.0f', math.max(s.bu - now, 0))}
-`)
+local lvl, pause = s.lvl, math.max(s.bu - now, 0)
+save(s, lastLease)
+return {change, lvl, string.format('%.0f', pause)}
+`
