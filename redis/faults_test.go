@@ -3,9 +3,11 @@ package politeredis
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -224,4 +226,40 @@ func TestJitter(t *testing.T) {
 			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
 		}
 	})
+}
+
+// TestHungServer stops the server's process without ending it: a request
+// fails at its deadline, not later, and the next ones pace in memory.
+func TestHungServer(t *testing.T) {
+	newClient(t) // skips without a server
+	opts := clientOptions(sock)
+	opts.ContextTimeoutEnabled = true
+	c := redis.NewClient(opts)
+	defer c.Close()
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor = 0, 0
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithLogger(nil))(policy)
+	if l, err := p.Acquire(context.Background(), "a", 0); err != nil {
+		t.Fatal(err)
+	} else {
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+
+	if err := server.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Process.Signal(syscall.SIGCONT)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err := p.Acquire(ctx, "a", 0)
+	if d := time.Since(t0); !errors.Is(err, context.DeadlineExceeded) || d > 300*time.Millisecond {
+		t.Fatalf("Acquire on a hung server = %v after %v; want the context's deadline at 200ms", err, d)
+	}
+	t0 = time.Now()
+	l, err := p.Acquire(context.Background(), "a", 0)
+	if err != nil || time.Since(t0) > 100*time.Millisecond {
+		t.Fatalf("next Acquire = %v after %v; want a start in memory at once", err, time.Since(t0))
+	}
+	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
 }

@@ -188,7 +188,15 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		id := strconv.FormatUint(rand.Uint64(), 36)
 		r, err := p.run(ctx, admitScript, key, floor, p.draw(), id, p.lease)
 		if err != nil {
-			if ctx.Err() != nil {
+			switch ctx.Err() {
+			case context.Canceled:
+				return nil, ctx.Err()
+			case context.DeadlineExceeded:
+				// Redis did not answer within the request's deadline: the
+				// next requests should not wait for it either.
+				if !p.o.failClose {
+					p.outage(err)
+				}
 				return nil, ctx.Err()
 			}
 			if p.o.failClose {
@@ -331,8 +339,14 @@ type lease struct {
 }
 
 // Release implements [polite.Lease]. When Redis is unreachable the
-// outcome is lost and the slot comes back when the lease expires.
+// outcome is lost and the slot comes back when the lease expires; in an
+// outage Release does not even try, so that a response never waits for a
+// server known to be down.
 func (l *lease) Release(o polite.Outcome) {
+	defer l.p.notify(l.key)
+	if l.p.down.Load() && !l.p.o.failClose {
+		return
+	}
 	b := func(v bool) string {
 		if v {
 			return "1"
@@ -348,8 +362,7 @@ func (l *lease) Release(o polite.Outcome) {
 	_, err := l.p.run(context.Background(), releaseScript, l.key, l.id, l.start,
 		strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u)
-	if err != nil {
+	if err != nil && !l.p.o.failClose {
 		l.p.outage(err)
 	}
-	l.p.notify(l.key)
 }
