@@ -263,3 +263,33 @@ func TestHungServer(t *testing.T) {
 	}
 	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
 }
+
+// TestIgnore checks that a cancelled request frees its slot and teaches
+// the policy nothing: neither its latency nor a signal.
+func TestIgnore(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.Jitter = 0
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		ctx := context.Background()
+		l, err := p.Acquire(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		time.Sleep(3 * time.Second)
+		l.Release(polite.Outcome{Class: polite.OutcomeIgnore, RetryAfter: time.Hour})
+		l, err = p.Acquire(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		// Not 6s, twice the latency, nor an hour.
+		if got := time.Since(t0); got != 3*time.Second {
+			t.Errorf("start after an ignored outcome = +%v; want +3s, at once", got)
+		}
+	})
+}
