@@ -39,22 +39,35 @@ func WithKeyPrefix(prefix string) Option {
 // default. A request that outlives its lease no longer counts against
 // MaxInFlight, so d should exceed the longest time a request takes to its
 // response headers.
+// It panics if d is not positive.
 func WithLeaseDuration(d time.Duration) Option {
+	positive("WithLeaseDuration", d)
 	return func(o *options) { o.lease = d }
 }
 
 // WithPollInterval sets how often a request waiting for a free slot looks
 // again, 50ms by default. A slot freed by this process wakes its waiters
 // at once; one freed by another process is seen at the next look.
+// It panics if d is not positive.
 func WithPollInterval(d time.Duration) Option {
+	positive("WithPollInterval", d)
 	return func(o *options) { o.poll = d }
 }
 
 // WithTimeout bounds each call to Redis, 1s by default; the request's
 // context bounds it too. A call that fails or times out counts as Redis
 // being unreachable.
+// It panics if d is not positive.
 func WithTimeout(d time.Duration) Option {
+	positive("WithTimeout", d)
 	return func(o *options) { o.timeout = d }
+}
+
+// positive panics unless d, the argument of option name, is positive.
+func positive(name string, d time.Duration) {
+	if d <= 0 {
+		panic(fmt.Sprintf("politeredis: %s(%v): must be > 0", name, d))
+	}
 }
 
 // WithLogger sets the logger that hears when Redis becomes unreachable and
@@ -255,7 +268,7 @@ func (p *pacer) run(ctx context.Context, script *redis.Script, key string, extra
 			return nil, fmt.Errorf("politeredis: script reply %q", v)
 		}
 	}
-	if len(r) < 2 {
+	if len(r) < 2 || r[0] != 1 && len(r) < 3 {
 		return nil, fmt.Errorf("politeredis: script reply %q", v)
 	}
 	return r, nil
