@@ -98,7 +98,9 @@ func WithClock(now func() time.Time) Option {
 //
 // client may be a single server, a Sentinel failover client or a Cluster.
 // Every process that paces the same hosts must use the same policy and the
-// same key prefix.
+// same options. The policy's MaxHosts has no effect: idle hosts' keys
+// expire by themselves. The Pacer starts no goroutine and closes nothing;
+// the client stays the caller's.
 func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
 	o := options{prefix: "polite", lease: 2 * time.Minute, poll: 50 * time.Millisecond,
 		timeout: time.Second, probe: time.Second, logger: slog.Default()}
