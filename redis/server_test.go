@@ -24,7 +24,14 @@ var (
 	server     *exec.Cmd
 )
 
+// quiet is a go-redis logger that drops go-redis's own messages: the
+// outage tests make it report failed dials by the dozen.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
 	if os.Getenv(fleetEnv) != "" { // a process of TestFleet's fleet
 		os.Exit(fleetChild())
 	}
