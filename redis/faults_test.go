@@ -297,3 +297,36 @@ func TestIgnore(t *testing.T) {
 		}
 	})
 }
+
+func TestEvents(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.Jitter = 0
+		var got []polite.Event
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable(),
+			WithEvents(func(e polite.Event) { got = append(got, e) }))(policy)
+		request := func(o polite.Outcome) {
+			l, err := p.Acquire(context.Background(), "a", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Release(o)
+		}
+		request(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 7 * time.Second})
+		for range 5 {
+			request(polite.Outcome{Class: polite.OutcomeSuccess})
+		}
+		if len(got) != 2 {
+			t.Fatalf("events = %+v; want a backoff and its clearing", got)
+		}
+		if e := got[0]; e.Kind != polite.EventBackoff || e.Host != "a" || e.Level != 1 || e.Pause != 7*time.Second || e.RetryAfter != 7*time.Second {
+			t.Errorf("first event = %+v; want EventBackoff for a at level 1 with a 7s pause", e)
+		}
+		if e := got[1]; e.Kind != polite.EventBackoffCleared || e.Host != "a" {
+			t.Errorf("second event = %+v; want EventBackoffCleared for a", e)
+		}
+	})
+}

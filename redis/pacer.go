@@ -26,6 +26,7 @@ type options struct {
 	logger    *slog.Logger
 	failClose bool
 	clock     func() time.Time
+	events    func(polite.Event)
 }
 
 // WithKeyPrefix sets the prefix of the Redis keys, "polite" by default.
@@ -82,6 +83,15 @@ func WithLogger(l *slog.Logger) Option {
 // Redis answers again.
 func FailWhenUnreachable() Option {
 	return func(o *options) { o.failClose = true }
+}
+
+// WithEvents calls hook with an [polite.EventBackoff] when a request's
+// outcome raises its host's backoff level, and an
+// [polite.EventBackoffCleared] when it brings the level back to 0: the
+// changes that this process's releases made, in the fleet's shared state.
+// hook is called synchronously, with no lock held.
+func WithEvents(hook func(polite.Event)) Option {
+	return func(o *options) { o.events = hook }
 }
 
 // WithClock makes the Pacer read the time from now instead of from Redis's
@@ -374,10 +384,22 @@ func (l *lease) Release(o polite.Outcome) {
 	if o.Class == polite.OutcomeSignal {
 		u = l.p.draw()
 	}
-	_, err := l.p.run(context.Background(), releaseScript, l.key, l.id, l.start,
+	r, err := l.p.run(context.Background(), releaseScript, l.key, l.id, l.start,
 		strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u)
-	if err != nil && !l.p.o.failClose {
-		l.p.outage(err)
+	if err != nil {
+		if !l.p.o.failClose {
+			l.p.outage(err)
+		}
+		return
+	}
+	if hook := l.p.o.events; hook != nil {
+		switch r[0] {
+		case 1:
+			hook(polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Host: l.key, Level: int(r[1]),
+				Pause: time.Duration(r[2]) * time.Microsecond, RetryAfter: o.RetryAfter})
+		case 2:
+			hook(polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Host: l.key})
+		}
 	}
 }
