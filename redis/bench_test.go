@@ -1,0 +1,176 @@
+package politeredis
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// counter is a go-redis hook that counts the commands sent.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// unpaced is a policy under which no request waits, so that a benchmark
+// measures the store and not the policy.
+func unpaced() polite.PacingPolicy {
+	p := polite.DefaultPacingPolicy()
+	p.BaseDelay, p.LatencyFactor, p.Jitter, p.MaxInFlight = 0, 0, 0, 1<<20
+	return p
+}
+
+// BenchmarkAcquireRelease measures requests through one Redis primary: 256
+// goroutines over 100,000 keys, each request one Acquire and one Release.
+// It reports requests per second, Redis calls per request and the latency
+// that Acquire and Release add, at the median and the 99th percentile.
+func BenchmarkAcquireRelease(b *testing.B) {
+	newClient(b) // skips without a server
+	opts := clientOptions(sock)
+	opts.PoolSize = 32
+	c := redis.NewClient(opts)
+	defer c.Close()
+	var calls counter
+	c.AddHook(&calls)
+	// A call may queue for a connection for long on a busy machine; a
+	// benchmark must not mistake that for an outage.
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable(), WithTimeout(time.Minute))(unpaced())
+	keys := make([]string, 100_000)
+	for i := range keys {
+		keys[i] = "host" + strconv.Itoa(i) + ".example"
+	}
+	var (
+		mu  sync.Mutex
+		lat []time.Duration
+	)
+	if err := c.ConfigResetStat(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	calls.n.Store(0)
+	b.SetParallelism(128) // × GOMAXPROCS goroutines
+	b.ResetTimer()
+	t0 := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		var mine []time.Duration
+		for pb.Next() {
+			k := keys[rand.IntN(len(keys))]
+			s := time.Now()
+			l, err := p.Acquire(ctx, k, 0)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			mine = append(mine, time.Since(s))
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
+		b.ReportMetric(float64(calls.n.Load())/float64(len(lat)), "calls/req")
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	}
+	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
+}
+
+// serverMicrosPerCall returns the server's time per EVALSHA, scripts
+// included, from INFO commandstats.
+func serverMicrosPerCall(b *testing.B, c *redis.Client) float64 {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:"); ok {
+			for f := range strings.SplitSeq(rest, ",") {
+				if v, ok := strings.CutPrefix(f, "usec_per_call="); ok {
+					x, _ := strconv.ParseFloat(v, 64)
+					return x
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// BenchmarkMemoryPerHost reports the memory Redis holds per host paced
+// once, from INFO memory before and after b.N hosts.
+func BenchmarkMemoryPerHost(b *testing.B) {
+	c := newClient(b)
+	ctx := context.Background()
+	used := func() int64 {
+		info, err := c.Info(ctx, "memory").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for line := range strings.Lines(info) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		b.Fatal("no used_memory in INFO memory")
+		return 0
+	}
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(polite.DefaultPacingPolicy())
+	before := used()
+	for i := 0; b.Loop(); i++ {
+		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example.com", 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+	b.ReportMetric(float64(used()-before)/float64(b.N), "bytes/host")
+}
+
+// BenchmarkAcquireReleaseLatency measures what one request's Acquire and
+// Release add when nothing else runs: one goroutine, a key each time.
+func BenchmarkAcquireReleaseLatency(b *testing.B) {
+	c := newClient(b)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced())
+	ctx := context.Background()
+	var lat []time.Duration
+	for i := 0; b.Loop(); i++ {
+		s := time.Now()
+		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i%100_000)+".example", 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		lat = append(lat, time.Since(s))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}

@@ -1,0 +1,154 @@
+package politeredis
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// needBinary returns the path of a program the test needs, or skips the
+// test without it; with CI=true it fails instead.
+func needBinary(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v", err)
+		}
+		t.Skip(err)
+	}
+	return p
+}
+
+// freePort returns a loopback port that nothing listens on just now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startCluster starts a Redis Cluster of three primaries on loopback ports
+// and returns their addresses. It stops them, by process id, when t ends.
+func startCluster(t *testing.T) []string {
+	server := needBinary(t, "redis-server")
+	cli := needBinary(t, "redis-cli")
+	var addrs []string
+	for i := range 3 {
+		dir := t.TempDir()
+		port := freePort(t)
+		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf",
+			"--dir", dir, "--save", "", "--appendonly", "no")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+		for j := 0; c.Ping(context.Background()).Err() != nil; j++ {
+			if j == 500 {
+				t.Fatalf("cluster node %d on %s did not answer PING", i, addr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		c.Close()
+		addrs = append(addrs, addr)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, addr := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+		for j := 0; ; j++ {
+			info, _ := c.ClusterInfo(context.Background()).Result()
+			if strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if j == 1000 {
+				t.Fatalf("cluster node %s not ok:\n%s", addr, info)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		c.Close()
+	}
+	return addrs
+}
+
+// TestCluster paces 60 hosts through a cluster of three primaries: the
+// hosts spread over the primaries, and a backoff holds on each.
+func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	addrs := startCluster(t)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	ctx := context.Background()
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor, policy.Jitter = 100*time.Millisecond, 0, 0
+	p := NewPacer(c, FailWhenUnreachable())(policy)
+
+	const hosts = 60
+	for i := range hosts {
+		l, err := p.Acquire(ctx, fmt.Sprintf("host%d.example", i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSignal})
+	}
+	// A signal paused each host for the backoff base, 5s; a request with a
+	// deadline sooner fails at once, whichever primary holds the host.
+	for i := range hosts {
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := p.Acquire(dctx, fmt.Sprintf("host%d.example", i), 0)
+		cancel()
+		if _, ok := err.(*polite.DeadlineError); !ok {
+			t.Errorf("Acquire(host%d) after a signal = %v; want a *polite.DeadlineError", i, err)
+		}
+	}
+
+	var (
+		mu      sync.Mutex // protects perNode; ForEachMaster runs at once on every primary
+		perNode []int64
+	)
+	err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		keys, err := n.Keys(ctx, "polite:{*}").Result()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		perNode = append(perNode, int64(len(keys)))
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, n := range perNode {
+		total += n
+		if n == 0 {
+			t.Errorf("hosts per primary = %v; want some on each", perNode)
+		}
+	}
+	if total != hosts {
+		t.Errorf("hosts in the cluster = %d (%v); want %d", total, perNode, hosts)
+	}
+	t.Logf("hosts per primary: %v", perNode)
+}

@@ -1,0 +1,88 @@
+// Package politeredis paces the requests of a fleet of processes that
+// share hosts, by keeping each pacing key's state in Redis: it is a
+// [polite.Pacer] for [polite.WithPacer].
+//
+//	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+//	t := polite.New(nil, polite.WithPacer(politeredis.NewPacer(client)))
+//
+// Every process then runs the delay policy of package polite as if it
+// were one: the pace between starts, Crawl-delay floors, backoff on
+// signals and Retry-After, rate-limit quotas and MaxInFlight hold across
+// the fleet, not per process. A fleet that can route each host to one
+// process needs none of this: partition by [polite.PacingKeyHost] and keep the
+// in-memory pacer. robots.txt is not shared; each process fetches and
+// caches its own.
+//
+// # Data model
+//
+// Each pacing key k has one Redis key, prefix:{k} ("polite" is the default
+// prefix; see [WithKeyPrefix]). Its hash tag {k} names the Cluster slot,
+// so client may be a single server, a Sentinel failover client or a
+// Cluster, and keys spread over a Cluster's primaries by host.
+//
+// Its value is a MessagePack map, read and written whole by the scripts
+// with Redis's cmsgpack library. Its fields are ls, the last start; u,
+// its jitter draw; fl, its Crawl-delay; est, the latency estimate; lvl and
+// stk, the backoff level and the successes since it last changed; bu, no
+// start before this; esc and lsig, the last escalation and the last
+// signal; spr and spru, the gap that spreads a low quota and the end of
+// its window; n, nb and nra, counts of starts, escalations and
+// Retry-Afters; and L, the leases of the requests in flight, each a random
+// id followed by the instant it expires. Times are integer microseconds,
+// instants since the Unix epoch on the server's clock; a field that is 0
+// is left out.
+//
+// The key expires when forgetting it would let no request start earlier:
+// 30 minutes (the time after which the policy forgets a backoff level)
+// after the next start allowed, or when its last lease expires if that is
+// later. Idle hosts leave Redis by themselves. A host takes about 190
+// bytes of the server's memory.
+//
+// # Scripts
+//
+// Two Lua scripts, each one atomic call that touches one slot, run the
+// policy on that state, reading it with one GET and writing it with one
+// SET that sets its expiry; go-redis sends them by EVALSHA and loads them when
+// the server lacks them. Their clock is the server's TIME, the one clock
+// of the fleet. Jitter draws are made by the caller and passed in, so the
+// scripts are deterministic.
+//
+// Admission either admits the request, dropping the expired leases,
+// recording its start and adding its lease, and returns the start, or
+// returns how long until the pace or a backoff allows a start (with when
+// to look again, sooner when a backoff level is forgotten first), or says
+// that every slot is leased and when the first lease expires.
+//
+// Release removes the request's lease and, unless the request was
+// cancelled, learns from its outcome: the latency estimate, a raised or
+// lowered backoff level, the pause, Retry-After as a floor on it, and the
+// quota. It returns the change of level, the level and the pause.
+//
+// # Calls and waits
+//
+// A request to a host that is ready costs two calls: admission before it
+// starts, on the request's latency path, and release when its response
+// headers come. A request that must wait sleeps on a timer, or until a
+// request of the same process to the same key is released, then asks
+// again: one more call per wake. A slot freed by another process is seen
+// at the next poll (see [WithPollInterval]). Fairness among the waiters of
+// the fleet is not first come, first served: whichever asks first after a
+// start is allowed gets it. When the next allowed start is at or past the
+// request's context deadline, Acquire fails at once with a
+// [*polite.DeadlineError].
+//
+// A process that dies with requests in flight holds their slots until
+// their leases expire (see [WithLeaseDuration]).
+//
+// # When Redis is unreachable
+//
+// Every call is bounded by the request's context and by [WithTimeout];
+// build the client with ContextTimeoutEnabled, so that go-redis ends a
+// call to a server that hangs when its context ends, not after its own
+// read timeout. When
+// a call fails, the Pacer paces in the memory of its process with
+// [polite.NewMemoryPacer], says so once through its logger, and tries
+// Redis again at most once a second, going back to it when it answers.
+// [FailWhenUnreachable] makes Acquire fail instead. An outcome that cannot
+// be reported is lost; its lease expires.
+package politeredis

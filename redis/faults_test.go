@@ -1,0 +1,332 @@
+package politeredis
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// stateField returns a field of the state at key, or nil when there is
+// none.
+func stateField(t *testing.T, c redis.Cmdable, key, field string) any {
+	t.Helper()
+	v, err := c.Eval(context.Background(),
+		"local v = redis.call('GET', KEYS[1]); if not v then return nil end; return cmsgpack.unpack(v)[ARGV[1]]",
+		[]string{key}, field).Result()
+	if err == redis.Nil {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestServerClock(t *testing.T) {
+	c := newClient(t)
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.Jitter, policy.LatencyFactor = 50*time.Millisecond, 0, 0
+	prefix := freshPrefix()
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(policy)
+	ctx := context.Background()
+	var starts []int64 // µs on the server's clock
+	for range 3 {
+		l, err := p.Acquire(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, _ := strconv.ParseInt(l.(*lease).start, 10, 64)
+		starts = append(starts, start)
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+	for i := 1; i < len(starts); i++ {
+		if gap := time.Duration(starts[i]-starts[i-1]) * time.Microsecond; gap < 50*time.Millisecond {
+			t.Errorf("gap %d = %v on the server's clock; want at least 50ms", i, gap)
+		}
+	}
+	ttl, err := c.PTTL(ctx, prefix+":{a}").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 29*time.Minute || ttl > 31*time.Minute {
+		t.Errorf("PTTL of the state = %v; want the 30 minutes of forgetting, and the pace", ttl)
+	}
+	if l := stateField(t, c, prefix+":{a}", "L"); l != nil {
+		t.Errorf("leases after the last release = %v; want none", l)
+	}
+	if n := stateField(t, c, prefix+":{a}", "n"); n != int64(3) {
+		t.Errorf("requests counted = %v; want 3", n)
+	}
+}
+
+func TestLeaseExpires(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.BaseDelay, policy.LatencyFactor, policy.Jitter, policy.MaxInFlight = 0, 0, 0, 1
+		prefix := freshPrefix()
+		opts := []Option{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
+		crashed := NewPacer(c, opts...)(policy)
+		if _, err := crashed.Acquire(context.Background(), "a", 0); err != nil {
+			t.Fatal(err)
+		}
+		// The process that holds the slot dies: another one waits for the
+		// lease to expire.
+		t0 := time.Now()
+		l, err := NewPacer(c, opts...)(policy).Acquire(context.Background(), "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		if got := time.Since(t0); got != time.Minute {
+			t.Errorf("start after a crashed holder = +%v; want +1m0s, when its lease expires", got)
+		}
+	})
+}
+
+func TestFailWhenUnreachable(t *testing.T) {
+	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
+	defer c.Close()
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	_, err := p.Acquire(context.Background(), "a", 0)
+	if err == nil || !strings.Contains(err.Error(), "redis unreachable") {
+		t.Fatalf("Acquire = %v; want an error naming redis", err)
+	}
+}
+
+// TestOutage stops the server while a Pacer uses it, checks that requests
+// go on in memory within their contexts, then starts the server again and
+// checks that the Pacer goes back to it.
+func TestOutage(t *testing.T) {
+	c := newClient(t)
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor, policy.Jitter = 10*time.Millisecond, 0, 0
+	var log syncBuffer
+	prefix := freshPrefix()
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(500*time.Millisecond),
+		WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(policy).(*pacer)
+	p.o.probe = 50 * time.Millisecond
+	request := func(key string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		l, err := p.Acquire(ctx, key, 0)
+		if err != nil {
+			t.Fatalf("Acquire(%q) = %v after %v", key, err, time.Since(t0))
+		}
+		if d := time.Since(t0); d > 2100*time.Millisecond {
+			t.Errorf("Acquire(%q) took %v, past its context's 2s", key, d)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+	inRedis := func(key string) bool {
+		n, _ := stateField(t, c, prefix+":{"+key+"}", "n").(int64)
+		return n > 0
+	}
+
+	request("before")
+	if !inRedis("before") {
+		t.Fatal("no state in redis before the outage")
+	}
+
+	stopServer()
+	t.Cleanup(func() {
+		if server == nil {
+			restartServer(t)
+		}
+	})
+	for range 20 {
+		request("during") // each within its context
+	}
+	if got := strings.Count(log.String(), "unreachable"); got != 1 {
+		t.Errorf("outage said %d times; want once:\n%s", got, log.String())
+	}
+
+	restartServer(t)
+	// The next request after a probe interval is the probe; on a busy
+	// machine its call may time out, and the next probe tries again.
+	for i := 0; !inRedis("after"); i++ {
+		if i == 20 {
+			t.Fatal("the pacer did not go back to redis")
+		}
+		time.Sleep(2 * p.o.probe)
+		request("after")
+	}
+	if got := strings.Count(log.String(), "answers again"); got != 1 {
+		t.Errorf("recovery said %d times; want once:\n%s", got, log.String())
+	}
+}
+
+func TestFailWhenUnreachableNeverFallsBack(t *testing.T) {
+	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
+	defer c.Close()
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	for range 3 {
+		if _, err := p.Acquire(context.Background(), "a", 0); err == nil {
+			t.Fatal("Acquire succeeded with redis unreachable")
+		}
+	}
+}
+
+// TestJitter checks that the jitter draw passed to the scripts stretches
+// the gap that follows its start by the factor 1 + J·u.
+func TestJitter(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.Jitter, policy.LatencyFactor = 0.5, 0
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
+		draws := []float64{0.25, 1, 0, 0.5, 0}
+		var u float64
+		p.rand = func() float64 { return u }
+		want := []time.Duration{1125 * time.Millisecond, 1500 * time.Millisecond, time.Second, 1250 * time.Millisecond}
+		var last time.Time
+		for i := range 5 {
+			u = draws[i]
+			l, err := p.Acquire(context.Background(), "a", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 {
+				if got := time.Since(last); got != want[i-1] {
+					t.Errorf("gap %d = %v; want %v", i, got, want[i-1])
+				}
+			}
+			last = time.Now()
+			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		}
+	})
+}
+
+// TestHungServer stops the server's process without ending it: a request
+// fails at its deadline, not later, and the next ones pace in memory.
+func TestHungServer(t *testing.T) {
+	newClient(t) // skips without a server
+	opts := clientOptions(sock)
+	opts.ContextTimeoutEnabled = true
+	c := redis.NewClient(opts)
+	defer c.Close()
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor = 0, 0
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithLogger(nil))(policy)
+	if l, err := p.Acquire(context.Background(), "a", 0); err != nil {
+		t.Fatal(err)
+	} else {
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+
+	if err := server.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Process.Signal(syscall.SIGCONT)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err := p.Acquire(ctx, "a", 0)
+	if d := time.Since(t0); !errors.Is(err, context.DeadlineExceeded) || d > 300*time.Millisecond {
+		t.Fatalf("Acquire on a hung server = %v after %v; want the context's deadline at 200ms", err, d)
+	}
+	t0 = time.Now()
+	l, err := p.Acquire(context.Background(), "a", 0)
+	if err != nil || time.Since(t0) > 100*time.Millisecond {
+		t.Fatalf("next Acquire = %v after %v; want a start in memory at once", err, time.Since(t0))
+	}
+	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+}
+
+// TestIgnore checks that a cancelled request frees its slot and teaches
+// the policy nothing: neither its latency nor a signal.
+func TestIgnore(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.Jitter = 0
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		ctx := context.Background()
+		l, err := p.Acquire(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		time.Sleep(3 * time.Second)
+		l.Release(polite.Outcome{Class: polite.OutcomeIgnore, RetryAfter: time.Hour})
+		l, err = p.Acquire(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		// Not 6s, twice the latency, nor an hour.
+		if got := time.Since(t0); got != 3*time.Second {
+			t.Errorf("start after an ignored outcome = +%v; want +3s, at once", got)
+		}
+	})
+}
+
+func TestEvents(t *testing.T) {
+	newClient(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		policy := polite.DefaultPacingPolicy()
+		policy.Jitter = 0
+		var got []polite.Event
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable(),
+			WithEvents(func(e polite.Event) { got = append(got, e) }))(policy)
+		request := func(o polite.Outcome) {
+			l, err := p.Acquire(context.Background(), "a", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Release(o)
+		}
+		request(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 7 * time.Second})
+		for range 5 {
+			request(polite.Outcome{Class: polite.OutcomeSuccess})
+		}
+		if len(got) != 2 {
+			t.Fatalf("events = %+v; want a backoff and its clearing", got)
+		}
+		if e := got[0]; e.Kind != polite.EventBackoff || e.Host != "a" || e.Level != 1 || e.Pause != 7*time.Second || e.RetryAfter != 7*time.Second {
+			t.Errorf("first event = %+v; want EventBackoff for a at level 1 with a 7s pause", e)
+		}
+		if e := got[1]; e.Kind != polite.EventBackoffCleared || e.Host != "a" {
+			t.Errorf("second event = %+v; want EventBackoffCleared for a", e)
+		}
+	})
+}

@@ -1,0 +1,405 @@
+package politeredis
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// An Option configures the Pacers that [NewPacer] makes.
+type Option func(*options)
+
+type options struct {
+	prefix    string
+	lease     time.Duration
+	poll      time.Duration
+	timeout   time.Duration
+	probe     time.Duration
+	logger    *slog.Logger
+	failClose bool
+	clock     func() time.Time
+	events    func(polite.Event)
+}
+
+// WithKeyPrefix sets the prefix of the Redis keys, "polite" by default.
+// Pacers that share state must use the same prefix.
+func WithKeyPrefix(prefix string) Option {
+	return func(o *options) { o.prefix = prefix }
+}
+
+// WithLeaseDuration sets how long an in-flight slot stays taken when its
+// request is never released, as when its process dies: 2 minutes by
+// default. A request that outlives its lease no longer counts against
+// MaxInFlight, so d should exceed the longest time a request takes to its
+// response headers.
+// It panics if d is not positive.
+func WithLeaseDuration(d time.Duration) Option {
+	positive("WithLeaseDuration", d)
+	return func(o *options) { o.lease = d }
+}
+
+// WithPollInterval sets how often a request waiting for a free slot looks
+// again, 50ms by default. A slot freed by this process wakes its waiters
+// at once; one freed by another process is seen at the next look.
+// It panics if d is not positive.
+func WithPollInterval(d time.Duration) Option {
+	positive("WithPollInterval", d)
+	return func(o *options) { o.poll = d }
+}
+
+// WithTimeout bounds each call to Redis, 1s by default; the request's
+// context bounds it too. A call that fails or times out counts as Redis
+// being unreachable.
+// It panics if d is not positive.
+func WithTimeout(d time.Duration) Option {
+	positive("WithTimeout", d)
+	return func(o *options) { o.timeout = d }
+}
+
+// positive panics unless d, the argument of option name, is positive.
+func positive(name string, d time.Duration) {
+	if d <= 0 {
+		panic(fmt.Sprintf("politeredis: %s(%v): must be > 0", name, d))
+	}
+}
+
+// WithLogger sets the logger that hears when Redis becomes unreachable and
+// when it answers again, once each per outage; [slog.Default] by default,
+// nil for silence.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// FailWhenUnreachable makes Acquire fail with an error naming Redis when
+// Redis is unreachable, instead of pacing in this process's memory until
+// Redis answers again.
+func FailWhenUnreachable() Option {
+	return func(o *options) { o.failClose = true }
+}
+
+// WithEvents calls hook with an [polite.EventBackoff] when a request's
+// outcome raises its host's backoff level, and an
+// [polite.EventBackoffCleared] when it brings the level back to 0: the
+// changes that this process's releases made, in the fleet's shared state.
+// hook is called synchronously, with no lock held.
+func WithEvents(hook func(polite.Event)) Option {
+	return func(o *options) { o.events = hook }
+}
+
+// WithClock makes the Pacer read the time from now instead of from Redis's
+// TIME. It is for tests, whose clock is not the server's; the processes of
+// a fleet must share the server's clock.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.clock = now }
+}
+
+// NewPacer returns a function that makes a [polite.Pacer] keeping each
+// pacing key's state in Redis through client, for [polite.WithPacer]:
+//
+//	t := polite.New(nil, polite.WithPacer(politeredis.NewPacer(client)))
+//
+// client may be a single server, a Sentinel failover client or a Cluster.
+// Every process that paces the same hosts must use the same policy and the
+// same options. The policy's MaxHosts has no effect: idle hosts' keys
+// expire by themselves. The Pacer starts no goroutine and closes nothing;
+// the client stays the caller's.
+func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
+	o := options{prefix: "polite", lease: 2 * time.Minute, poll: 50 * time.Millisecond,
+		timeout: time.Second, probe: time.Second, logger: slog.Default()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return func(policy polite.PacingPolicy) polite.Pacer {
+		return newPacer(client, policy, o)
+	}
+}
+
+// pacer is the Pacer that NewPacer makes.
+type pacer struct {
+	client redis.UniversalClient
+	policy polite.PacingPolicy
+	o      options
+	args   []string // ARGV 2 to 10, the policy
+	lease  string   // ARGV 14 of admitScript
+
+	fallback func() polite.Pacer // made on first use
+	rand     func() float64      // jitter draws in [0, 1)
+
+	down      atomic.Bool // Redis is unreachable
+	mu        sync.Mutex  // protects lastProbe and watches
+	lastProbe time.Time   // when the last call to Redis was made in an outage
+	watches   map[string]*watch
+}
+
+// A watch lets the goroutines of this process that wait on a key learn
+// that a lease of the key was released.
+type watch struct {
+	ch chan struct{} // closed at a release
+	n  int           // goroutines waiting
+}
+
+func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
+	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return &pacer{
+		client: client,
+		policy: policy,
+		o:      o,
+		args: []string{us(policy.BaseDelay), f(policy.Jitter), f(policy.LatencyFactor),
+			us(policy.MaxDelay), us(policy.MaxCrawlDelay), us(policy.BackoffBase), us(policy.MaxBackoff),
+			strconv.Itoa(policy.MaxInFlight), us(30 * time.Minute)},
+		lease:    us(o.lease),
+		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
+		watches:  make(map[string]*watch),
+		rand:     rand.Float64,
+	}
+}
+
+// keys returns the Redis keys of a pacing key: the one that holds its
+// state.
+func (p *pacer) keys(key string) []string {
+	return []string{p.o.prefix + ":{" + key + "}"}
+}
+
+// argv returns the arguments of a script: the common ten, then extra.
+func (p *pacer) argv(extra ...string) []any {
+	a := make([]any, 0, 10+len(extra))
+	if p.o.clock != nil {
+		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
+	} else {
+		a = append(a, "")
+	}
+	for _, s := range p.args {
+		a = append(a, s)
+	}
+	for _, s := range extra {
+		a = append(a, s)
+	}
+	return a
+}
+
+// draw returns a jitter draw in [0, 1) as a script argument.
+func (p *pacer) draw() string {
+	if p.policy.Jitter == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(p.rand(), 'g', -1, 64)
+}
+
+// Acquire implements [polite.Pacer].
+func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
+	floor := strconv.FormatInt(max(crawlDelay, 0).Microseconds(), 10)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if p.skipRedis() {
+			return p.fallback().Acquire(ctx, key, crawlDelay)
+		}
+		id := strconv.FormatUint(rand.Uint64(), 36)
+		r, err := p.run(ctx, admitScript, key, floor, p.draw(), id, p.lease)
+		if err != nil {
+			switch ctx.Err() {
+			case context.Canceled:
+				return nil, ctx.Err()
+			case context.DeadlineExceeded:
+				// Redis did not answer within the request's deadline: the
+				// next requests should not wait for it either.
+				if !p.o.failClose {
+					p.outage(err)
+				}
+				return nil, ctx.Err()
+			}
+			if p.o.failClose {
+				return nil, fmt.Errorf("politeredis: redis unreachable: %w", err)
+			}
+			p.outage(err)
+			return p.fallback().Acquire(ctx, key, crawlDelay)
+		}
+		p.recovered()
+		if r[0] == 1 {
+			return &lease{p: p, key: key, id: id, start: strconv.FormatInt(r[1], 10)}, nil
+		}
+		next, wake := time.Duration(r[1])*time.Microsecond, time.Duration(r[2])*time.Microsecond
+		if deadline, ok := ctx.Deadline(); ok && next > 0 {
+			if now := time.Now(); !now.Add(next).Before(deadline) {
+				return nil, &polite.DeadlineError{Host: key, Earliest: now.Add(next), Deadline: deadline}
+			}
+		}
+		if next == 0 {
+			wake = min(wake, p.o.poll) // a slot freed elsewhere is not announced
+		}
+		changed := p.watch(key)
+		if timer == nil {
+			timer = time.NewTimer(wake)
+		} else {
+			timer.Reset(wake)
+		}
+		select {
+		case <-timer.C:
+		case <-changed:
+		case <-ctx.Done():
+		}
+		p.unwatch(key)
+	}
+}
+
+// run runs script on key's keys with the common arguments and extra, and
+// returns its reply as integers.
+func (p *pacer) run(ctx context.Context, script *redis.Script, key string, extra ...string) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.o.timeout)
+	defer cancel()
+	v, err := script.Run(ctx, p.client, p.keys(key), p.argv(extra...)...).Slice()
+	if err != nil {
+		return nil, err
+	}
+	r := make([]int64, len(v))
+	for i, x := range v {
+		switch x := x.(type) {
+		case int64:
+			r[i] = x
+		case string:
+			if r[i], err = strconv.ParseInt(x, 10, 64); err != nil {
+				return nil, fmt.Errorf("politeredis: script reply %q: %w", v, err)
+			}
+		default:
+			return nil, fmt.Errorf("politeredis: script reply %q", v)
+		}
+	}
+	if len(r) < 2 || r[0] != 1 && len(r) < 3 {
+		return nil, fmt.Errorf("politeredis: script reply %q", v)
+	}
+	return r, nil
+}
+
+// skipRedis reports whether Acquire should pace in memory: Redis is
+// unreachable, was tried less than a probe interval ago, and the Pacer
+// may fall back. Otherwise, in an outage, the caller is the probe.
+func (p *pacer) skipRedis() bool {
+	if p.o.failClose || !p.down.Load() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); now.Sub(p.lastProbe) >= p.o.probe {
+		p.lastProbe = now
+		return false
+	}
+	return true
+}
+
+// outage records that a call to Redis failed with err, and says so at the
+// start of an outage.
+func (p *pacer) outage(err error) {
+	p.mu.Lock()
+	p.lastProbe = time.Now()
+	p.mu.Unlock()
+	if !p.down.Swap(true) && p.o.logger != nil {
+		p.o.logger.Warn("politeredis: redis unreachable; pacing in this process's memory until it answers", "err", err)
+	}
+}
+
+// recovered records that Redis answered, and says so at the end of an
+// outage.
+func (p *pacer) recovered() {
+	if p.down.Load() && p.down.Swap(false) && p.o.logger != nil {
+		p.o.logger.Info("politeredis: redis answers again; pacing in redis")
+	}
+}
+
+// watch returns a channel that a release of key closes, and counts the
+// caller as waiting until unwatch.
+func (p *pacer) watch(key string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.watches[key]
+	if w == nil {
+		w = &watch{ch: make(chan struct{})}
+		p.watches[key] = w
+	}
+	w.n++
+	return w.ch
+}
+
+func (p *pacer) unwatch(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.watches[key]; w != nil {
+		if w.n--; w.n == 0 {
+			delete(p.watches, key)
+		}
+	}
+}
+
+// notify wakes the goroutines waiting on key.
+func (p *pacer) notify(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.watches[key]; w != nil {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
+}
+
+// lease is a pacer's Lease: a member of the key's lease set.
+type lease struct {
+	p     *pacer
+	key   string
+	id    string
+	start string // µs on the store's clock
+}
+
+// Release implements [polite.Lease]. When Redis is unreachable the
+// outcome is lost and the slot comes back when the lease expires; in an
+// outage Release does not even try, so that a response never waits for a
+// server known to be down.
+func (l *lease) Release(o polite.Outcome) {
+	defer l.p.notify(l.key)
+	if l.p.down.Load() && !l.p.o.failClose {
+		return
+	}
+	b := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
+	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
+	q := o.Quota
+	u := "0" // the draw for a pause, which only a signal causes
+	if o.Class == polite.OutcomeSignal {
+		u = l.p.draw()
+	}
+	r, err := l.p.run(context.Background(), releaseScript, l.key, l.id, l.start,
+		strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
+		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u)
+	if err != nil {
+		if !l.p.o.failClose {
+			l.p.outage(err)
+		}
+		return
+	}
+	if hook := l.p.o.events; hook != nil {
+		switch r[0] {
+		case 1:
+			hook(polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Host: l.key, Level: int(r[1]),
+				Pause: time.Duration(r[2]) * time.Microsecond, RetryAfter: o.RetryAfter})
+		case 2:
+			hook(polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Host: l.key})
+		}
+	}
+}
