@@ -167,27 +167,29 @@ func compileRules(rules []robotsRule) *ruleMatcher {
 			order = append(order, int32(i))
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
+	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Or(strings.Compare(rules[a].pattern, rules[b].pattern),
-			boolOrder(rules[a].allow, rules[b].allow))
+			boolOrder(rules[a].allow, rules[b].allow), cmp.Compare(a, b))
 	})
 	order = slices.CompactFunc(order, func(a, b int32) bool { return rules[a].pattern == rules[b].pattern })
 	shapes := make([]shape, len(order))
 	headList := make([]string, 0, len(order))
-	var litList []string
+	nWild, nPieces, nUses := 0, 0, 0
 	for i, ri := range order {
 		s := shapeOf(rules[ri].pattern)
 		shapes[i] = s
 		headList = append(headList, s.head)
-		litList = append(litList, s.pieces...)
-		if s.tail != "" {
-			litList = append(litList, s.tail)
+		if s.wild {
+			nWild++
+			nPieces += len(s.pieces)
+			nUses += len(s.pieces)
+			if s.tail != "" {
+				nUses++
+			}
 		}
 	}
 	slices.Sort(headList)
 	m.heads = newPrefixSet(slices.Compact(headList))
-	slices.Sort(litList)
-	m.lits = slices.Clone(slices.Compact(litList)) // a copy: litList may be far longer
 
 	// Patterns without '*' go to their head; the others are filed by key.
 	m.plain = make([]ruleRef, len(m.heads.keys))
@@ -195,7 +197,9 @@ func compileRules(rules []robotsRule) *ruleMatcher {
 	for i := range m.plain {
 		m.plain[i], m.exact[i] = noRule, noRule
 	}
-	var wild []pendingWild
+	wild := make([]wildRule, 0, nWild) // from and seqEnd index pieces, for now
+	pieces := make([]int32, 0, nPieces)
+	uses := make([]litUse, 0, nUses)
 	for i, ri := range order {
 		s := shapes[i]
 		ref := ruleRef{rank: rankOf(rules[ri]), rule: ri}
@@ -210,34 +214,52 @@ func compileRules(rules []robotsRule) *ruleMatcher {
 				m.plain[h] = ref
 			}
 		default:
-			w := pendingWild{wildRule: wildRule{ruleRef: ref, head: int32(h), tail: -1, minLen: int32(len(s.head) + len(s.tail))}}
+			w := wildRule{ruleRef: ref, head: int32(h), tail: -1, minLen: int32(len(s.head) + len(s.tail))}
 			if s.tail != "" {
-				w.tail = m.lit(s.tail)
+				uses = append(uses, litUse{s.tail, -1 - int32(len(wild))})
 			}
+			w.from = int32(len(pieces))
 			for _, p := range s.pieces {
-				w.pieces = append(w.pieces, m.lit(p))
+				uses = append(uses, litUse{p, int32(len(pieces))})
+				pieces = append(pieces, -1)
 				w.minLen += int32(len(p))
 			}
+			w.seqEnd = int32(len(pieces))
 			wild = append(wild, w)
 		}
 	}
-	m.fileWild(wild)
+	// Number the distinct literals in sorted order.
+	slices.SortFunc(uses, func(a, b litUse) int { return strings.Compare(a.lit, b.lit) })
+	distinct := 0
+	for i, u := range uses {
+		if i == 0 || u.lit != uses[i-1].lit {
+			distinct++
+		}
+	}
+	m.lits = make([]string, 0, distinct)
+	for i, u := range uses {
+		if i == 0 || u.lit != uses[i-1].lit {
+			m.lits = append(m.lits, u.lit)
+		}
+		l := int32(len(m.lits) - 1)
+		if u.at >= 0 {
+			pieces[u.at] = l
+		} else {
+			wild[-1-u.at].tail = l
+		}
+	}
+	m.fileWild(wild, pieces)
 	if len(m.lits) > 0 {
 		m.ac = newAutomaton(m.lits)
 	}
 	return m
 }
 
-// lit returns the index of the literal s.
-func (m *ruleMatcher) lit(s string) int32 {
-	l, _ := slices.BinarySearch(m.lits, s)
-	return int32(l)
-}
-
-// pendingWild is a pattern with a '*' before compileRules files it.
-type pendingWild struct {
-	wildRule
-	pieces []int32
+// litUse is a literal of a pattern and where its index goes: pieces[at],
+// or for at < 0 the tail of wild[-1-at].
+type litUse struct {
+	lit string
+	at  int32
 }
 
 // boolOrder orders true before false.
@@ -251,21 +273,26 @@ func boolOrder(a, b bool) int {
 	return 1
 }
 
-// fileWild files each pattern of wild under its key, as the doc of
-// ruleMatcher says, and lays out m.wild key by key, best first within a
-// key, with their pieces in m.pieces in the same order.
-func (m *ruleMatcher) fileWild(wild []pendingWild) {
-	slices.SortFunc(wild, func(a, b pendingWild) int {
-		return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.rule, b.rule))
+// fileWild files each pattern of wild, whose pieces are in pieces, under
+// its key, as the doc of ruleMatcher says, and lays out m.wild key by key,
+// best first within a key, with their pieces in m.pieces in the same
+// order.
+func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32) {
+	best := make([]int32, len(wild)) // wild's indexes, best first
+	for i := range best {
+		best[i] = int32(i)
+	}
+	slices.SortFunc(best, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(wild[b].rank, wild[a].rank), cmp.Compare(wild[a].rule, wild[b].rule))
 	})
 	if len(wild) > 0 {
-		m.maxWild = wild[0].ruleRef
+		m.maxWild = wild[best[0]].ruleRef
 	}
 	nh := int32(len(m.heads.keys))
 	count := make([]int32, int(nh)+len(m.lits)) // patterns filed under each key: heads, then literals
 	keyOf := make([]int32, len(wild))
-	nPieces := 0
-	for i, w := range wild {
+	for _, i := range best {
+		w := &wild[i]
 		key, size := w.head, len(m.heads.keys[w.head])
 		consider := func(l int32) {
 			k := nh + l
@@ -273,7 +300,7 @@ func (m *ruleMatcher) fileWild(wild []pendingWild) {
 				key, size = k, len(m.lits[l])
 			}
 		}
-		for _, l := range w.pieces {
+		for _, l := range pieces[w.from:w.seqEnd] {
 			consider(l)
 		}
 		if w.tail >= 0 {
@@ -281,7 +308,6 @@ func (m *ruleMatcher) fileWild(wild []pendingWild) {
 		}
 		keyOf[i] = key
 		count[key]++
-		nPieces += len(w.pieces)
 	}
 	// A counting sort by key keeps each key's patterns best first.
 	starts := make([]int32, len(count)+1)
@@ -291,18 +317,20 @@ func (m *ruleMatcher) fileWild(wild []pendingWild) {
 	m.headKeys, m.litKeys = starts[:nh+1], starts[nh:]
 	place := make([]int32, len(wild))
 	next := slices.Clone(starts[:len(count)])
-	for i, k := range keyOf {
-		place[next[k]] = int32(i)
+	for _, i := range best {
+		k := keyOf[i]
+		place[next[k]] = i
 		next[k]++
 	}
 	m.wild = make([]wildRule, len(wild))
-	m.pieces = make([]int32, 0, nPieces)
+	m.pieces = make([]int32, 0, len(pieces))
 	for j, i := range place {
-		w := wild[i].wildRule
+		w := wild[i]
+		seq := pieces[w.from:w.seqEnd]
 		w.from = int32(len(m.pieces))
-		m.pieces = append(m.pieces, wild[i].pieces...)
+		m.pieces = append(m.pieces, seq...)
 		w.seqEnd = int32(len(m.pieces))
-		m.pieces = appendDistinct(m.pieces, wild[i].pieces)
+		m.pieces = appendDistinct(m.pieces, seq)
 		m.wild[j] = w
 	}
 	if cap(m.pieces) > len(m.pieces) { // repeated literals made it grow
@@ -458,13 +486,18 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	if last < pos {
 		return -1
 	}
-	for k := ls.occHead; k >= 0; k = st.occ[k].next {
-		if start := st.occ[k].end - size; start >= pos {
-			return start
+	if st.occ[ls.occTail].end-size >= pos { // one of the recorded occurrences
+		for k := ls.occHead; ; k = st.occ[k].next {
+			if start := st.occ[k].end - size; start >= pos {
+				return start
+			}
 		}
 	}
 	if ls.count < occCap {
-		return last // not reached: the list holds every occurrence
+		return last // not reached: the recorded occurrences are all there are
+	}
+	if path[pos:pos+size] == lit { // as when a pattern repeats a piece
+		return pos
 	}
 	// An occurrence after the recorded ones starts in [pos, last]: search,
 	// but not again where an earlier search for l has looked.
@@ -710,8 +743,18 @@ type acNode struct {
 // and not empty.
 func newAutomaton(lits []string) automaton {
 	type span struct{ lo, hi, depth int32 } // the literals that start with a node
-	spans := []span{{0, int32(len(lits)), 0}}
-	nodes := []acNode{{}}
+	size := 1                               // the nodes: the root and each literal's octets past the one before
+	for i, l := range lits {
+		shared := 0
+		if i > 0 {
+			for shared < len(l) && shared < len(lits[i-1]) && l[shared] == lits[i-1][shared] {
+				shared++
+			}
+		}
+		size += len(l) - shared
+	}
+	spans := append(make([]span, 0, size), span{0, int32(len(lits)), 0})
+	nodes := append(make([]acNode, 0, size+1), acNode{})
 	for v := 0; v < len(spans); v++ {
 		lo, hi, d := spans[v].lo, spans[v].hi, spans[v].depth
 		if lo < hi && int32(len(lits[lo])) == d {
@@ -731,7 +774,7 @@ func newAutomaton(lits []string) automaton {
 		}
 	}
 	n := int32(len(nodes))
-	a := automaton{root: make([]uint16, 256), nodes: slices.Clone(append(nodes, acNode{first: n}))} // no room to grow
+	a := automaton{root: make([]uint16, 256), nodes: append(nodes, acNode{first: n})}
 	nodes = a.nodes
 	for c := nodes[0].first; c < nodes[1].first; c++ {
 		a.root[nodes[c].label] = uint16(c)
