@@ -6,16 +6,57 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // robotsFile is a robots.txt read the RFC 9309 way: line by line, keeping
 // every line it understands and skipping the rest, so that one malformed
 // line never discards the file (§2.3.1.5). It decides nothing; matching is
-// left to the engine in robots_match.go.
+// left to the engine in robots_engine.go.
 type robotsFile struct {
-	groups   []robotsGroup
-	sitemaps []string
-	skipped  int // lines that were neither blank, comments nor understood
+	groups       []robotsGroup
+	sitemaps     []string
+	skipped      int           // lines that were neither blank, comments nor understood
+	skippedLines []SkippedLine // the first maxSkippedLines of them
+}
+
+// maxSkippedLines and maxSkippedText bound what parseRobots records of the
+// lines it skips, so that a hostile file cannot make the record large: the
+// first 100 lines, each cut to 120 bytes. skipped still counts them all.
+const (
+	maxSkippedLines = 100
+	maxSkippedText  = 120
+)
+
+// Why parseRobots skipped a line; the Reason of a [SkippedLine].
+const (
+	skipNoColon      = "no colon"
+	skipNoToken      = "no product token"
+	skipOutsideGroup = "rule outside any group"
+	skipNotPath      = "not a path pattern"
+	skipDelayOutside = "Crawl-delay outside any group"
+	skipBadDelay     = "bad Crawl-delay"
+	skipUnknownField = "unknown field"
+)
+
+// skip counts a skipped line and records it while the record has room.
+// text is the line as written, without its line break; the record keeps
+// at most maxSkippedText bytes of it, cut before a character, with invalid
+// UTF-8 replaced.
+func (f *robotsFile) skip(lineNo int, text []byte, reason string) {
+	f.skipped++
+	if len(f.skippedLines) == maxSkippedLines {
+		return
+	}
+	text = bytes.TrimSpace(text)
+	if cut := maxSkippedText; len(text) > cut {
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	f.skippedLines = append(f.skippedLines, SkippedLine{
+		Line: lineNo, Text: strings.ToValidUTF8(string(text), "\uFFFD"), Reason: reason})
 }
 
 // robotsGroup is one group: one or more user-agent lines and the rules that
@@ -42,19 +83,25 @@ func (r robotsRule) String() string {
 }
 
 // parseRobots reads body. It never fails: what it cannot read is counted in
-// skipped and otherwise ignored.
+// skipped, recorded in skippedLines while there is room, and otherwise
+// ignored. Lines end at CR, LF or CR LF and are numbered from 1.
 func parseRobots(body []byte) *robotsFile {
 	f := &robotsFile{}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
 	var cur *robotsGroup                                  // the group being read; nil before the first user-agent line
 	inRules := false                                      // cur has had a rule or Crawl-delay, so a user-agent line starts a new group
-	for len(body) > 0 {
-		var line []byte
+	for lineNo := 1; len(body) > 0; lineNo++ {
+		var raw []byte
 		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
-			line, body = body[:i], body[i+1:]
+			end := i + 1
+			if body[i] == '\r' && end < len(body) && body[end] == '\n' {
+				end++ // CR LF ends one line
+			}
+			raw, body = body[:i], body[end:]
 		} else {
-			line, body = body, nil
+			raw, body = body, nil
 		}
+		line := raw
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
@@ -64,7 +111,7 @@ func parseRobots(body []byte) *robotsFile {
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon < 0 {
-			f.skipped++
+			f.skip(lineNo, raw, skipNoColon)
 			continue
 		}
 		key := strings.ToLower(string(bytes.TrimSpace(line[:colon])))
@@ -73,7 +120,7 @@ func parseRobots(body []byte) *robotsFile {
 		case "user-agent", "useragent", "user agent":
 			token := agentToken(value)
 			if token == "" {
-				f.skipped++
+				f.skip(lineNo, raw, skipNoToken)
 				continue
 			}
 			if cur == nil || inRules {
@@ -84,7 +131,7 @@ func parseRobots(body []byte) *robotsFile {
 			cur.agents = append(cur.agents, token)
 		case "allow", "disallow":
 			if cur == nil {
-				f.skipped++ // a rule outside any group binds no one
+				f.skip(lineNo, raw, skipOutsideGroup) // it binds no one
 				continue
 			}
 			inRules = true
@@ -92,14 +139,18 @@ func parseRobots(body []byte) *robotsFile {
 				continue // "Disallow:" with no path disallows nothing
 			}
 			if value[0] != '/' && value[0] != '*' {
-				f.skipped++ // not a path pattern (§2.2.2)
+				f.skip(lineNo, raw, skipNotPath) // §2.2.2
 				continue
 			}
 			cur.rules = append(cur.rules, robotsRule{allow: key == "allow", pattern: normalizePath(value)})
 		case "crawl-delay", "crawldelay":
 			secs, err := strconv.ParseFloat(value, 64)
-			if cur == nil || err != nil || secs < 0 || math.IsInf(secs, 0) || math.IsNaN(secs) {
-				f.skipped++
+			if cur == nil {
+				f.skip(lineNo, raw, skipDelayOutside)
+				continue
+			}
+			if err != nil || secs < 0 || math.IsInf(secs, 0) || math.IsNaN(secs) {
+				f.skip(lineNo, raw, skipBadDelay)
 				continue
 			}
 			inRules = true
@@ -113,7 +164,7 @@ func parseRobots(body []byte) *robotsFile {
 				f.sitemaps = append(f.sitemaps, value)
 			}
 		default:
-			f.skipped++
+			f.skip(lineNo, raw, skipUnknownField)
 		}
 	}
 	return f

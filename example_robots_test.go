@@ -1,0 +1,74 @@
+package polite_test
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/polite-go/polite"
+)
+
+// ParseRobots reads a robots.txt as the transport does; Test decides a URL
+// for a User-Agent and names the rule that decided.
+func ExampleParseRobots() {
+	robots := polite.ParseRobots([]byte(`User-agent: *
+Disallow: /private/
+Allow: /private/press/
+Disallow: /*.pdf$
+Crawl-delay: 2
+
+Sitemap: https://example.com/sitemap.xml
+`))
+	for _, raw := range []string{
+		"https://example.com/private/report",
+		"https://example.com/private/press/2024",
+		"https://example.com/docs/guide.pdf",
+		"https://example.com/docs/guide.pdf?page=2",
+	} {
+		u, _ := url.Parse(raw)
+		m := robots.Test("ExampleBot/1.0 (+https://example.com/bot)", u)
+		fmt.Printf("%s allowed=%v rule=%q\n", u.RequestURI(), m.Allowed, m.Rule)
+	}
+	fmt.Println("crawl-delay:", robots.CrawlDelay("ExampleBot/1.0"))
+	fmt.Println("sitemaps:", robots.Sitemaps())
+	// Output:
+	// /private/report allowed=false rule="Disallow: /private/"
+	// /private/press/2024 allowed=true rule="Allow: /private/press/"
+	// /docs/guide.pdf allowed=false rule="Disallow: /*.pdf$"
+	// /docs/guide.pdf?page=2 allowed=true rule=""
+	// crawl-delay: 2s
+	// sitemaps: [https://example.com/sitemap.xml]
+}
+
+// Skipped lists the lines that a robots.txt reader ignores, with why, so
+// that a site owner can fix them.
+func ExampleRobots_Skipped() {
+	robots := polite.ParseRobots([]byte(`Disallow: /tmp/
+User-agent: *
+Disalow: /private/
+Disallow: private/
+Crawl-delay: 1s
+`))
+	for _, line := range robots.Skipped() {
+		fmt.Printf("line %d: %s (%s)\n", line.Line, line.Text, line.Reason)
+	}
+	fmt.Println("rules kept:", robots.Rules())
+	// Output:
+	// line 1: Disallow: /tmp/ (rule outside any group)
+	// line 3: Disalow: /private/ (unknown field)
+	// line 4: Disallow: private/ (not a path pattern)
+	// line 5: Crawl-delay: 1s (bad Crawl-delay)
+	// rules kept: 0
+}
+
+// A file in which the reader understood no line, such as an HTML page
+// served as robots.txt, allows everything; Groups and SkippedCount tell it
+// apart from a real robots.txt.
+func ExampleRobots_Groups() {
+	robots := polite.ParseRobots([]byte("<!doctype html>\n<html><body>Not found</body></html>\n"))
+	u, _ := url.Parse("https://example.com/private/")
+	fmt.Println("allowed:", robots.Test("ExampleBot", u).Allowed)
+	fmt.Println("groups:", robots.Groups(), "sitemaps:", len(robots.Sitemaps()), "skipped:", robots.SkippedCount())
+	// Output:
+	// allowed: true
+	// groups: 0 sitemaps: 0 skipped: 2
+}

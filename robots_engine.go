@@ -1,0 +1,836 @@
+package polite
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// ruleMatcher decides paths against the rules of one group, or of the
+// groups that bind one product token, as RFC 9309 §2.2.2 and §2.2.3 say:
+//
+//   - A pattern is matched from the first octet of the path.
+//   - '*' matches any run of octets, the empty run too.
+//   - '$' as the last octet of a pattern means the end of the path. A '$'
+//     anywhere else is the literal character, which normalizeTarget writes
+//     in a path as "%24", so the engine reads it as "%24" there: "/a$b"
+//     matches what "/a%24b" matches.
+//   - Of the rules that match, the one whose pattern has the most octets
+//     decides (patterns come from normalizePath, so octets are counted in
+//     that form); of two equally long, an Allow wins. No match allows.
+//
+// Identical patterns are kept once; an Allow and a Disallow of one pattern
+// are the Allow. An empty pattern matches nothing, as "Disallow:" with no
+// path disallows nothing.
+//
+// # How it matches
+//
+// A pattern is a head, the literal before its first '*'; then, if it has a
+// '*', pieces, the literals between '*'s, which must follow the head in the
+// path in order and without overlapping; and, for a pattern that ends in
+// '$', a tail, the literal after the last '*', which must end the path.
+// Placing each piece at its leftmost occurrence after the one before is
+// enough to tell whether a pattern matches, because it leaves the most path
+// for what follows.
+//
+// The heads are kept sorted, each with the longest other head that is a
+// prefix of it (prefixSet), so one binary search finds every head that
+// begins the path: the deepest one and its chain of parents. A pattern
+// without '*' is decided there. Each pattern with a '*' is filed under one
+// key: its head, one of its pieces or its tail, whichever has the fewest
+// patterns filed under it so far, and of those the longest; within a key,
+// the longest pattern comes first. If such a pattern could beat what the
+// heads decided, one pass of an Aho–Corasick automaton over the path finds
+// the pieces and tails that occur, and where (scan). Then only the patterns
+// filed under a head that begins the path or under a literal that occurs
+// are tried, best first, and a list stops at its first match or at a
+// pattern that could not beat the best match so far. A try checks the
+// length of the path, the head, the tail and that each piece occurs, then
+// places the pieces, most of them from what the scan recorded; a piece that
+// occurs more often than the scan records is searched for with
+// strings.Index, and the search is remembered for the next pattern.
+//
+// # Cost
+//
+// The compiled form shares the rules' text and adds 40 bytes a distinct
+// head, 28 bytes a pattern with a '*' and 4 bytes a piece (8 if the pattern
+// repeats a literal), 24 bytes a distinct piece or tail, 16 bytes a node of
+// the automaton, at most one an octet of those literals, and 512 bytes for
+// the automaton's root. That is linear in the rules: for the 500 KiB files
+// of robots_engine_bench_test.go, 1.2 times the bytes of the rules' lines
+// for plain rules, 3.4 for distinct "/*x<N>*y$" rules and 12 for rules of
+// random 12-octet pieces, the most found (TestRuleMatcherSize). A decision
+// also borrows scratch space, 36 bytes a literal, from a sync.Pool.
+//
+// A decision allocates nothing. For a path of n octets and h distinct
+// heads it costs O(n log h) to find the heads and O(n) for the automaton,
+// whose record of occurrences holds at most occCap a literal. Then, for
+// each pattern tried, it costs O(k) for the pattern's k pieces, plus a
+// search of at most n octets for each piece placed after the occurrences
+// recorded, which takes a piece that occurs more than occCap times. A
+// pattern is tried only if its key begins the path or occurs in it.
+// BenchmarkEngineWorst records the worst files found, with paths of 2 and
+// 8 KiB.
+type ruleMatcher struct {
+	heads prefixSet // the distinct heads
+	plain []ruleRef // per head: the best pattern with this head, no '*' and no final '$'
+	exact []ruleRef // per head: the best pattern with this head, no '*' and a final '$'
+	// The patterns with a '*', filed by key: those under head h are
+	// wild[headKeys[h]:headKeys[h+1]], those under literal l
+	// wild[litKeys[l]:litKeys[l+1]], best first.
+	wild     []wildRule
+	headKeys []int32
+	litKeys  []int32
+	litTop   []int32  // per literal: the rank of the best pattern filed under it; -1 if none
+	pieces   []int32  // the pieces of wild, as literal indexes, rule after rule
+	lits     []string // the distinct pieces and tails, sorted
+	ac       automaton
+	maxWild  ruleRef // the best of wild, whether or not it matches; none if empty
+}
+
+// ruleRef names a rule with its rank: twice the length of its pattern,
+// plus 1 for an Allow, so that the higher rank decides (§2.2.2). rule is
+// the rule's index in the slice given to compileRules.
+type ruleRef struct {
+	rank int32
+	rule int32
+}
+
+var noRule = ruleRef{rank: -1, rule: -1}
+
+func rankOf(r robotsRule) int32 {
+	if r.allow {
+		return int32(2*len(r.pattern) + 1)
+	}
+	return int32(2 * len(r.pattern))
+}
+
+// beats reports whether r decides over o: a longer pattern, or an Allow
+// of the same length over a Disallow.
+func (r ruleRef) beats(o ruleRef) bool { return r.rank > o.rank }
+
+func (r ruleRef) allow() bool { return r.rank&1 == 1 }
+
+// wildRule is a pattern with a '*'. Its pieces are pieces[from:seqEnd],
+// in order; if they repeat a literal, pieces from seqEnd up to the next
+// wildRule's from hold each of them once.
+type wildRule struct {
+	ruleRef
+	head   int32 // index into heads
+	from   int32
+	seqEnd int32
+	tail   int32 // literal index of its tail, or -1
+	minLen int32 // the octets of its head, pieces and tail: a shorter path cannot match
+}
+
+// shape is a pattern taken apart into its head, pieces and tail.
+type shape struct {
+	head   string
+	pieces []string
+	tail   string // "" when the pattern has none
+	wild   bool   // the pattern has a '*'
+	exact  bool   // no '*' and a final '$': the path must be the head
+}
+
+func shapeOf(pattern string) shape {
+	body, anchored := strings.CutSuffix(pattern, "$")
+	if strings.Contains(body, "$") {
+		body = strings.ReplaceAll(body, "$", "%24")
+	}
+	head, rest, wild := strings.Cut(body, "*")
+	s := shape{head: head, wild: wild, exact: anchored && !wild}
+	for wild {
+		var piece string
+		piece, rest, wild = strings.Cut(rest, "*")
+		switch {
+		case wild && piece != "":
+			s.pieces = append(s.pieces, piece)
+		case !wild && anchored:
+			s.tail = piece
+		case !wild && piece != "":
+			s.pieces = append(s.pieces, piece)
+		}
+	}
+	return s
+}
+
+// compileRules builds the matcher of rules. match reports rules by their
+// index in this slice.
+func compileRules(rules []robotsRule) *ruleMatcher {
+	m := &ruleMatcher{maxWild: noRule}
+
+	// One rule per pattern, the Allow if there is one; take each apart.
+	order := make([]int32, 0, len(rules))
+	for i, r := range rules {
+		if r.pattern != "" {
+			order = append(order, int32(i))
+		}
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(strings.Compare(rules[a].pattern, rules[b].pattern),
+			boolOrder(rules[a].allow, rules[b].allow), cmp.Compare(a, b))
+	})
+	order = slices.CompactFunc(order, func(a, b int32) bool { return rules[a].pattern == rules[b].pattern })
+	shapes := make([]shape, len(order))
+	headList := make([]string, 0, len(order))
+	nWild, nPieces, nUses := 0, 0, 0
+	for i, ri := range order {
+		s := shapeOf(rules[ri].pattern)
+		shapes[i] = s
+		headList = append(headList, s.head)
+		if s.wild {
+			nWild++
+			nPieces += len(s.pieces)
+			nUses += len(s.pieces)
+			if s.tail != "" {
+				nUses++
+			}
+		}
+	}
+	slices.Sort(headList)
+	m.heads = newPrefixSet(slices.Compact(headList))
+
+	// Patterns without '*' go to their head; the others are filed by key.
+	m.plain = make([]ruleRef, len(m.heads.keys))
+	m.exact = make([]ruleRef, len(m.heads.keys))
+	for i := range m.plain {
+		m.plain[i], m.exact[i] = noRule, noRule
+	}
+	wild := make([]wildRule, 0, nWild) // from and seqEnd index pieces, for now
+	pieces := make([]int32, 0, nPieces)
+	uses := make([]litUse, 0, nUses)
+	for i, ri := range order {
+		s := shapes[i]
+		ref := ruleRef{rank: rankOf(rules[ri]), rule: ri}
+		h, _ := slices.BinarySearch(m.heads.keys, s.head)
+		switch {
+		case s.exact:
+			if ref.beats(m.exact[h]) {
+				m.exact[h] = ref
+			}
+		case !s.wild:
+			if ref.beats(m.plain[h]) {
+				m.plain[h] = ref
+			}
+		default:
+			w := wildRule{ruleRef: ref, head: int32(h), tail: -1, minLen: int32(len(s.head) + len(s.tail))}
+			if s.tail != "" {
+				uses = append(uses, litUse{s.tail, -1 - int32(len(wild))})
+			}
+			w.from = int32(len(pieces))
+			for _, p := range s.pieces {
+				uses = append(uses, litUse{p, int32(len(pieces))})
+				pieces = append(pieces, -1)
+				w.minLen += int32(len(p))
+			}
+			w.seqEnd = int32(len(pieces))
+			wild = append(wild, w)
+		}
+	}
+	// Number the distinct literals in sorted order.
+	slices.SortFunc(uses, func(a, b litUse) int { return strings.Compare(a.lit, b.lit) })
+	distinct := 0
+	for i, u := range uses {
+		if i == 0 || u.lit != uses[i-1].lit {
+			distinct++
+		}
+	}
+	m.lits = make([]string, 0, distinct)
+	for i, u := range uses {
+		if i == 0 || u.lit != uses[i-1].lit {
+			m.lits = append(m.lits, u.lit)
+		}
+		l := int32(len(m.lits) - 1)
+		if u.at >= 0 {
+			pieces[u.at] = l
+		} else {
+			wild[-1-u.at].tail = l
+		}
+	}
+	m.fileWild(wild, pieces)
+	if len(m.lits) > 0 {
+		m.ac = newAutomaton(m.lits)
+	}
+	return m
+}
+
+// litUse is a literal of a pattern and where its index goes: pieces[at],
+// or for at < 0 the tail of wild[-1-at].
+type litUse struct {
+	lit string
+	at  int32
+}
+
+// boolOrder orders true before false.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
+// fileWild files each pattern of wild, whose pieces are in pieces, under
+// its key, as the doc of ruleMatcher says, and lays out m.wild key by key,
+// best first within a key, with their pieces in m.pieces in the same
+// order.
+func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32) {
+	best := make([]int32, len(wild)) // wild's indexes, best first
+	for i := range best {
+		best[i] = int32(i)
+	}
+	slices.SortFunc(best, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(wild[b].rank, wild[a].rank), cmp.Compare(wild[a].rule, wild[b].rule))
+	})
+	if len(wild) > 0 {
+		m.maxWild = wild[best[0]].ruleRef
+	}
+	nh := int32(len(m.heads.keys))
+	count := make([]int32, int(nh)+len(m.lits)) // patterns filed under each key: heads, then literals
+	keyOf := make([]int32, len(wild))
+	for _, i := range best {
+		w := &wild[i]
+		key, size := w.head, len(m.heads.keys[w.head])
+		consider := func(l int32) {
+			k := nh + l
+			if count[k] < count[key] || count[k] == count[key] && len(m.lits[l]) > size {
+				key, size = k, len(m.lits[l])
+			}
+		}
+		for _, l := range pieces[w.from:w.seqEnd] {
+			consider(l)
+		}
+		if w.tail >= 0 {
+			consider(w.tail)
+		}
+		keyOf[i] = key
+		count[key]++
+	}
+	// A counting sort by key keeps each key's patterns best first.
+	starts := make([]int32, len(count)+1)
+	for k, c := range count {
+		starts[k+1] = starts[k] + c
+	}
+	m.headKeys, m.litKeys = starts[:nh+1], starts[nh:]
+	place := make([]int32, len(wild))
+	next := slices.Clone(starts[:len(count)])
+	for _, i := range best {
+		k := keyOf[i]
+		place[next[k]] = i
+		next[k]++
+	}
+	m.wild = make([]wildRule, len(wild))
+	m.pieces = make([]int32, 0, len(pieces))
+	for j, i := range place {
+		w := wild[i]
+		seq := pieces[w.from:w.seqEnd]
+		w.from = int32(len(m.pieces))
+		m.pieces = append(m.pieces, seq...)
+		w.seqEnd = int32(len(m.pieces))
+		m.pieces = appendDistinct(m.pieces, seq)
+		m.wild[j] = w
+	}
+	if cap(m.pieces) > len(m.pieces) { // repeated literals made it grow
+		m.pieces = slices.Clone(m.pieces)
+	}
+	m.litTop = make([]int32, len(m.lits))
+	for l := range m.litTop {
+		m.litTop[l] = -1
+		if from := m.litKeys[l]; from < m.litKeys[l+1] {
+			m.litTop[l] = m.wild[from].rank
+		}
+	}
+}
+
+// appendDistinct appends to pieces the literals of seq without repeats, if
+// seq has repeats.
+func appendDistinct(pieces, seq []int32) []int32 {
+	if len(seq) < 2 {
+		return pieces
+	}
+	sorted := slices.Clone(seq)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	if len(sorted) == len(seq) {
+		return pieces
+	}
+	return append(pieces, sorted...)
+}
+
+// match reports whether path, normalised by normalizeTarget, is allowed,
+// and which rule decided: its index in the rules given to compileRules, or
+// -1 when no rule matched.
+func (m *ruleMatcher) match(path string) (allowed bool, rule int) {
+	best := noRule
+	deepest := m.heads.deepest(path)
+	for h := deepest; h >= 0; h = m.heads.parent[h] {
+		if m.plain[h].beats(best) {
+			best = m.plain[h]
+		}
+		if len(m.heads.keys[h]) == len(path) && m.exact[h].beats(best) {
+			best = m.exact[h]
+		}
+	}
+	if m.maxWild.beats(best) {
+		best = m.matchWild(path, deepest, best)
+	}
+	return best.rule < 0 || best.allow(), int(best.rule)
+}
+
+// matchWild returns the better of best and the best pattern with a '*'
+// that matches path. deepest is the longest head that begins path, or -1.
+func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef) ruleRef {
+	st := getMatchState(len(m.lits))
+	for h := deepest; h >= 0; h = m.heads.parent[h] {
+		best = m.try(st, path, m.headKeys[h], m.headKeys[h+1], best, true)
+	}
+	if filedUnderLits := int(m.litKeys[0]) < len(m.wild); filedUnderLits && m.maxWild.beats(best) {
+		if !st.scanned {
+			m.scan(st, path)
+		}
+		for _, l := range st.found {
+			if m.litTop[l] > best.rank {
+				best = m.try(st, path, m.litKeys[l], m.litKeys[l+1], best, false)
+			}
+		}
+	}
+	matchStates.Put(st)
+	return best
+}
+
+// try returns the better of best and the first of the patterns wild[from:to],
+// which are best first, that matches path. headed tells that their heads
+// begin path.
+func (m *ruleMatcher) try(st *matchState, path string, from, to int32, best ruleRef, headed bool) ruleRef {
+	for i := from; i < to; i++ {
+		w := &m.wild[i]
+		if !w.beats(best) {
+			break
+		}
+		if m.wildMatches(st, path, i, headed) {
+			return w.ruleRef
+		}
+	}
+	return best
+}
+
+// wildMatches reports whether wild[i] matches path. headed tells that its
+// head begins path.
+func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed bool) bool {
+	w := &m.wild[i]
+	n := int32(len(path))
+	head := m.heads.keys[w.head]
+	if n < w.minLen || !headed && !strings.HasPrefix(path, head) {
+		return false
+	}
+	end := n // where the pieces must end
+	if w.tail >= 0 {
+		tail := m.lits[w.tail]
+		if !strings.HasSuffix(path, tail) {
+			return false
+		}
+		end -= int32(len(tail))
+	}
+	pieces := m.pieces[w.from:w.seqEnd]
+	if len(pieces) == 0 {
+		return true
+	}
+	if !st.scanned {
+		m.scan(st, path)
+	}
+	for _, l := range m.literals(i) {
+		if st.lits[l].seen != st.gen {
+			return false
+		}
+	}
+	pos := int32(len(head))
+	for _, l := range pieces {
+		at := m.next(st, path, l, pos)
+		if at < 0 {
+			return false
+		}
+		pos = at + int32(len(m.lits[l]))
+	}
+	return pos <= end
+}
+
+// literals returns the pieces of wild[i] without repeats.
+func (m *ruleMatcher) literals(i int32) []int32 {
+	w := &m.wild[i]
+	end := int32(len(m.pieces))
+	if int(i)+1 < len(m.wild) {
+		end = m.wild[i+1].from
+	}
+	if end > w.seqEnd {
+		return m.pieces[w.seqEnd:end]
+	}
+	return m.pieces[w.from:w.seqEnd]
+}
+
+// next returns where the first occurrence of literal l at or after pos
+// starts, or -1 if there is none. l occurs in path.
+func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
+	lit := m.lits[l]
+	size := int32(len(lit))
+	ls := &st.lits[l]
+	if first := ls.firstEnd - size; first >= pos {
+		return first
+	}
+	if !st.lasts {
+		m.lastEnds(st)
+	}
+	last := ls.lastEnd - size
+	if last < pos {
+		return -1
+	}
+	if st.occ[ls.occTail].end-size >= pos { // one of the recorded occurrences
+		for k := ls.occHead; ; k = st.occ[k].next {
+			if start := st.occ[k].end - size; start >= pos {
+				return start
+			}
+		}
+	}
+	if ls.count < occCap {
+		return last // not reached: the recorded occurrences are all there are
+	}
+	if path[pos:pos+size] == lit { // as when a pattern repeats a piece
+		return pos
+	}
+	// An occurrence after the recorded ones starts in [pos, last]: search,
+	// but not again where an earlier search for l has looked.
+	end, after := ls.lastEnd, last
+	if ls.memoGen == st.gen {
+		if ls.memoFrom <= pos && pos <= ls.memoAt {
+			return ls.memoAt
+		}
+		if pos < ls.memoFrom {
+			end, after = ls.memoFrom+size-1, ls.memoAt
+		}
+	}
+	at := after
+	var i int
+	if size == 1 {
+		i = strings.IndexByte(path[pos:end], lit[0])
+	} else {
+		i = strings.Index(path[pos:end], lit)
+	}
+	if i >= 0 {
+		at = pos + int32(i)
+	}
+	ls.memoGen, ls.memoFrom, ls.memoAt = st.gen, pos, at
+	return at
+}
+
+// occCap is how many occurrences of each literal scan records.
+const occCap = 16
+
+// scan runs the automaton over path and records the literals that occur,
+// with where each of the first occCap occurrences of each ends, and the
+// places where literals end, for lastEnds.
+//
+// The literals that end at one place are a chain, each a suffix of the one
+// before, so each has occurred at least as often as the one before: once
+// one has occCap occurrences, so have those after it, and the walk down
+// the chain stops there. Recording thus costs at most occCap steps a
+// literal besides one a place.
+func (m *ruleMatcher) scan(st *matchState, path string) {
+	st.scanned = true
+	a := &m.ac
+	hits := st.hits[:0] // where a literal ends, and the state there
+	s := int32(0)
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if s == 0 {
+			for a.root[c] == 0 { // no literal starts here: skip
+				if i++; i == len(path) {
+					st.hits = hits
+					return
+				}
+				c = path[i]
+			}
+			s = int32(a.root[c])
+		} else { // the automaton's step, by hand: the compiler would not inline it
+			for {
+				if t := a.child(s, c); t != 0 {
+					s = t
+					break
+				}
+				if s = a.nodes[s].fail; s == 0 {
+					s = int32(a.root[c])
+					break
+				}
+			}
+		}
+		v := a.literalNode(s)
+		if v == 0 {
+			continue
+		}
+		end := int32(i + 1)
+		hits = append(hits, acHit{end, s})
+		for ; v != 0; v = a.literalNode(a.nodes[v].fail) {
+			l := -1 - a.nodes[v].out
+			ls := &st.lits[l]
+			if ls.seen != st.gen {
+				*ls = litState{seen: st.gen, firstEnd: end, occHead: -1, memoGen: ls.memoGen}
+				if m.litKeys[l] < m.litKeys[l+1] {
+					st.found = append(st.found, l)
+				}
+			} else if ls.count == occCap {
+				break
+			}
+			k := int32(len(st.occ))
+			st.occ = append(st.occ, occurrence{end: end, next: -1})
+			if ls.count == 0 {
+				ls.occHead = k
+			} else {
+				st.occ[ls.occTail].next = k
+			}
+			ls.occTail = k
+			ls.count++
+		}
+	}
+	st.hits = hits
+}
+
+// lastEnds records where the last occurrence of each literal that occurs
+// ends, reading the hits of scan backwards.
+func (m *ruleMatcher) lastEnds(st *matchState) {
+	st.lasts = true
+	a := &m.ac
+	for i := len(st.hits) - 1; i >= 0; i-- {
+		h := st.hits[i]
+		for v := a.literalNode(h.state); v != 0; v = a.literalNode(a.nodes[v].fail) {
+			ls := &st.lits[-1-a.nodes[v].out]
+			if ls.lastEnd != 0 {
+				break
+			}
+			ls.lastEnd = h.end
+		}
+	}
+}
+
+// acHit is a place where the automaton finds a literal: the end of the
+// octets read, and the state.
+type acHit struct{ end, state int32 }
+
+// occurrence is a recorded occurrence of a literal: where it ends, and the
+// index of the literal's next recorded one, or -1.
+type occurrence struct{ end, next int32 }
+
+// matchState is what one decision needs besides the matcher; decisions
+// borrow it from matchStates, so that they allocate nothing.
+type matchState struct {
+	gen     uint32
+	scanned bool // scan has run
+	lasts   bool // lastEnds has run
+	lits    []litState
+	found   []int32 // the literals that occur and key patterns, by first end
+	hits    []acHit
+	occ     []occurrence
+}
+
+// litState is what a decision knows of one literal. The fields but the
+// memo hold when seen is the decision's gen, the memo when memoGen is.
+type litState struct {
+	seen             uint32
+	firstEnd         int32 // where its first occurrence ends
+	lastEnd          int32 // where its last occurrence ends, once lastEnds has run
+	count            int32 // occurrences recorded, at most occCap
+	occHead, occTail int32 // the recorded occurrences, in order, in occ
+	memoGen          uint32
+	memoFrom         int32 // its next occurrence from any place in [memoFrom,
+	memoAt           int32 // memoAt] starts at memoAt
+}
+
+var matchStates = sync.Pool{New: func() any { return new(matchState) }}
+
+// getMatchState returns a matchState for a matcher of lits literals.
+func getMatchState(lits int) *matchState {
+	st := matchStates.Get().(*matchState)
+	if len(st.lits) < lits {
+		st.lits = make([]litState, lits)
+		st.gen = 0
+	}
+	st.gen++
+	if st.gen == 0 { // wrapped: forget every old entry
+		clear(st.lits)
+		st.gen = 1
+	}
+	st.scanned, st.lasts = false, false
+	st.found, st.occ = st.found[:0], st.occ[:0]
+	return st
+}
+
+// prefixSet holds distinct strings, sorted, and for each the index of the
+// longest other one that is a prefix of it, or -1.
+type prefixSet struct {
+	keys   []string
+	parent []int32
+}
+
+// newPrefixSet returns the set of keys, which are sorted and distinct.
+func newPrefixSet(keys []string) prefixSet {
+	p := prefixSet{keys: slices.Clone(keys), parent: make([]int32, len(keys))}
+	var stack []int32 // keys each a prefix of the next
+	for i, k := range keys {
+		for len(stack) > 0 && !strings.HasPrefix(k, keys[stack[len(stack)-1]]) {
+			stack = stack[:len(stack)-1]
+		}
+		p.parent[i] = -1
+		if len(stack) > 0 {
+			p.parent[i] = stack[len(stack)-1]
+		}
+		stack = append(stack, int32(i))
+	}
+	return p
+}
+
+// deepest returns the index of the longest key that is a prefix of s, or
+// -1. Its parents are all the others.
+//
+// Every key that is a prefix of s sorts at or before s, and so does every
+// string between it and s, which starts with it too. So the last key not
+// after s starts with each key that is a prefix of s, and those are the
+// parents of that key no longer than what it shares with s.
+func (p *prefixSet) deepest(s string) int32 {
+	lo, hi := 0, len(p.keys)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if p.keys[mid] <= s {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	i := int32(lo - 1)
+	if i < 0 {
+		return -1
+	}
+	k := p.keys[i]
+	shared := 0
+	for shared < len(k) && shared < len(s) && k[shared] == s[shared] {
+		shared++
+	}
+	for i >= 0 && len(p.keys[i]) > shared {
+		i = p.parent[i]
+	}
+	return i
+}
+
+// automaton finds every occurrence of a set of literals in one pass over a
+// text (Aho–Corasick). Its nodes are the prefixes of the literals, the
+// root, the empty one, numbered 0, level by level and within a level in
+// sorted order, so that the children of a node are consecutive; a node is
+// 16 bytes, so that a step reads one or two cache lines.
+type automaton struct {
+	root  []uint16 // the children of the root by octet, 0 for none: nodes 1 to 256 at most
+	nodes []acNode // and one more, whose first ends the last node's children
+}
+
+type acNode struct {
+	first int32 // the node's children are nodes[first] up to the next node's first
+	fail  int32 // the longest proper suffix that is a node
+	// out is -1-l for the node of literal l; for another node, its longest
+	// suffix that is a literal's node, or 0 if none.
+	out   int32
+	label byte // the octet that leads here
+}
+
+// newAutomaton returns the automaton of lits, which are sorted, distinct
+// and not empty.
+func newAutomaton(lits []string) automaton {
+	type span struct{ lo, hi, depth int32 } // the literals that start with a node
+	size := 1                               // the nodes: the root and each literal's octets past the one before
+	for i, l := range lits {
+		shared := 0
+		if i > 0 {
+			for shared < len(l) && shared < len(lits[i-1]) && l[shared] == lits[i-1][shared] {
+				shared++
+			}
+		}
+		size += len(l) - shared
+	}
+	spans := append(make([]span, 0, size), span{0, int32(len(lits)), 0})
+	nodes := append(make([]acNode, 0, size+1), acNode{})
+	for v := 0; v < len(spans); v++ {
+		lo, hi, d := spans[v].lo, spans[v].hi, spans[v].depth
+		if lo < hi && int32(len(lits[lo])) == d {
+			nodes[v].out = -1 - lo
+			lo++
+		}
+		nodes[v].first = int32(len(spans))
+		for lo < hi {
+			c := lits[lo][d]
+			j := lo + 1
+			for j < hi && lits[j][d] == c {
+				j++
+			}
+			spans = append(spans, span{lo, j, d + 1})
+			nodes = append(nodes, acNode{label: c})
+			lo = j
+		}
+	}
+	n := int32(len(nodes))
+	a := automaton{root: make([]uint16, 256), nodes: append(nodes, acNode{first: n})}
+	nodes = a.nodes
+	for c := nodes[0].first; c < nodes[1].first; c++ {
+		a.root[nodes[c].label] = uint16(c)
+	}
+	for v := int32(1); v < n; v++ { // a node's suffixes come before it
+		for c := nodes[v].first; c < nodes[v+1].first; c++ {
+			for f := nodes[v].fail; ; f = nodes[f].fail {
+				if t := a.child(f, nodes[c].label); t != 0 {
+					nodes[c].fail = t
+					break
+				}
+				if f == 0 {
+					break
+				}
+			}
+		}
+		if nodes[v].out == 0 {
+			nodes[v].out = a.literalNode(nodes[v].fail)
+		}
+	}
+	return a
+}
+
+// literalNode returns v if it is a literal's node, or else its longest
+// suffix that is; 0 if none.
+func (a *automaton) literalNode(v int32) int32 {
+	if o := a.nodes[v].out; o > 0 {
+		return o
+	}
+	if a.nodes[v].out < 0 {
+		return v
+	}
+	return 0
+}
+
+// child returns v's child by the octet c, or 0.
+func (a *automaton) child(v int32, c byte) int32 {
+	if v == 0 {
+		return int32(a.root[c])
+	}
+	lo, hi := a.nodes[v].first, a.nodes[v+1].first
+	if lo == hi || c < a.nodes[lo].label || c > a.nodes[hi-1].label {
+		return 0
+	}
+	for hi-lo > 4 {
+		mid := int32(uint32(lo+hi) >> 1)
+		if a.nodes[mid].label <= c {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	for ; lo < hi; lo++ {
+		if a.nodes[lo].label == c {
+			return lo
+		}
+	}
+	return 0
+}

@@ -1,0 +1,308 @@
+package polite
+
+// Benchmarks of the matching engine, each beside temoto/robotstxt v1.1.2
+// where that makes sense, so that ratios come from one process:
+//
+//	go test -run '^$' -bench 'Engine' -benchmem -count 5
+//
+// They measure; they assert nothing about time. The machine's other work
+// shows in ns/op; cpu-ns/op counts only this process's CPU time.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/temoto/robotstxt"
+)
+
+// temotoGroupOf is temoto's group of rules, written as a clean robots.txt
+// with the Allow lines first, as the transport first used it.
+func temotoGroupOf(tb testing.TB, rules []robotsRule) *robotstxt.Group {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for _, allow := range []bool{true, false} {
+		for _, r := range rules {
+			if r.allow == allow {
+				b.WriteString(r.String() + "\n")
+			}
+		}
+	}
+	data, err := robotstxt.FromString(b.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data.FindGroup("*")
+}
+
+// BenchmarkEngineDecision is the whole decision of one request against a
+// typical robots.txt of 20 and 200 rules, a quarter of them wildcards: the
+// URL's escaped path and query, normalised, then matched. The path matches
+// no rule, so every rule counts.
+func BenchmarkEngineDecision(b *testing.B) {
+	u, err := url.Parse("http://bench.example" + benchPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{20, 200} {
+		rules, _, _ := parseRobots([]byte(benchRobots(n, benchWildEvery))).rulesFor("benchbot")
+		b.Run(fmt.Sprintf("rules=%d/engine", n), func(b *testing.B) {
+			m := compileRules(rules)
+			loopCPU(b, func() {
+				if ok, _ := m.match(normalizeTarget(u.RequestURI())); !ok {
+					b.Fatal("refused")
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("rules=%d/temoto", n), func(b *testing.B) {
+			g := temotoGroupOf(b, rules)
+			loopCPU(b, func() {
+				if !g.Test(normalizeTarget(u.RequestURI())) {
+					b.Fatal("refused")
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkEngineParse reads a 500 KiB robots.txt into what decides:
+// "many-groups" is the file of BenchmarkRobotsParse, many crawlers' groups,
+// of which the engine compiles the one a crawler binds; "one-group" is one
+// group of 500 KiB of distinct wildcard rules, all compiled. temoto parses
+// the whole file and compiles every rule as it reads.
+func BenchmarkEngineParse(b *testing.B) {
+	files := []struct {
+		name  string
+		body  []byte
+		token string
+	}{
+		{"many-groups", benchLargeRobots(robotsMaxBytes), "crawler-7"},
+		{"one-group", []byte(engineFile(engineXN)), "x"},
+	}
+	for _, f := range files {
+		b.Run(f.name+"/engine", func(b *testing.B) {
+			b.SetBytes(int64(len(f.body)))
+			loopCPU(b, func() {
+				rules, _, _ := parseRobots(f.body).rulesFor(f.token)
+				compileRules(rules)
+			})
+		})
+		b.Run(f.name+"/temoto", func(b *testing.B) {
+			b.SetBytes(int64(len(f.body)))
+			loopCPU(b, func() {
+				data, err := robotstxt.FromBytes(f.body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				data.FindGroup(f.token)
+			})
+		})
+	}
+}
+
+// heapOf returns the bytes that build's result keeps on the heap.
+func heapOf(build func() any) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	x := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(x)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
+}
+
+// BenchmarkEngineMemory is the heap that one origin's compiled rules keep,
+// for one group, as heap-B: a typical file of 20 rules, 500 KiB of plain
+// rules, and the 500 KiB files of wildcard rules of BenchmarkEngineWorst.
+// rules-B is the bytes of the group's lines in robots.txt; the parsed rules,
+// which the transport keeps too, are file-B.
+func BenchmarkEngineMemory(b *testing.B) {
+	files := []struct{ name, body string }{
+		{"typical-20", benchRobots(20, benchWildEvery)},
+		{"plain-500KiB", engineFile(enginePlain)},
+		{"xN-500KiB", engineFile(engineXN)},
+		{"random-500KiB", engineFile(engineRandomPieces)},
+		{"long-500KiB", engineFile(engineLongRules)},
+	}
+	for _, f := range files {
+		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
+		ruleBytes := 0
+		for _, r := range rules {
+			ruleBytes += len(r.String()) + 1
+		}
+		b.Run(f.name+"/engine", func(b *testing.B) {
+			var heap float64
+			for b.Loop() {
+				heap = heapOf(func() any { return compileRules(rules) })
+			}
+			b.ReportMetric(heap, "heap-B")
+			b.ReportMetric(float64(ruleBytes), "rules-B")
+			b.ReportMetric(heapOf(func() any { return parseRobots([]byte(f.body)) }), "file-B")
+		})
+		b.Run(f.name+"/temoto", func(b *testing.B) {
+			var heap float64
+			for b.Loop() {
+				heap = heapOf(func() any { return temotoGroupOf(b, rules) })
+			}
+			b.ReportMetric(heap, "heap-B")
+			b.ReportMetric(float64(ruleBytes), "rules-B")
+		})
+	}
+}
+
+// engineMaxBytes is the size of the adversarial files: what the transport
+// reads of a robots.txt.
+const engineMaxBytes = robotsMaxBytes
+
+// engineFile returns a "*" group of rules written by line(i) for i = 0,
+// 1, ..., as many as fit in engineMaxBytes.
+func engineFile(line func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; ; i++ {
+		l := line(i) + "\n"
+		if b.Len()+len(l) > engineMaxBytes {
+			return b.String()
+		}
+		b.WriteString(l)
+	}
+}
+
+// The adversarial files, one line each.
+var (
+	// enginePlain is plain prefix rules under a few sections.
+	enginePlain = func(i int) string { return fmt.Sprintf("Disallow: /section-%d/item-%d/", i%50, i) }
+	// engineXN is distinct anchored wildcards sharing their head and tail.
+	engineXN = func(i int) string { return fmt.Sprintf("Disallow: /*x%d*y$", i) }
+	// engineStarA is one wildcard repeated.
+	engineStarA = func(int) string { return "Disallow: *a" }
+	// engineShared is wildcards that share a long head, with distinct pieces.
+	engineShared = func(i int) string { return fmt.Sprintf("Disallow: /catalogue/items/2024/*/p%d*q", i) }
+	// engineRandomPieces is wildcards of random 12-octet pieces: the largest
+	// automaton per byte of file.
+	engineRandomPieces = func(i int) string {
+		r := rand.New(rand.NewPCG(uint64(i), 7))
+		var b strings.Builder
+		b.WriteString("Disallow: /")
+		for range 4 {
+			b.WriteByte('*')
+			for range 12 {
+				b.WriteByte("abcdefghijklmnopqrstuvwxyz0123456789"[r.IntN(36)])
+			}
+		}
+		return b.String()
+	}
+	// engineLongRules is rules of thousands of one-octet pieces, each with a
+	// distinct first piece so that none shares work with another.
+	engineLongRules = func(i int) string {
+		return fmt.Sprintf("Disallow: /*c%d%s*b", i, strings.Repeat("*a", 3000))
+	}
+	// engineOrder is wildcards whose pieces all occur in the worst path but
+	// in the wrong order: x<N> in the middle, z only at either end, w only
+	// at the start.
+	engineOrder = func(i int) string { return fmt.Sprintf("Disallow: /*x%d*z*w", i) }
+	// engineNested is heads each a prefix of the next, with a wildcard each.
+	engineNested = func(i int) string { return "Disallow: /" + strings.Repeat("a", i+1) + "*b" }
+)
+
+// engineNumbers returns "/" and the numbers 0, 1, 2, ... each after
+// letter, cut to size octets with end last.
+func engineNumbers(letter string, size int, end string) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "%s%d", letter, i)
+	}
+	return b.String()[:size-len(end)] + end
+}
+
+// engineWorstCase is a file and a path built against it; match tells
+// whether a rule matches.
+type engineWorstCase struct {
+	name  string
+	body  string
+	path  string
+	match bool
+}
+
+// engineWorstCases are the worst files and paths found for the engine:
+// 500 KiB files of rules written to make it work, and paths of size octets.
+func engineWorstCases(size int) []engineWorstCase {
+	run := strings.Repeat
+	return []engineWorstCase{
+		{"xN/numbers+y", engineFile(engineXN), engineNumbers("x", size, "y"), true},
+		{"xN/numbers", engineFile(engineXN), engineNumbers("x", size, "z"), false},
+		{"xN/x-run+y", engineFile(engineXN), "/" + run("x", size-2) + "y", false},
+		{"star-a/no-a", engineFile(engineStarA), "/" + run("b", size-1), false},
+		{"one-rule/a-run", "User-agent: *\nDisallow: /" + run("*a", (engineMaxBytes-40)/2) + "*b\n", "/" + run("a", size-1), false},
+		{"shared/numbers", engineFile(engineShared), "/catalogue/items/2024/x" + engineNumbers("/p", size-23, "q")[1:], true},
+		{"random/pieces", engineFile(engineRandomPieces), engineAdversaryPath(size), false},
+		{"long/c-then-a", engineFile(engineLongRules), engineNumbers("c", size/2, "") + run("a", size-size/2), false},
+		{"long/b-first", engineFile(engineLongRules), "/b" + engineNumbers("c", size/2, "")[1:] + run("a", size-size/2-1), false},
+		{"order/w-z-x-z", engineFile(engineOrder), "/wz" + engineNumbers("x", size-3, "z")[1:], false},
+		{"nested-heads/a-run", engineFile(engineNested), "/" + run("a", size-1), false},
+		engineRepeats(size),
+	}
+}
+
+// engineRepeats is rules "/*K*Z*w" whose literals all occur, K once and Z
+// twice, so that placing Z after K needs its second occurrence, while w
+// occurs only at the start: a path "/w" then S twice, S random, and for
+// each place i in S a rule with K the 5 octets of S at i+3 and Z the 3 at i.
+func engineRepeats(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnopqrstuvxyz0123456789" // no w
+	r := rand.New(rand.NewPCG(1, 1))
+	s := make([]byte, size/2-1)
+	for i := range s {
+		s[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; i+8 <= len(s) && b.Len() < engineMaxBytes-40; i++ {
+		fmt.Fprintf(&b, "Disallow: /*%s*%s*w\n", s[i+3:i+8], s[i:i+3])
+	}
+	return engineWorstCase{"repeats/w-S-S", b.String(), "/w" + string(s) + string(s), false}
+}
+
+// BenchmarkEngineWorst is the decision on engineWorstCases, with paths of
+// 2 KiB and 8 KiB, and temoto's on the first of them.
+func BenchmarkEngineWorst(b *testing.B) {
+	for _, size := range []int{2 << 10, 8 << 10} {
+		for _, c := range engineWorstCases(size) {
+			rules, _, _ := parseRobots([]byte(c.body)).rulesFor("x")
+			path := normalizeTarget(c.path)
+			b.Run(fmt.Sprintf("%s/%dKiB/engine", c.name, size>>10), func(b *testing.B) {
+				m := compileRules(rules)
+				if allowed, rule := m.match(path); (rule >= 0) != c.match || allowed == c.match {
+					b.Fatalf("match = %v, %d; want a match: %v", allowed, rule, c.match)
+				}
+				loopCPU(b, func() { m.match(path) })
+			})
+			if c.name == "xN/numbers+y" {
+				b.Run(fmt.Sprintf("%s/%dKiB/temoto", c.name, size>>10), func(b *testing.B) {
+					g := temotoGroupOf(b, rules)
+					loopCPU(b, func() { g.Test(path) })
+				})
+			}
+		}
+	}
+}
+
+// engineAdversaryPath returns a path of size octets built from the pieces of
+// engineRandomPieces, cut short, so that the automaton runs deep and finds
+// little.
+func engineAdversaryPath(size int) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for i := 0; b.Len() < size; i++ {
+		line := engineRandomPieces(i % 8000)
+		pieces := strings.Split(line[len("Disallow: /*"):], "*")
+		b.WriteString(pieces[i%4][:11])
+	}
+	return b.String()[:size]
+}

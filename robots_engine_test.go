@@ -1,0 +1,454 @@
+package polite
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+// engineGroup returns the rules of a "*" group made of lines, read by
+// parseRobots, and their matcher.
+func engineGroup(lines string) ([]robotsRule, *ruleMatcher) {
+	rules, _, _ := parseRobots([]byte("User-agent: *\n" + lines)).rulesFor("x")
+	return rules, compileRules(rules)
+}
+
+// bruteGlob is the reference the engine is tested against: it reports
+// whether pattern matches path by trying every way to match, remembering
+// the positions it has tried. A final '$' anchors the pattern at the end of
+// path; any other '$' is the literal character, which a path carries as
+// "%24".
+func bruteGlob(pattern, path string) bool {
+	p, anchored := strings.CutSuffix(pattern, "$")
+	p = strings.ReplaceAll(p, "$", "%24")
+	tried := make(map[[2]int]bool)
+	var from func(i, j int) bool // whether p[i:] matches path[j:]
+	from = func(i, j int) bool {
+		if i == len(p) {
+			return !anchored || j == len(path)
+		}
+		key := [2]int{i, j}
+		if v, ok := tried[key]; ok {
+			return v
+		}
+		var v bool
+		if p[i] == '*' {
+			v = from(i+1, j) || j < len(path) && from(i, j+1)
+		} else {
+			v = j < len(path) && p[i] == path[j] && from(i+1, j+1)
+		}
+		tried[key] = v
+		return v
+	}
+	return from(0, 0)
+}
+
+// bruteDecide decides path by RFC 9309 §2.2.2 with bruteGlob: the longest
+// matching pattern, an Allow on a tie, allowed when none matches. prio is
+// the length of the deciding pattern, -1 when none matched.
+func bruteDecide(rules []robotsRule, path string) (allowed bool, prio int) {
+	allowed, prio = true, -1
+	for _, r := range rules {
+		if r.pattern == "" || !bruteGlob(r.pattern, path) {
+			continue
+		}
+		if n := len(r.pattern); n > prio || n == prio && r.allow {
+			allowed, prio = r.allow, n
+		}
+	}
+	return allowed, prio
+}
+
+// checkDecision fails t unless m decides path as bruteDecide does, naming a
+// rule that matches path, is as long as the deciding pattern and of the
+// same kind.
+func checkDecision(t *testing.T, rules []robotsRule, m *ruleMatcher, path string) {
+	t.Helper()
+	allowed, rule := m.match(path)
+	wantAllowed, prio := bruteDecide(rules, path)
+	switch {
+	case allowed != wantAllowed:
+		t.Fatalf("match(%q) allowed = %v; want %v\nrules %v", path, allowed, wantAllowed, rules)
+	case prio < 0 && rule != -1:
+		t.Fatalf("match(%q) rule = %d (%v); want -1: no rule matches\nrules %v", path, rule, rules[rule], rules)
+	case prio < 0:
+	case rule < 0 || rule >= len(rules):
+		t.Fatalf("match(%q) rule = %d; want the index of a %d-octet rule\nrules %v", path, rule, prio, rules)
+	case !bruteGlob(rules[rule].pattern, path) || len(rules[rule].pattern) != prio || rules[rule].allow != allowed:
+		t.Fatalf("match(%q) rule = %v; want a matching %d-octet rule that allows=%v\nrules %v", path, rules[rule], prio, allowed, rules)
+	}
+}
+
+func TestBruteGlob(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"/a", "/a", true}, {"/a", "/ab", true}, {"/a", "/", false}, {"/a", "/ba", false},
+		{"/a$", "/a", true}, {"/a$", "/ab", false}, {"/*b", "/ab", true}, {"/*b", "/a", false},
+		{"*b$", "/ab", true}, {"*b$", "/abc", false}, {"/a*b*c$", "/abbc", true}, {"/a*b*c$", "/acb", false},
+		{"/a$b", "/a%24b", true}, {"/a$b", "/ab", false}, {"/a$$", "/a%24", true}, {"/a$$", "/a%24b", false},
+	} {
+		if got := bruteGlob(tc.pattern, tc.path); got != tc.want {
+			t.Errorf("bruteGlob(%q, %q) = %v; want %v", tc.pattern, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestRuleMatcherRFC9309 holds cases read off RFC 9309 §2.2.2, §2.2.3 and
+// the examples of §5; each name quotes the sentence it tests.
+func TestRuleMatcherRFC9309(t *testing.T) {
+	const rfc51star = "Disallow: *.gif$\nDisallow: /example/\nAllow: /publications/\n"
+	const rfc51foobot = "Disallow:/\nAllow:/example/page.html\nAllow:/example/allowed.gif\n"
+	const rfc52 = "Allow: /example/page/\nDisallow: /example/page/disallowed.gif\n"
+	tests := []struct {
+		name    string
+		rules   string
+		uri     string
+		allowed bool
+		rule    string // the rule that decides; "" for none
+	}{
+		{"2.2.2 The matching MUST start with the first octet of the path",
+			"Disallow: /bar\n", "/foo/bar", true, ""},
+		{"2.2.2 The matching MUST start with the first octet of the path: a pattern with a wildcard too",
+			"Disallow: /foo/*/bar\n", "/x/foo/y/bar", true, ""},
+		{"2.2.2 The matching MUST start with the first octet of the path: the same pattern at the start",
+			"Disallow: /foo/*/bar\n", "/foo/y/bar", false, "Disallow: /foo/*/bar"},
+		{"2.2.2 The most specific match is the match that has the most octets: a wildcard's own octets",
+			"Allow: /ab.c\nDisallow: /*.c\n", "/ab.c", true, "Allow: /ab.c"},
+		{"2.2.2 The most specific match is the match that has the most octets: the wildcard alone",
+			"Allow: /ab.c\nDisallow: /*.c\n", "/xy.c", false, "Disallow: /*.c"},
+		{"2.2.2 The most specific match is the match that has the most octets: '*' counts",
+			"Allow: /a\nDisallow: /a*\n", "/ab", false, "Disallow: /a*"},
+		{"2.2.2 The most specific match found MUST be used: longer Allow",
+			"Disallow: /a\nAllow: /a/b\n", "/a/b/c", true, "Allow: /a/b"},
+		{"2.2.2 The most specific match found MUST be used: longer Disallow",
+			"Allow: /a\nDisallow: /a/b\n", "/a/b/c", false, "Disallow: /a/b"},
+		{"2.2.2 If an allow rule and a disallow rule are equivalent, then the allow rule SHOULD be used",
+			"Disallow: /page\nAllow: /page\n", "/page", true, "Allow: /page"},
+		{"2.2.2 If an allow rule and a disallow rule are equivalent, then the allow rule SHOULD be used: as long, one a wildcard",
+			"Disallow: /*.php\nAllow: /a.php\n", "/a.php", true, "Allow: /a.php"},
+		{"2.2.2 If an allow rule and a disallow rule are equivalent, then the allow rule SHOULD be used: both wildcards",
+			"Disallow: /a*\nAllow: /*x\n", "/ax", true, "Allow: /*x"},
+		{"2.2.2 If no match is found amongst the rules in a group, the URI is allowed",
+			"Disallow: /a\nDisallow: /*.gif$\n", "/b.png", true, ""},
+		{"2.2.2 The matching SHOULD be case sensitive",
+			"Disallow: /Private\n", "/private", true, ""},
+		{"2.2.2 Duplicate rules in a group MAY be deduplicated",
+			"Disallow: /a\nDisallow: /a\nDisallow: /*b\nDisallow: /*b\n", "/ab", false, "Disallow: /*b"},
+		{"2.2.2 If a percent-encoded ASCII octet is encountered in the URI, it MUST be unencoded prior to comparison",
+			"Disallow: /foo/bar/baz\n", "/foo/bar/%62%61%7A", false, "Disallow: /foo/bar/baz"},
+		{"2.2.2 Octets outside the range of the ASCII coded character set MUST be percent-encoded",
+			"Disallow: /foo/bar/ツ*\n", "/foo/bar/%E3%83%84/x", false, "Disallow: /foo/bar/%E3%83%84*"},
+		{"2.2.3 $ Designates the end of the match pattern",
+			"Disallow: /\nAllow: /this/path/exactly$\n", "/this/path/exactly", true, "Allow: /this/path/exactly$"},
+		{"2.2.3 $ Designates the end of the match pattern: a longer path",
+			"Disallow: /\nAllow: /this/path/exactly$\n", "/this/path/exactly/more", false, "Disallow: /"},
+		{"2.2.3 $ Designates the end of the match pattern: a query",
+			"Disallow: /\nAllow: /this/path/exactly$\n", "/this/path/exactly?x=1", false, "Disallow: /"},
+		{"2.2.3 $ Designates the end of the match pattern: after a wildcard",
+			"Disallow: /*.php$\n", "/a.php.php", false, "Disallow: /*.php$"},
+		{"2.2.3 $ Designates the end of the match pattern: after a wildcard, a longer path",
+			"Disallow: /*.php$\n", "/a.php?x", true, ""},
+		{"2.2.3 $ Designates the end of the match pattern: only as its last octet",
+			"Disallow: /a$b\n", "/a$b", false, "Disallow: /a$b"},
+		{"2.2.3 $ Designates the end of the match pattern: only as its last octet, not an anchor",
+			"Disallow: /a$b\n", "/ab", true, ""},
+		{"2.2.3 * Designates 0 or more instances of any character",
+			"Disallow: /\nAllow: /this/*/exactly\n", "/this/a/b/exactly", true, "Allow: /this/*/exactly"},
+		{"2.2.3 * Designates 0 or more instances of any character: 0 instances",
+			"Disallow: /\nAllow: /this/*/exactly\n", "/this//exactly", true, "Allow: /this/*/exactly"},
+		{"2.2.3 * Designates 0 or more instances of any character: the literals still in order",
+			"Disallow: /\nAllow: /this/*/exactly\n", "/this/exactly", false, "Disallow: /"},
+		{"2.2.3 * Designates 0 or more instances of any character: at the start",
+			"Disallow: *a\n", "/xa", false, "Disallow: *a"},
+		{"2.2.3 * Designates 0 or more instances of any character: repeated",
+			"Disallow: /a**b\n", "/ab", false, "Disallow: /a**b"},
+		{"2.2.3 If crawlers match special characters verbatim in the URI, crawlers SHOULD use % encoding: %2A",
+			"Disallow: /path/file-with-a-%2A.html\n", "/path/file-with-a-*.html", false, "Disallow: /path/file-with-a-%2A.html"},
+		{"2.2.3 If crawlers match special characters verbatim in the URI, crawlers SHOULD use % encoding: %2A is not a wildcard",
+			"Disallow: /path/file-with-a-%2A.html\n", "/path/file-with-a-x.html", true, ""},
+		{"2.2.3 If crawlers match special characters verbatim in the URI, crawlers SHOULD use % encoding: %24",
+			"Disallow: /path/foo-%24\n", "/path/foo-$", false, "Disallow: /path/foo-%24"},
+		{"2.2.3 If crawlers match special characters verbatim in the URI, crawlers SHOULD use % encoding: %24 is not an anchor",
+			"Disallow: /path/foo-%24\n", "/path/foo-bar", true, ""},
+		{"5.1 disallow: *.gif$", rfc51star, "/a/b.gif", false, "Disallow: *.gif$"},
+		{"5.1 disallow: /example/", rfc51star, "/example/x.html", false, "Disallow: /example/"},
+		{"5.1 allow: /publications/", rfc51star, "/publications/a.gif", true, "Allow: /publications/"},
+		{"5.1 The crawler only has access to two URL path prefixes on the site: /example/page.html",
+			rfc51foobot, "/example/page.html", true, "Allow: /example/page.html"},
+		{"5.1 The crawler only has access to two URL path prefixes on the site: /example/allowed.gif",
+			rfc51foobot, "/example/allowed.gif", true, "Allow: /example/allowed.gif"},
+		{"5.1 The crawler only has access to two URL path prefixes on the site: not /example/",
+			rfc51foobot, "/example/", false, "Disallow: /"},
+		{"5.2 the longest one is used for matching: /example/page/", rfc52, "/example/page/", true, "Allow: /example/page/"},
+		{"5.2 the longest one is used for matching: /example/page/disallowed.gif",
+			rfc52, "/example/page/disallowed.gif", false, "Disallow: /example/page/disallowed.gif"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rules, m := engineGroup(tc.rules)
+			path := normalizeTarget(tc.uri)
+			allowed, i := m.match(path)
+			rule := ""
+			if i >= 0 {
+				rule = rules[i].String()
+			}
+			if allowed != tc.allowed || rule != tc.rule {
+				t.Errorf("rules\n%s%s: allowed %v by %q; want %v by %q", tc.rules, tc.uri, allowed, rule, tc.allowed, tc.rule)
+			}
+			checkDecision(t, rules, m, path)
+		})
+	}
+}
+
+func TestShapeOf(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		want    string
+	}{
+		{"/a/b", `head "/a/b"`},
+		{"/a$", `head "/a" exact`},
+		{"/a*", `head "/a" *`},
+		{"/a*$", `head "/a" *`},
+		{"*.gif$", `head "" * tail ".gif"`},
+		{"/a*b**c*", `head "/a" * pieces ["b" "c"]`},
+		{"/a*b*c$", `head "/a" * pieces ["b"] tail "c"`},
+		{"/a$b*$c$", `head "/a%24b" * tail "%24c"`},
+		{"/a$$", `head "/a%24" exact`},
+	} {
+		s := shapeOf(tc.pattern)
+		got := fmt.Sprintf("head %q", s.head)
+		if s.exact {
+			got += " exact"
+		}
+		if s.wild {
+			got += " *"
+		}
+		if len(s.pieces) > 0 {
+			got += fmt.Sprintf(" pieces %q", s.pieces)
+		}
+		if s.tail != "" {
+			got += fmt.Sprintf(" tail %q", s.tail)
+		}
+		if got != tc.want {
+			t.Errorf("shapeOf(%q) = %s; want %s", tc.pattern, got, tc.want)
+		}
+	}
+}
+
+func TestRuleMatcherEmpty(t *testing.T) {
+	for _, rules := range [][]robotsRule{nil, {{pattern: ""}}, {{allow: false, pattern: ""}, {allow: true, pattern: ""}}} {
+		if allowed, rule := compileRules(rules).match("/x"); !allowed || rule != -1 {
+			t.Errorf("rules %v: match = %v, %d; want true, -1", rules, allowed, rule)
+		}
+	}
+}
+
+// TestRuleMatcherReportsIndex checks that the rule reported is an index
+// into the rules as given, the first Allow of a duplicated pattern.
+func TestRuleMatcherReportsIndex(t *testing.T) {
+	rules := []robotsRule{
+		{pattern: "/a"}, {pattern: "/a/*x"}, {allow: true, pattern: "/a/*x"}, {allow: true, pattern: "/a/*x"}, {pattern: "/b$"},
+	}
+	m := compileRules(rules)
+	for path, want := range map[string]int{"/a/b": 0, "/a/bx": 2, "/b": 4, "/bb": -1} {
+		if _, got := m.match(path); got != want {
+			t.Errorf("match(%q) rule = %d; want %d", path, got, want)
+		}
+	}
+}
+
+// engineRandomRules returns n rules drawn from a small alphabet, with '*'
+// and '$' anywhere, so that rules and paths often overlap.
+func engineRandomRules(r *rand.Rand, n int) []robotsRule {
+	rules := make([]robotsRule, n)
+	for i := range rules {
+		var b strings.Builder
+		b.WriteByte("/*"[r.IntN(2)])
+		for range r.IntN(7) {
+			b.WriteString([]string{"a", "b", "/", "*", "$", "%24"}[r.IntN(6)])
+		}
+		rules[i] = robotsRule{allow: r.IntN(2) == 0, pattern: normalizePath(b.String())}
+	}
+	return rules
+}
+
+func engineRandomPath(r *rand.Rand) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for range r.IntN(9) {
+		b.WriteString([]string{"a", "b", "/", "$", "?"}[r.IntN(5)])
+	}
+	return normalizeTarget(b.String())
+}
+
+// TestRuleMatcherAgreesWithBruteForce compares the engine with bruteDecide
+// on random groups; FuzzEngine explores further.
+func TestRuleMatcherAgreesWithBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 3))
+	refused, byWildcard := 0, 0
+	for range 3000 {
+		rules := engineRandomRules(r, 1+r.IntN(12))
+		m := compileRules(rules)
+		for range 20 {
+			path := engineRandomPath(r)
+			checkDecision(t, rules, m, path)
+			if allowed, rule := m.match(path); !allowed {
+				refused++
+				if strings.Contains(rules[rule].pattern, "*") {
+					byWildcard++
+				}
+			}
+		}
+	}
+	if refused < 10000 || byWildcard < 5000 {
+		t.Fatalf("%d refusals, %d by a wildcard rule: the cases do not exercise the engine", refused, byWildcard)
+	}
+}
+
+// TestRuleMatcherSearchesAgree compares the engine with bruteDecide where
+// many patterns search the same literals between their first and last
+// occurrence in one decision: many rules of few letters, long paths.
+func TestRuleMatcherSearchesAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	token := func(tokens ...string) string { return tokens[r.IntN(len(tokens))] }
+	for range 400 {
+		rules := make([]robotsRule, 10+r.IntN(40))
+		for i := range rules {
+			var b strings.Builder
+			b.WriteString(token("/", "*", "/*"))
+			for range 1 + r.IntN(8) {
+				b.WriteString(token("a", "b", "ab", "ba", "*", "*a", "*b", "*ab"))
+			}
+			if r.IntN(4) == 0 {
+				b.WriteByte('$')
+			}
+			rules[i] = robotsRule{allow: r.IntN(3) == 0, pattern: normalizePath(b.String())}
+		}
+		m := compileRules(rules)
+		for range 30 {
+			var b strings.Builder
+			b.WriteByte('/')
+			for range r.IntN(40) {
+				b.WriteString(token("a", "b", "ab", "aab", "/"))
+			}
+			checkDecision(t, rules, m, b.String())
+		}
+	}
+}
+
+// TestRuleMatcherAllocatesNothing checks decisions on small and large
+// matchers, short and long paths.
+func TestRuleMatcherAllocatesNothing(t *testing.T) {
+	if poolDrops() {
+		t.Skip("sync.Pool drops what it is given, as under the race detector")
+	}
+	long := normalizeTarget("/" + strings.Repeat("x1y2", 2000))
+	for _, tc := range []struct {
+		name  string
+		rules []robotsRule
+	}{
+		{"typical", typicalRules()},
+		{"wildcards", engineWildcardFile(64 << 10)},
+		{"empty", nil},
+	} {
+		m := compileRules(tc.rules)
+		for _, path := range []string{"/", normalizeTarget(benchPath), "/x12/y", long} {
+			if n := testing.AllocsPerRun(50, func() { m.match(path) }); n != 0 {
+				t.Errorf("%s: match of a %d-octet path allocates %v times; want 0", tc.name, len(path), n)
+			}
+		}
+	}
+}
+
+// poolDrops reports whether a sync.Pool loses what it is given, as it
+// does at random under the race detector.
+func poolDrops() bool {
+	var pool sync.Pool
+	for range 100 {
+		x := new(int)
+		pool.Put(x)
+		if pool.Get() != x {
+			return true
+		}
+	}
+	return false
+}
+
+// typicalRules are the rules of a typical robots.txt: 20 rules, a quarter
+// of them wildcards.
+func typicalRules() []robotsRule {
+	rules, _, _ := parseRobots([]byte(benchRobots(20, 4))).rulesFor("benchbot")
+	return rules
+}
+
+// engineWildcardFile returns about size bytes of distinct wildcard rules
+// "Disallow: /*x<N>*y$", the first file the engine's doc bounds.
+func engineWildcardFile(size int) []robotsRule {
+	var rules []robotsRule
+	for n, bytes := 0, 0; bytes < size; n++ {
+		r := robotsRule{pattern: fmt.Sprintf("/*x%d*y$", n)}
+		rules = append(rules, r)
+		bytes += len(r.String()) + 1
+	}
+	return rules
+}
+
+// engineSize returns the bytes of m's own arrays: what compiling adds to
+// the rules, whose text m shares but for patterns with a '$' that is not
+// last.
+func engineSize(m *ruleMatcher) int {
+	n := int(unsafe.Sizeof(*m))
+	n += cap(m.heads.keys)*int(unsafe.Sizeof("")) + cap(m.heads.parent)*4
+	n += (cap(m.plain) + cap(m.exact)) * int(unsafe.Sizeof(ruleRef{}))
+	n += (len(m.headKeys) + len(m.litKeys) - 1) * 4 // one array
+	n += (cap(m.litTop) + cap(m.pieces)) * 4
+	n += cap(m.wild) * int(unsafe.Sizeof(wildRule{}))
+	n += cap(m.lits) * int(unsafe.Sizeof(""))
+	n += cap(m.ac.root)*2 + cap(m.ac.nodes)*int(unsafe.Sizeof(acNode{}))
+	return n
+}
+
+// TestRuleMatcherSize checks the memory that the doc of ruleMatcher states:
+// per distinct head 40 bytes, per pattern with a '*' 28 bytes and 4 a
+// piece, twice that if it repeats a literal, per distinct piece or tail
+// 24 bytes and 16 an octet, and no more than 12 times the bytes of the
+// rules' lines for the 500 KiB files of robots_engine_bench_test.go.
+func TestRuleMatcherSize(t *testing.T) {
+	for _, f := range []struct {
+		name     string
+		body     string
+		maxRatio float64
+	}{
+		{"typical-20", benchRobots(20, benchWildEvery), 5},
+		{"plain", engineFile(enginePlain), 1.25},
+		{"xN", engineFile(engineXN), 3.4},
+		{"order", engineFile(engineOrder), 3.6},
+		{"shared", engineFile(engineShared), 1.9},
+		{"long", engineFile(engineLongRules), 2.1},
+		{"random", engineFile(engineRandomPieces), 12},
+	} {
+		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
+		lineBytes := 0
+		for _, r := range rules {
+			lineBytes += len(r.String()) + 1
+		}
+		m := compileRules(rules)
+		litBytes := 0
+		for _, l := range m.lits {
+			litBytes += len(l)
+		}
+		bound := int(unsafe.Sizeof(*m)) + 40*len(m.heads.keys) + 28*len(m.wild) + 4*len(m.pieces) +
+			24*len(m.lits) + 4 + 16*(litBytes+2) + 512
+		bound += bound / 50 // capacities rounded up to the allocator's size classes
+		got := engineSize(m)
+		if got > bound || float64(got) > f.maxRatio*float64(lineBytes) {
+			t.Errorf("%s: %d bytes compiled from %d bytes of rules (%.2f times); want at most %d and %.2f times",
+				f.name, got, lineBytes, float64(got)/float64(lineBytes), bound, f.maxRatio)
+		}
+	}
+}
