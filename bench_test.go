@@ -209,17 +209,16 @@ func BenchmarkTimeNow(b *testing.B) {
 	_ = t
 }
 
-// benchAgent returns the compiled rules of a robots.txt of n rules for the
-// benchmark's User-Agent.
-func benchAgent(n, wildEvery int) *agentRules {
-	return compileAgent(parseRobots([]byte(benchRobots(n, wildEvery))), productToken(benchUA))
+// benchBinding returns the compiled rules of a robots.txt of n rules for
+// the benchmark's User-Agent.
+func benchBinding(n, wildEvery int) *robotsBinding {
+	return ParseRobots([]byte(benchRobots(n, wildEvery))).binding(productToken(benchUA))
 }
 
-// BenchmarkRobotsMatch is temoto's matcher alone, on a path already
-// normalised: the part of the hot path that grows with the rules.
-// "wild=1/4" is the mix of BenchmarkRoundTrip; "wild=0" has prefix rules
-// only, "wild=all" wildcard rules only, each of which temoto tries as a
-// regular expression.
+// BenchmarkRobotsMatch is the matcher alone, on a path already normalised:
+// the part of the hot path that grows with the rules. "wild=1/4" is the mix
+// of BenchmarkRoundTrip; "wild=0" has prefix rules only, "wild=all"
+// wildcard rules only.
 func BenchmarkRobotsMatch(b *testing.B) {
 	path := normalizeTarget(benchPath)
 	for _, mix := range []struct {
@@ -228,11 +227,11 @@ func BenchmarkRobotsMatch(b *testing.B) {
 	}{{"wild=1/4", benchWildEvery}, {"wild=0", 0}, {"wild=all", 1}} {
 		for _, n := range benchRuleCounts {
 			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
-				a := benchAgent(n, mix.every)
-				if !a.allowed(path) {
+				a := benchBinding(n, mix.every)
+				if ok, _ := a.matcher.match(path); !ok {
 					b.Fatal("benchPath is disallowed")
 				}
-				loopCPU(b, func() { a.allowed(path) })
+				loopCPU(b, func() { a.matcher.match(path) })
 			})
 		}
 	}
@@ -244,10 +243,10 @@ func BenchmarkRobotsDecision(b *testing.B) {
 	req := benchRequest(b, "http://bench.example"+benchPath, benchUA)
 	for _, n := range benchRuleCounts {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
-			a := benchAgent(n, benchWildEvery)
-			rules := &robotsRecord{file: &robotsFile{}}
+			rules := &robotsRecord{file: ParseRobots([]byte(benchRobots(n, benchWildEvery)))}
+			token := productToken(benchUA)
 			loopCPU(b, func() {
-				if !match(rules, a, req.URL).allowed {
+				if !match(rules, token, req.URL).allowed {
 					b.Fatal("refused")
 				}
 			})
@@ -276,7 +275,7 @@ func benchLargeRobots(size int) []byte {
 }
 
 // BenchmarkRobotsParse reads a 500 KiB robots.txt ("read") and then builds
-// the matcher of one group from it ("compile", temoto's part).
+// the matcher of one group from it ("compile").
 func BenchmarkRobotsParse(b *testing.B) {
 	body := benchLargeRobots(robotsMaxBytes)
 	b.Run("read/500KiB", func(b *testing.B) {
@@ -291,7 +290,7 @@ func BenchmarkRobotsParse(b *testing.B) {
 	b.Run(fmt.Sprintf("compile/rules=%d", len(rules)), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			compileAgent(f, "crawler-7")
+			compileRules(rules)
 		}
 	})
 }

@@ -62,13 +62,13 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 		Mode:       tg.mode,
 		Allowed:    v.allowed,
 		Agent:      tg.token,
-		Rule:       v.rule(),
+		Rule:       v.ruleText(),
 		Reason:     v.reason(),
 		RobotsURL:  tg.origin.String() + "/robots.txt",
 		CrawlDelay: v.crawlDelay(),
 	}
 	if r := v.robots; r != nil {
-		d.Group, d.RobotsStatus, d.RobotsErr = v.agent.agent, r.status, r.err
+		d.Group, d.RobotsStatus, d.RobotsErr = v.group(), r.status, r.err
 	}
 	d.Pace = t.pacer.paceOf(tg.pacingKey, d.CrawlDelay)
 	return d, nil

@@ -10,10 +10,10 @@ import (
 // A verdict is what robots.txt says of one request.
 type verdict struct {
 	allowed bool
-	off     bool          // robots.txt is off for the request
-	robots  *robotsRecord // the origin's robots.txt; nil for /robots.txt itself and when off
-	agent   *agentRules   // robots's rules for the request's product token; nil likewise
-	path    string        // the URL's path and query as matched, or "" when no rule could apply
+	off     bool           // robots.txt is off for the request
+	robots  *robotsRecord  // the origin's robots.txt; nil for /robots.txt itself and when off
+	binding *robotsBinding // the groups that bind the request's product token; nil when no file applies
+	rule    int            // the index in binding.rules of the rule that decided; -1 for none, and unset with no binding
 }
 
 // decide decides a request to u, with target tg, against its origin's
@@ -30,38 +30,50 @@ func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (ve
 	if err != nil {
 		return verdict{}, err
 	}
-	return match(r, r.forAgent(tg.token), u), nil
+	return match(r, tg.token, u), nil
 }
 
-// match decides u against a, the rules of r for the request's product token.
-func match(r *robotsRecord, a *agentRules, u *url.URL) verdict {
-	v := verdict{robots: r, agent: a}
+// match decides u against r for the product token.
+func match(r *robotsRecord, token string, u *url.URL) verdict {
+	v := verdict{robots: r, rule: -1}
 	switch {
 	case r.disallow:
-	case a.group == nil:
-		v.allowed = true // no rule applies: spare building the path
+	case r.file == nil:
+		v.allowed = true
 	default:
-		v.path = normalizeTarget(u.RequestURI())
-		v.allowed = a.allowed(v.path)
+		v.binding = r.file.binding(token)
+		if len(v.binding.rules) == 0 {
+			v.allowed = true // no rule applies: spare building the path
+			break
+		}
+		v.allowed, v.rule = v.binding.matcher.match(normalizeTarget(u.RequestURI()))
 	}
 	return v
 }
 
-// crawlDelay returns the Crawl-delay of the group that bound, not clamped.
+// crawlDelay returns the Crawl-delay of the groups that bound, not clamped.
 func (v verdict) crawlDelay() time.Duration {
-	if v.agent == nil {
+	if v.binding == nil {
 		return 0
 	}
-	return v.agent.crawlDelay
+	return v.binding.delay
 }
 
-// rule returns the rule that decided, as "Disallow: /private/", or "" when
-// no rule did.
-func (v verdict) rule() string {
-	if v.path == "" {
+// group returns the user-agent token of the groups that bound, or "".
+func (v verdict) group() string {
+	if v.binding == nil {
 		return ""
 	}
-	return v.agent.explain(v.path, v.allowed)
+	return v.binding.group
+}
+
+// ruleText returns the rule that decided, as "Disallow: /private/", or ""
+// when no rule did.
+func (v verdict) ruleText() string {
+	if v.binding == nil || v.rule < 0 {
+		return ""
+	}
+	return v.binding.rules[v.rule].String()
 }
 
 // reason explains a verdict that no rule made, or returns "".
@@ -86,7 +98,7 @@ func (v verdict) reason() string {
 func (t *PoliteTransport) report(v verdict, tg target, u *url.URL) {
 	v.robots.wouldBlock.Add(1)
 	if t.events.on() {
-		t.events.emit(Event{Kind: EventWouldRefuse, Host: tg.pacingKey, URL: u.String(), Rule: v.rule(), Reason: v.reason()})
+		t.events.emit(Event{Kind: EventWouldRefuse, Host: tg.pacingKey, URL: u.String(), Rule: v.ruleText(), Reason: v.reason()})
 	}
 }
 
@@ -94,7 +106,7 @@ func (t *PoliteTransport) report(v verdict, tg target, u *url.URL) {
 // error.
 func (t *PoliteTransport) refusal(v verdict, tg target, u *url.URL) error {
 	v.robots.blocked.Add(1)
-	err := &RobotsBlockedError{URL: u.String(), Agent: v.agent.token, RobotsURL: v.robots.url, Rule: v.rule(), Reason: v.reason()}
+	err := &RobotsBlockedError{URL: u.String(), Agent: tg.token, RobotsURL: v.robots.url, Rule: v.ruleText(), Reason: v.reason()}
 	if t.events.on() {
 		t.events.emit(Event{Kind: EventRefused, Host: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason})
 	}

@@ -39,7 +39,7 @@ func (t *PoliteTransport) Ready(req *http.Request) (Readiness, error) {
 	if !known {
 		if r := t.robots.peek(tg.origin); r != nil {
 			known = true
-			floor = r.forAgent(tg.token).crawlDelay
+			floor = r.crawlDelay(tg.token)
 		}
 	}
 	at, busy := t.pacer.ready(tg.pacingKey, floor)

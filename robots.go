@@ -1,9 +1,11 @@
 package polite
 
 import (
+	"maps"
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,8 +19,12 @@ type Robots struct {
 	named map[string]bool // the product tokens that some group names, "*" too
 	rules int
 
-	mu    sync.Mutex                // guards bound
-	bound map[string]*robotsBinding // by the group token that binds; lazily initialized
+	// bound holds the bindings compiled so far, by the group token that
+	// binds: read without a lock on every decision, replaced by a copy
+	// with one more under mu, so that each group is compiled once, and
+	// shared by every product token it binds.
+	bound atomic.Pointer[map[string]*robotsBinding]
+	mu    sync.Mutex // serialises compiling
 }
 
 // robotsBinding is what binds the product tokens of one group token: the
@@ -126,19 +132,41 @@ func (r *Robots) binding(token string) *robotsBinding {
 	case r.named["*"]:
 		group = "*"
 	}
+	if m := r.bound.Load(); m != nil {
+		if b := (*m)[group]; b != nil {
+			return b
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b := r.bound[group]
-	if b == nil {
-		b = &robotsBinding{group: group}
-		if group != "" {
-			b.rules, b.delay, _ = r.file.rulesFor(group)
+	old := r.bound.Load()
+	if old != nil {
+		if b := (*old)[group]; b != nil {
+			return b // compiled while this call waited
 		}
-		b.matcher = compileRules(b.rules)
-		if r.bound == nil {
-			r.bound = make(map[string]*robotsBinding)
-		}
-		r.bound[group] = b
 	}
+	b := &robotsBinding{group: group}
+	if group != "" {
+		b.rules, b.delay, _ = r.file.rulesFor(group)
+	}
+	b.matcher = compileRules(b.rules)
+	m := make(map[string]*robotsBinding, 1)
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	m[group] = b
+	r.bound.Store(&m)
 	return b
+}
+
+// largestCrawlDelay returns the largest Crawl-delay of r's groups, 0 for
+// none or a nil r.
+func (r *Robots) largestCrawlDelay() time.Duration {
+	var d time.Duration
+	if r != nil {
+		for _, g := range r.file.groups {
+			d = max(d, g.crawlDelay)
+		}
+	}
+	return d
 }

@@ -180,7 +180,7 @@ func TestRobotsSharesMatchers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if len(r.bound) != 2 {
-		t.Errorf("%d matchers for 801 User-Agents of two bindings; want 2", len(r.bound))
+	if n := len(*r.bound.Load()); n != 2 {
+		t.Errorf("%d matchers for 801 User-Agents of two bindings; want 2", n)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -25,14 +24,14 @@ const (
 
 // robotsRecord is what the transport knows of one origin's robots.txt: how
 // its last fetch went, and the rules in force. It is immutable once built,
-// but for the per-agent matchers it compiles lazily (robots_match.go).
+// but for the matchers its file compiles lazily (robots.go).
 type robotsRecord struct {
 	url         string         // "scheme://host:port/robots.txt"
 	status      int            // HTTP status of the last fetch; 0 when no response came
 	fetchedAt   time.Time      // when the last fetch ended
 	duration    time.Duration  // how long the last fetch took
 	err         string         // why the file is unreachable; "" when it was reached
-	file        *robotsFile    // nil when no file applies (4xx, or unreachable)
+	file        *Robots        // nil when no file applies (4xx, or unreachable)
 	disallow    bool           // unreachable under FailClosed: refuse every URL
 	stale       bool           // the last fetch failed; these rules are the last good copy
 	etag        string         // the file's ETag, for revalidation; "" if none
@@ -41,12 +40,15 @@ type robotsRecord struct {
 	revalidated bool           // the last fetch answered 304: file is the copy it confirmed
 	blocked     *atomic.Uint64 // requests refused, shared by every copy of one origin's record
 	wouldBlock  *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
+}
 
-	last atomic.Pointer[agentRules] // the most recently used matcher, read without locking
-
-	mu     sync.Mutex             // guards first and agents
-	first  *agentRules            // the first matcher built: one User-Agent, the common case, needs no map
-	agents map[string]*agentRules // the others, by product token; with first, at most maxAgents
+// crawlDelay returns the Crawl-delay of the groups of r's file that bind
+// the product token, not clamped; 0 when there is none or no file.
+func (r *robotsRecord) crawlDelay(token string) time.Duration {
+	if r.file == nil {
+		return 0
+	}
+	return r.file.binding(token).delay
 }
 
 // good reports whether r came from a robots.txt that was reached, now or,
@@ -119,7 +121,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 				r.err = fmt.Sprintf("reading %s: %v", target, err)
 				break
 			}
-			r.file = parseRobots(body)
+			r.file = ParseRobots(body)
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
 		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
 			closeBody(resp.Body)
@@ -161,18 +163,6 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	}
 	t.emitRobots(r, k, r.status, r.duration)
 	return r
-}
-
-// largestCrawlDelay returns the largest Crawl-delay of f's groups, 0 for
-// none or a nil f.
-func (f *robotsFile) largestCrawlDelay() time.Duration {
-	var d time.Duration
-	if f != nil {
-		for _, g := range f.groups {
-			d = max(d, g.crawlDelay)
-		}
-	}
-	return d
 }
 
 // lifetime returns the max-age of h's Cache-Control, at least
@@ -286,10 +276,7 @@ func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, t
 	if r.err != "" {
 		ev.Kind, ev.Err, ev.Stale = EventRobotsUnreachable, r.err, r.stale
 	} else if r.file != nil {
-		for _, g := range r.file.groups {
-			ev.Rules += len(g.rules)
-		}
-		ev.Skipped = r.file.skipped
+		ev.Rules, ev.Skipped = r.file.Rules(), r.file.SkippedCount()
 	}
 	t.events.emit(ev)
 }

@@ -3,6 +3,7 @@ package polite
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -168,20 +169,27 @@ func TestRFC9309(t *testing.T) {
 // TestKnownDeviations pins what the README lists under "Known deviations":
 // temoto/robotstxt's wildcard handling, which only its private quirks could
 // change. If one starts to pass, temoto changed: update the README.
-func TestKnownDeviations(t *testing.T) {
+// TestFormerDeviations pins the RFC 9309 behaviour where the transport once
+// followed temoto/robotstxt instead: wildcard patterns are anchored at the
+// start of the path (§2.2.2), and a wildcard rule is as long as its
+// pattern's octets, not a regular expression's (§2.2.2).
+func TestFormerDeviations(t *testing.T) {
 	tests := []struct {
-		name    string
-		robots  string
-		url     string
-		rfcWant bool
+		name   string
+		robots string
+		url    string
+		want   bool
 	}{
-		{"wildcard pattern not anchored", "User-agent: *\nDisallow: /foo/*/bar\n", "http://h/x/foo/y/bar", true},
-		{"wildcard length is its regexp's", "User-agent: *\nAllow: /ab.c\nDisallow: /*.c\n", "http://h/ab.c", true},
+		{"a wildcard pattern is anchored", "User-agent: *\nDisallow: /foo/*/bar\n", "http://h/x/foo/y/bar", true},
+		{"an anchored wildcard pattern matches", "User-agent: *\nDisallow: /foo/*/bar\n", "http://h/foo/y/bar", false},
+		{"a wildcard rule is as long as its octets", "User-agent: *\nAllow: /ab.c\nDisallow: /*.c\n", "http://h/ab.c", true},
+		{"a longer wildcard rule wins", "User-agent: *\nAllow: /ab.c\nDisallow: /*b.c\n", "http://h/ab.c", true},
+		{"longer still wins", "User-agent: *\nAllow: /ab.c\nDisallow: /a*b.c\n", "http://h/ab.c", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := allowedBy(t, tt.robots, "x", tt.url); got == tt.rfcWant {
-				t.Errorf("%s now follows RFC 9309 (allowed = %v): remove it from Known deviations", tt.url, got)
+			if got := allowedBy(t, tt.robots, "x", tt.url); got != tt.want {
+				t.Errorf("%s allowed = %v; want %v (RFC 9309 §2.2.2)", tt.url, got, tt.want)
 			}
 		})
 	}
@@ -273,11 +281,10 @@ func FuzzParseRobots(f *testing.F) {
 	f.Add([]byte(rfc5_1), "example/page.html")
 	f.Add([]byte("User-agent: *\nDisallow: /*$*$\nAllow: /%\nCrawl-delay: 1e400\n"), "%zz")
 	f.Fuzz(func(t *testing.T, body []byte, path string) {
-		file := parseRobots(body)
-		for _, token := range []string{"x", "*", "foobot"} {
-			a := compileAgent(file, token)
-			p := normalizeTarget("/" + path)
-			a.explain(p, a.allowed(p))
+		r := ParseRobots(body)
+		u := &url.URL{Scheme: "http", Host: "h", Path: "/" + path}
+		for _, ua := range []string{"x", "*", "foobot"} {
+			r.Test(ua, u)
 		}
 	})
 }

@@ -105,12 +105,9 @@ func (t *PoliteTransport) Stats() []HostStats {
 			s = get(t.PacingKey(&url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port}))
 		}
 		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
-			Duration: r.duration, Err: r.err, CrawlDelay: r.forAgent(t.defaultToken).crawlDelay, Blocked: r.blocked.Load(), WouldBlock: r.wouldBlock.Load()}
+			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Blocked: r.blocked.Load(), WouldBlock: r.wouldBlock.Load()}
 		if r.file != nil {
-			for _, g := range r.file.groups {
-				rs.Rules += len(g.rules)
-			}
-			rs.Sitemaps = slices.Clone(r.file.sitemaps)
+			rs.Rules, rs.Sitemaps = r.file.Rules(), r.file.Sitemaps()
 		}
 		s.Blocked += rs.Blocked
 		s.WouldBlock += rs.WouldBlock
