@@ -385,7 +385,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		measure(b, func() any {
 			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 				return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
-			}, nil, time.Hour, hosts)
+			}, nil, time.Hour, hosts, DefaultRobotsBytes)
 			ctx := context.Background()
 			for _, k := range origins {
 				if _, err := c.get(ctx, k); err != nil {

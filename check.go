@@ -73,3 +73,19 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	d.Pace = t.pacer.paceOf(tg.pacingKey, d.CrawlDelay)
 	return d, nil
 }
+
+// Robots returns the robots.txt in force for req's origin, from the cache,
+// fetching it if needed as Check does: its Sitemaps, its Crawl-delays, the
+// lines it skipped. It returns nil, and no error, when no file applies: the
+// file was unavailable (4xx) or unreachable with no earlier good copy.
+func (t *PoliteTransport) Robots(req *http.Request) (*Robots, error) {
+	tg, err := t.queryTarget("Robots", req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := t.robots.get(req.Context(), tg.origin)
+	if err != nil {
+		return nil, err
+	}
+	return r.file, nil
+}

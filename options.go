@@ -54,6 +54,7 @@ const (
 	DefaultRobotsTTL     = 24 * time.Hour
 	DefaultRobotsTimeout = 10 * time.Second
 	DefaultMaxHosts      = 10000
+	DefaultRobotsBytes   = 256 << 20
 	DefaultWaitThreshold = 1 * time.Second
 )
 
@@ -64,6 +65,7 @@ type config struct {
 	policy          delayPolicy
 	maxInFlight     int
 	maxHosts        int                      // bounds the pacer's hosts and the robots.txt cache's origins
+	robotsBytes     int64                    // bounds the robots.txt cache\'s bytes
 	pacingKey       PacingKeyFunc            // nil: PacingKeyHost
 	newPacer        func(PacingPolicy) Pacer // nil: the in-memory pacer
 	robotsMode      RobotsMode
@@ -95,6 +97,7 @@ func defaultConfig() config {
 		policy:        defaultPolicy(),
 		maxInFlight:   DefaultMaxInFlight,
 		maxHosts:      DefaultMaxHosts,
+		robotsBytes:   DefaultRobotsBytes,
 		robotsTTL:     DefaultRobotsTTL,
 		robotsTimeout: DefaultRobotsTimeout,
 		waitThreshold: DefaultWaitThreshold,
@@ -330,6 +333,21 @@ func WithWaitThreshold(d time.Duration) Option {
 	return func(c *config) {
 		mustNotBeNegative("WithWaitThreshold", d)
 		c.waitThreshold = d
+	}
+}
+
+// WithRobotsCacheBytes bounds the memory of the robots.txt cache (default
+// 256 MiB), so that large or hostile files are evicted rather than grow
+// the heap; WithMaxHosts still bounds the number of files. Each file counts
+// as 16 times its size plus 2 KiB, a bound on what it keeps parsed and
+// compiled. Past the budget, expired files go first, then files at random,
+// never one being fetched. Values below 1 panic.
+func WithRobotsCacheBytes(n int64) Option {
+	return func(c *config) {
+		if n < 1 {
+			panic(fmt.Sprintf("polite: WithRobotsCacheBytes(%d): must be >= 1", n))
+		}
+		c.robotsBytes = n
 	}
 }
 

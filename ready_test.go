@@ -2,6 +2,7 @@ package polite
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -68,6 +69,37 @@ func TestReady(t *testing.T) {
 		resp.Body.Close()
 		if got := ready("http://h/b"); got.At != time.Now().Add(time.Minute) || got.Busy {
 			t.Errorf("after a 429 with Retry-After: 60: %+v; want ready in 1m, not busy", got)
+		}
+	})
+}
+
+// TestTransportRobots checks that the public Robots of an origin comes
+// from the cache, with its Sitemaps, and is nil when no file applies.
+func TestTransportRobots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "h" {
+				return respond(r, 200, "Sitemap: http://h/a.xml\nUser-agent: *\nDisallow: /x\nSitemap: http://h/b.xml\n"), nil
+			}
+			return respond(r, 404, ""), nil
+		}}
+		tr := New(base, quick...)
+		req, _ := http.NewRequest("GET", "http://h/page", nil)
+		for range 2 {
+			r, err := tr.Robots(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Sitemaps(); !slices.Equal(got, []string{"http://h/a.xml", "http://h/b.xml"}) {
+				t.Errorf("Sitemaps() = %q", got)
+			}
+		}
+		if n := base.count("/robots.txt"); n != 1 {
+			t.Errorf("%d robots.txt fetches for two calls; want 1, then the cache", n)
+		}
+		req, _ = http.NewRequest("GET", "http://other/page", nil)
+		if r, err := tr.Robots(req); r != nil || err != nil {
+			t.Errorf("Robots of an origin whose robots.txt is 404 = %v, %v; want nil, nil", r, err)
 		}
 	})
 }

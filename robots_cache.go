@@ -39,8 +39,10 @@ type robotsCache struct {
 	ttl     time.Duration                                // lifetime of a fetched file
 	failTTL time.Duration                                // lifetime of a failure: the next fetch comes this soon
 	max     int                                          // soft bound on size
+	budget  int64                                        // soft bound on bytes
 	shards  [shardCount]robotsShard
 	size    atomic.Int64 // entries in all shards; changed under the shard's mu
+	bytes   atomic.Int64 // the cost of the records in all shards; changed likewise
 	evictMu sync.Mutex   // serialises evictions
 	evictAt atomic.Int64 // inserting into a cache this large first evicts; stored under evictMu
 	ended   atomic.Int64 // fetches ended since the last eviction
@@ -63,8 +65,9 @@ type robotsEntry struct {
 }
 
 // newRobotsCache returns a cache of at most max origins, a soft bound.
-func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robotsRecord, tooLate func(context.Context, string) error, ttl time.Duration, max int) *robotsCache {
+func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robotsRecord, tooLate func(context.Context, string) error, ttl time.Duration, max int, budget int64) *robotsCache {
 	c := &robotsCache{
+		budget:  budget,
 		fetch:   fetch,
 		tooLate: tooLate,
 		ttl:     ttl,
@@ -170,6 +173,10 @@ func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *rob
 		ttl = min(ttl, r.lifetime)
 	}
 	s.mu.Lock()
+	if e.rules != nil {
+		c.bytes.Add(-e.rules.cost)
+	}
+	c.bytes.Add(r.cost)
 	e.rules, e.expires = r, time.Now().Add(ttl)
 	close(e.fetching)
 	e.fetching = nil
@@ -179,18 +186,21 @@ func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *rob
 
 // evictDue reports whether inserting an entry should first evict: when the
 // cache holds evictAt entries, or when it is full and enough fetches have
-// ended since the last eviction, a quarter of its size, to pay for a scan.
+// ended since the last eviction, a quarter of its size, to pay for a scan,
+// or when its records cost more than its budget.
 // Entries being fetched cannot be dropped, so a cache full of them is not
 // scanned again on every insert.
 func (c *robotsCache) evictDue() bool {
 	n := c.size.Load()
-	return n >= c.evictAt.Load() || n >= int64(c.max) && c.ended.Load() >= max(n/4, 1)
+	return n >= c.evictAt.Load() || n >= int64(c.max) && c.ended.Load() >= max(n/4, 1) ||
+		c.bytes.Load() > c.budget
 }
 
-// evict makes room for one more entry when the cache is full: it drops
-// expired entries, then, if that was not enough, others at random until a
-// quarter of the room is free. Entries being fetched are kept. It does
-// nothing if another eviction made room meanwhile. The caller holds no lock.
+// evict makes room for one more entry when the cache is full, in entries
+// or in bytes: it drops expired entries, then, if that was not enough,
+// others at random until a quarter of the room is free in both. Entries
+// being fetched are kept. It does nothing if another eviction made room
+// meanwhile. The caller holds no lock.
 func (c *robotsCache) evict() {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
@@ -201,7 +211,9 @@ func (c *robotsCache) evict() {
 	c.ended.Store(0)
 	now := time.Now()
 	c.dropLocked(func(e *robotsEntry) bool { return !now.Before(e.expires) })
-	c.dropLocked(func(*robotsEntry) bool { return c.size.Load() >= int64(c.max-c.max/4) })
+	c.dropLocked(func(*robotsEntry) bool {
+		return c.size.Load() >= int64(c.max-c.max/4) || c.bytes.Load() > c.budget-c.budget/4
+	})
 	c.evictAt.Store(max(int64(c.max), 2*c.size.Load()))
 }
 
@@ -217,6 +229,9 @@ func (c *robotsCache) dropLocked(drop func(*robotsEntry) bool) {
 			if e.fetching == nil && drop(e) {
 				delete(s.entries, k)
 				c.size.Add(-1)
+				if e.rules != nil {
+					c.bytes.Add(-e.rules.cost)
+				}
 			}
 		}
 		s.mu.Unlock()

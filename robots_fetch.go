@@ -38,9 +38,16 @@ type robotsRecord struct {
 	modified    string         // the file's Last-Modified, likewise
 	lifetime    time.Duration  // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
 	revalidated bool           // the last fetch answered 304: file is the copy it confirmed
+	cost        int64          // what the record may keep, in bytes: see robotsCost
 	blocked     *atomic.Uint64 // requests refused, shared by every copy of one origin's record
 	wouldBlock  *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
 }
+
+// robotsCost is what a record of a file of n bytes may keep on the heap,
+// parsed and with every group's matcher compiled, as the robots cache's
+// budget counts it: 16 bytes a byte of the file, above the most measured
+// (BENCHMARKS.md), and 2 KiB for the record itself.
+func robotsCost(n int) int64 { return 16*int64(n) + 2<<10 }
 
 // crawlDelay returns the Crawl-delay of the groups of r's file that bind
 // the product token, not clamped; 0 when there is none or no file.
@@ -122,10 +129,11 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 				break
 			}
 			r.file = ParseRobots(body)
+			r.cost = robotsCost(len(body))
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
 		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
 			closeBody(resp.Body)
-			r.file, r.etag, r.modified, r.revalidated = prev.file, prev.etag, prev.modified, true
+			r.file, r.etag, r.modified, r.revalidated, r.cost = prev.file, prev.etag, prev.modified, true, prev.cost
 			r.lifetime = lifetime(resp.Header)
 			if r.lifetime == 0 {
 				r.lifetime = prev.lifetime
@@ -155,7 +163,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	case r.err != "" && prev != nil && prev.good():
 		// Unreachable now, but there is a good copy: keep it.
 		kept := &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
-			duration: prev.duration, file: prev.file, stale: true, err: r.err, blocked: prev.blocked, wouldBlock: prev.wouldBlock}
+			duration: prev.duration, file: prev.file, cost: prev.cost, stale: true, err: r.err, blocked: prev.blocked, wouldBlock: prev.wouldBlock}
 		t.emitRobots(kept, k, r.status, r.duration)
 		return kept
 	case r.err != "" && t.robotsFailure == FailClosed:

@@ -3,6 +3,8 @@ package polite
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +18,7 @@ func testCache(max int, fetches *atomic.Int64) *robotsCache {
 	return newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 		fetches.Add(1)
 		return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
-	}, nil, time.Hour, max)
+	}, nil, time.Hour, max, DefaultRobotsBytes)
 }
 
 func origin(i int) originKey { return originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }
@@ -147,7 +149,7 @@ func TestRobotsCacheFullOfFetches(t *testing.T) {
 		c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 			<-release
 			return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
-		}, nil, time.Hour, max)
+		}, nil, time.Hour, max, DefaultRobotsBytes)
 		var wg sync.WaitGroup
 		for i := range origins {
 			wg.Go(func() { c.get(context.Background(), origin(i)) })
@@ -165,4 +167,48 @@ func TestRobotsCacheFullOfFetches(t *testing.T) {
 			t.Errorf("%d origins cached after the fetches ended; want at most %d", n, max)
 		}
 	})
+}
+
+// TestRobotsCacheByteBudget checks that large files evict others rather
+// than grow the cache past its byte budget, whatever the count bound.
+func TestRobotsCacheByteBudget(t *testing.T) {
+	const budget, cost = 10 << 20, 1 << 20 // room for ten files of 1 MiB
+	c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
+		return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: cost, blocked: new(atomic.Uint64)}
+	}, nil, time.Hour, 1000, budget)
+	for i := range 100 {
+		if _, err := c.get(context.Background(), origin(i)); err != nil {
+			t.Fatal(err)
+		}
+		if b := c.bytes.Load(); b > budget+cost {
+			t.Fatalf("after %d files the cache holds %d bytes; want at most the budget and one file, %d", i+1, b, budget+cost)
+		}
+	}
+	if n := cached(t, c); n < 7 || n > 11 {
+		t.Errorf("%d files cached; want about ten", n)
+	}
+}
+
+// TestRobotsCostBoundsWhatAFileKeeps checks that robotsCost, what the
+// cache's budget counts for a file, is no less than what the file keeps
+// parsed with all its groups compiled, for a large file of wildcard rules.
+func TestRobotsCostBoundsWhatAFileKeeps(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < 100<<10; i++ {
+		fmt.Fprintf(&b, "Disallow: /*x%d*y%d$\n", i, i*7)
+	}
+	body := []byte(b.String())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := ParseRobots(body)
+	r.binding("x")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	runtime.KeepAlive(r)
+	if got := robotsCost(len(body)); kept > got {
+		t.Errorf("a %d-byte file keeps %d bytes; robotsCost says %d", len(body), kept, got)
+	}
 }

@@ -75,7 +75,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 			t.pacer = leasePacer{p}
 		}
 	}
-	t.robots = newRobotsCache(t.fetchRobots, t.pacer.tooLate, cfg.robotsTTL, cfg.maxHosts)
+	t.robots = newRobotsCache(t.fetchRobots, t.pacer.tooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
 	return t
 }
 
