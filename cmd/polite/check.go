@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/polite-go/polite"
 	"time"
 )
 
@@ -25,6 +27,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	var base http.RoundTripper // nil: the network
+	status := exitOK
 	if *robotsFile != "" {
 		body, err := os.ReadFile(*robotsFile)
 		if err != nil {
@@ -32,6 +35,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		base = localRobots(body)
+		if !reportSkipped(stderr, *robotsFile, polite.ParseRobots(body)) {
+			status = exitError
+		}
 	}
 	tr, err := newTransport(base, c.options())
 	if err != nil {
@@ -62,7 +68,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	status := exitOK
 	for _, t := range targets {
 		d, err := tr.Check(t.req)
 		if err != nil {
@@ -87,6 +92,23 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return status
+}
+
+// reportSkipped writes to w the lines of the robots.txt at path that a
+// reader skips, and a warning when it has no line a reader understands, as
+// an HTML page or binary data has; it reports false then.
+func reportSkipped(w io.Writer, path string, r *polite.Robots) bool {
+	for _, l := range r.Skipped() {
+		fmt.Fprintf(w, "polite check: %s:%d: skipped, %s: %q\n", path, l.Line, l.Reason, l.Text)
+	}
+	if more := r.SkippedCount() - len(r.Skipped()); more > 0 {
+		fmt.Fprintf(w, "polite check: %s: and %d more lines skipped\n", path, more)
+	}
+	if r.Groups() == 0 && len(r.Sitemaps()) == 0 && r.SkippedCount() > 0 {
+		fmt.Fprintf(w, "polite check: %s: no line of it is robots.txt: a crawler reads no rule in it, and every URL is allowed\n", path)
+		return false
+	}
+	return true
 }
 
 // localRobots is a base transport that answers every robots.txt request

@@ -140,8 +140,33 @@ func TestCheckLocalRobots(t *testing.T) {
 			wantCode: exitError,
 			wantErr:  "no such file",
 		},
+		{
+			name:      "skipped lines",
+			args:      []string{"-robots", writeFile(t, "User-agent: *\nDisalow: /x\nCrawl-delay: soon\n"), "/x"},
+			wantCode:  exitOK,
+			wantLines: []string{`^allowed\s+/x\s`},
+			wantErr:   `robots.txt:2: skipped, unknown field: "Disalow: /x"`,
+		},
+		{
+			name:      "no readable line",
+			args:      []string{"-robots", writeFile(t, "\x7fELF\x02\x01\x01\x00\x00binary junk\n<html>not robots</html>\n"), "/x"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+/x\s`},
+			wantErr:   "no line of it is robots.txt",
+		},
 	}
 	runCheckCases(t, tests)
+}
+
+// writeFile writes body to a robots.txt in a new temporary directory and
+// returns its path.
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 // checkLines checks that out has one line per pattern, each matching it.

@@ -38,6 +38,11 @@
 // With -robots FILE it tests the local robots.txt FILE instead and sends
 // nothing at all: a robots.txt tester for site owners. A URL may then be a
 // bare path, which must start with "/", such as /private/x or /search?q=go.
+// Check first lists on standard error the lines of FILE that a crawler
+// skips, with their numbers and why ("FILE:2: skipped, unknown field:
+// "Disalow: /x""), and warns, exiting with 2, when no line of FILE is
+// robots.txt at all, as with an HTML page or binary data, which every
+// crawler reads as allowing everything.
 //
 // # Get
 //
