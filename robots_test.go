@@ -166,9 +166,6 @@ func TestRFC9309(t *testing.T) {
 	}
 }
 
-// TestKnownDeviations pins what the README lists under "Known deviations":
-// temoto/robotstxt's wildcard handling, which only its private quirks could
-// change. If one starts to pass, temoto changed: update the README.
 // TestFormerDeviations pins the RFC 9309 behaviour where the transport once
 // followed temoto/robotstxt instead: wildcard patterns are anchored at the
 // start of the path (§2.2.2), and a wildcard rule is as long as its
