@@ -48,7 +48,12 @@
 // percent-encoding normalised on both sides; the longest matching rule
 // wins, and Allow wins a tie (§2.2.2). /robots.txt itself is always allowed.
 // A refused request never reaches the network: RoundTrip returns a
-// [*RobotsBlockedError], which matches [ErrRobotsBlocked].
+// [*RobotsBlockedError], which matches [ErrRobotsBlocked]. [ParseRobots]
+// gives the same reader and matcher without a transport, and
+// [PoliteTransport.Robots] the file in force for an origin. An expired
+// file is revalidated with its ETag and Last-Modified, and a 304 keeps it;
+// a Cache-Control max-age shorter than the TTL shortens its life, to a
+// minute at least.
 //
 // What robots.txt does is a [RobotsMode]: [RobotsEnforce] (the default),
 // [RobotsReport], which decides and counts but sends every request, or
@@ -111,11 +116,21 @@
 // # Memory
 //
 // Pacing state is kept for at most [WithMaxHosts] keys and robots.txt for
-// as many origins. Past the bound, keys with nothing left to enforce are
-// dropped first, then keys whose pause and pace are over (forgetting a
-// remembered backoff level), but never a key that is paused, waited on or
-// busy; the table comes back under its bound soon after a burst has
-// passed. Old robots.txt files are dropped, but never one being fetched.
+// as many origins, within [WithRobotsCacheBytes]. Past the bound, keys
+// with nothing left to enforce are dropped first, then keys whose pause
+// and pace are over (forgetting a remembered backoff level), but never a
+// key that is paused, waited on or busy, nor one before any Crawl-delay it
+// may ask for has passed; the table comes back under its bound soon after
+// a burst has passed. Old robots.txt files are dropped, but never one
+// being fetched.
+//
+// # Events and fleets
+//
+// [WithEvents] and [WithLogger] receive what the transport does (see
+// [Event]), outside its locks. [PoliteTransport.Ready] says when a request
+// could start without reserving anything. A fleet of processes shares one
+// pace per key by partitioning its URLs by [PoliteTransport.PacingKey], or
+// through a [Pacer] that they share, plugged in with [WithPacer].
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite
