@@ -19,30 +19,10 @@ func mustURL(t *testing.T, raw string) *url.URL {
 	return u
 }
 
-// rfc9309Example51 is the file of RFC 9309 §5.1.
-const rfc9309Example51 = `User-Agent: *
-Disallow: *.gif$
-Disallow: /example/
-Allow: /publications/
-
-User-Agent: foobot
-Disallow:/
-Allow:/example/page.html
-Allow:/example/allowed.gif
-
-User-Agent: barbot
-User-Agent: bazbot
-Disallow: /example/page.html
-
-User-Agent: quxbot
-
-EOF
-`
-
 // TestRobotsTest runs the example of RFC 9309 §5.1 through the public API:
 // which group binds, which rule decides.
 func TestRobotsTest(t *testing.T) {
-	r := ParseRobots([]byte(rfc9309Example51))
+	r := ParseRobots([]byte(rfc5_1))
 	tests := []struct {
 		ua, url string
 		want    RobotsMatch
