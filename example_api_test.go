@@ -149,3 +149,27 @@ func ExampleWithRobotsTransport() {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Rate-limit fields slow a host before it answers 429: with no quota left,
+// the transport waits for the reset before the next request.
+func Example_rateLimit() {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("RateLimit-Policy", `"hourly";q=100;w=3600`)
+		w.Header().Set("RateLimit", `"hourly";r=0;t=30`) // none left for 30s
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	defer api.Close()
+
+	tr := polite.New(nil, polite.APIDefaults())
+	resp, err := (&http.Client{Transport: tr}).Get(api.URL + "/v1/items")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	req, _ := http.NewRequest("GET", api.URL+"/v1/items", nil)
+	ready, _ := tr.Ready(req)
+	fmt.Println("next request in about", time.Until(ready.At).Round(time.Second))
+	// Output:
+	// next request in about 30s
+}

@@ -114,3 +114,43 @@ func ExamplePoliteTransport_Stats() {
 	// 127.0.0.1: 3 requests, 1 blocked, backoff level 0
 	//   robots.txt status 200, 1 rules
 }
+
+// WithEvents delivers what the transport does; here, a robots.txt fetch
+// and a refusal.
+func ExampleWithEvents() {
+	site := newSite()
+	defer site.Close()
+
+	var kinds []string
+	tr := polite.New(nil, polite.WithBaseDelay(0), polite.WithEvents(func(ev polite.Event) {
+		kinds = append(kinds, ev.Kind.String()) // requests here come one at a time
+	}))
+	_, err := (&http.Client{Transport: tr}).Get(site.URL + "/private/report")
+	fmt.Println(errors.Is(err, polite.ErrRobotsBlocked))
+	fmt.Println(kinds)
+	// Output:
+	// true
+	// [robots.txt fetched refused by robots.txt]
+}
+
+// Ready tells a crawler's frontier which hosts may be asked now, without
+// sending anything.
+func ExamplePoliteTransport_Ready() {
+	site := newSite()
+	defer site.Close()
+
+	// robots.txt off, so that the first request need not wait the base
+	// delay after the robots.txt fetch.
+	tr := polite.New(nil, polite.WithBaseDelay(10*time.Second), polite.WithJitter(0), polite.WithRobotsMode(polite.RobotsOff))
+	resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/a")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	req, _ := http.NewRequest("GET", site.URL+"/b", nil)
+	r, _ := tr.Ready(req)
+	fmt.Println("busy:", r.Busy, "; ready in about", time.Until(r.At).Round(time.Second))
+	// Output:
+	// busy: false ; ready in about 10s
+}
