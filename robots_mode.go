@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 )
 
 // RobotsMode says what robots.txt does to requests.
@@ -66,34 +65,4 @@ func (t *PoliteTransport) robotsModeOf(req *http.Request) RobotsMode {
 		return f(req.URL)
 	}
 	return t.robotsMode
-}
-
-// PacingKeyFunc returns the key that requests to u are paced by: requests
-// with the same key share one pace, one backoff and one in-flight limit.
-type PacingKeyFunc func(u *url.URL) string
-
-// PacingKeyHost is the default [PacingKeyFunc]: u's host name in canonical
-// form (lower-cased, one trailing dot dropped, IP literals in one
-// spelling, international names in their ASCII form), whatever the
-// scheme and port. A fleet of processes that partitions its URLs by this
-// key needs no shared pacing state.
-func PacingKeyHost(u *url.URL) string { return hostKey(u) }
-
-// PacingKeyOrigin is a [PacingKeyFunc] that paces each origin apart:
-// "scheme://host:port", with the host as [PacingKeyHost] gives it and the
-// port explicit.
-func PacingKeyOrigin(u *url.URL) string {
-	k, _ := originOf(u)
-	return k.String()
-}
-
-// PacingKey returns the key that t paces requests to u by, an http or
-// https URL: a fleet that partitions its URLs by it shares no pacing state.
-func (t *PoliteTransport) PacingKey(u *url.URL) string {
-	if t.pacingKey != nil {
-		if k := t.pacingKey(u); k != "" {
-			return k
-		}
-	}
-	return hostKey(u)
 }
