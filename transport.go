@@ -131,12 +131,15 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
-	if t.events.on() {
-		if waited := time.Since(asked); waited >= t.waitThreshold {
-			t.events.emit(Event{Kind: EventWaited, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
-		}
+	if !t.events.on() {
+		return t.send(tk, out)
 	}
-	return t.send(tk, out)
+	waited := time.Since(asked)
+	resp, err := t.send(tk, out)
+	if waited >= t.waitThreshold { // reported after the call, which the hook must not delay
+		t.events.emit(Event{Kind: EventWaited, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
+	}
+	return resp, err
 }
 
 // send passes req, admitted with tk, to the base transport and reports the
