@@ -27,6 +27,9 @@ import (
 func parseQuota(h http.Header) Quota {
 	// The headers are looked up by their canonical keys directly: this runs
 	// on every response.
+	if len(h) == 0 {
+		return Quota{}
+	}
 	if v := h["Ratelimit"]; len(v) > 0 {
 		return parseRateLimit(strings.Join(v, ","), strings.Join(h["Ratelimit-Policy"], ","))
 	}

@@ -25,6 +25,17 @@ type Robots struct {
 	// shared by every product token it binds.
 	bound atomic.Pointer[map[string]*robotsBinding]
 	mu    sync.Mutex // serialises compiling
+
+	// last is the product token asked for last and its binding: most
+	// transports send one User-Agent, whose decisions then cost one atomic
+	// load and a string comparison.
+	last atomic.Pointer[tokenBinding]
+}
+
+// tokenBinding is a product token and what binds it.
+type tokenBinding struct {
+	token string
+	b     *robotsBinding
 }
 
 // robotsBinding is what binds the product tokens of one group token: the
@@ -125,6 +136,16 @@ func (r *Robots) SkippedCount() int { return r.file.skipped }
 
 // binding returns what binds token, compiling it the first time.
 func (r *Robots) binding(token string) *robotsBinding {
+	if l := r.last.Load(); l != nil && l.token == token {
+		return l.b
+	}
+	b := r.bindGroup(token)
+	r.last.Store(&tokenBinding{token, b})
+	return b
+}
+
+// bindGroup returns what binds token, through the bindings by group.
+func (r *Robots) bindGroup(token string) *robotsBinding {
 	group := ""
 	switch {
 	case r.named[token]:
