@@ -3,8 +3,6 @@ package polite
 import (
 	"strings"
 	"testing"
-
-	"github.com/temoto/robotstxt"
 )
 
 // engineFuzzFile turns fuzz bytes into a robots.txt group and a path, so
@@ -53,26 +51,6 @@ func engineFuzzFile(data []byte) (robots, path string) {
 	return b.String(), normalizeTarget(p.String())
 }
 
-// temotoFuzzGroup is temoto/robotstxt's group of rules, written as a clean
-// robots.txt with the Allow lines first: temoto lets the first of two
-// equally long rules decide.
-func temotoFuzzGroup(t *testing.T, rules []robotsRule) *robotstxt.Group {
-	var b strings.Builder
-	b.WriteString("User-agent: *\n")
-	for _, allow := range []bool{true, false} {
-		for _, r := range rules {
-			if r.allow == allow {
-				b.WriteString(r.String() + "\n")
-			}
-		}
-	}
-	data, err := robotstxt.FromString(b.String())
-	if err != nil {
-		t.Fatalf("temoto rejected\n%s: %v", b.String(), err)
-	}
-	return data.FindGroup("*")
-}
-
 // FuzzEngine checks the engine against bruteDecide on every file, and
 // against temoto/robotstxt v1.1.2 where temoto follows RFC 9309: on the
 // file's rules without '*' or '$'. Where a wildcard makes temoto differ,
@@ -103,7 +81,7 @@ func FuzzEngine(f *testing.F) {
 			}
 		}
 		allowed, _ := compileRules(plain).match(path)
-		if want := temotoFuzzGroup(t, plain).Test(path); allowed != want {
+		if want := temotoGroupOf(t, plain).Test(path); allowed != want {
 			t.Fatalf("rules %v\n%s: engine allowed = %v; temoto says %v", plain, path, allowed, want)
 		}
 	})
