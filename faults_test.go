@@ -163,34 +163,49 @@ func TestBaseMisbehavesOnAPage(t *testing.T) {
 // robots.txt fetch cannot start before its deadline, because the host is
 // paused, fails at once with a *DeadlineError.
 func TestDeadlineWhileRobotsWaitsBehindABackoff(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
-			if r.URL.Path == "/robots.txt" {
-				return respond(r, 404, ""), nil
-			}
-			return respond(r, 429, "", "Retry-After", "60"), nil
-		}}
-		tr := New(base, quick...)
-		resp, err := get(tr, "http://h/page", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+	tests := []struct {
+		name string
+		key  PacingKeyFunc
+	}{
+		{"host name", nil},
+		{"a key of the user's", func(u *url.URL) string { return "site:" + strings.ToLower(u.Hostname()) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+					if r.URL.Path == "/robots.txt" {
+						return respond(r, 404, ""), nil
+					}
+					return respond(r, 429, "", "Retry-After", "60"), nil
+				}}
+				o := quick
+				if tt.key != nil {
+					o = opts(WithPacingKey(tt.key))
+				}
+				tr := New(base, o...)
+				resp, err := get(tr, "http://h/page", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
 
-		// https://h is another origin of the paused host: its robots.txt
-		// must wait 60s.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, "GET", "https://h/page", nil)
-		called := time.Now()
-		_, err = tr.RoundTrip(req)
-		var de *DeadlineError
-		if !errors.As(err, &de) || time.Since(called) != 0 {
-			t.Errorf("RoundTrip = %v after %v; want a *DeadlineError at once", err, time.Since(called))
-		}
-		time.Sleep(time.Minute) // the fetch goes on, for the next request
-		synctest.Wait()
-	})
+				// https://h is another origin of the paused host: its
+				// robots.txt must wait 60s.
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, "GET", "https://h/page", nil)
+				called := time.Now()
+				_, err = tr.RoundTrip(req)
+				var de *DeadlineError
+				if !errors.As(err, &de) || time.Since(called) != 0 {
+					t.Errorf("RoundTrip = %v after %v; want a *DeadlineError at once", err, time.Since(called))
+				}
+				time.Sleep(time.Minute) // the fetch goes on, for the next request
+				synctest.Wait()
+			})
+		})
+	}
 }
 
 // TestDeadlineErrorIsATimeout checks the error's message and that net/http

@@ -160,6 +160,14 @@ func PacingKeyOrigin(u *url.URL) string {
 	return k.String()
 }
 
+// originPacingKey returns the key that t paces requests to origin k by.
+func (t *PoliteTransport) originPacingKey(k originKey) string {
+	if t.pacingKey == nil {
+		return k.host // PacingKeyHost's
+	}
+	return t.PacingKey(&url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port})
+}
+
 // PacingKey returns the key that t paces requests to u by, an http or
 // https URL: a fleet that partitions its URLs by it shares no pacing state.
 func (t *PoliteTransport) PacingKey(u *url.URL) string {

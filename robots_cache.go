@@ -35,7 +35,7 @@ const minRobotsTTL = time.Minute
 // Lock order: evictMu, then a shard's mu.
 type robotsCache struct {
 	fetch   func(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord
-	tooLate func(ctx context.Context, host string) error // an error when a fetch for host could not end before ctx's deadline; nil: none
+	tooLate func(ctx context.Context, k originKey) error // an error when a fetch for k could not end before ctx's deadline; nil: none
 	ttl     time.Duration                                // lifetime of a fetched file
 	failTTL time.Duration                                // lifetime of a failure: the next fetch comes this soon
 	max     int                                          // soft bound on size
@@ -45,6 +45,7 @@ type robotsCache struct {
 	bytes   atomic.Int64 // the cost of the records in all shards; changed likewise
 	evictMu sync.Mutex   // serialises evictions
 	evictAt atomic.Int64 // inserting into a cache this large first evicts; stored under evictMu
+	bytesAt atomic.Int64 // inserting into a cache whose records cost more first evicts; stored under evictMu
 	ended   atomic.Int64 // fetches ended since the last eviction
 	evicts  atomic.Int64 // evictions that scanned the cache, for tests
 }
@@ -65,7 +66,7 @@ type robotsEntry struct {
 }
 
 // newRobotsCache returns a cache of at most max origins, a soft bound.
-func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robotsRecord, tooLate func(context.Context, string) error, ttl time.Duration, max int, budget int64) *robotsCache {
+func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robotsRecord, tooLate func(context.Context, originKey) error, ttl time.Duration, max int, budget int64) *robotsCache {
 	c := &robotsCache{
 		budget:  budget,
 		fetch:   fetch,
@@ -78,6 +79,7 @@ func newRobotsCache(fetch func(context.Context, originKey, *robotsRecord) *robot
 		c.shards[i].entries = make(map[originKey]*robotsEntry)
 	}
 	c.evictAt.Store(int64(max))
+	c.bytesAt.Store(budget)
 	return c
 }
 
@@ -116,7 +118,7 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 		s.mu.Unlock()
 
 		if c.tooLate != nil {
-			if err := c.tooLate(ctx, k.host); err != nil {
+			if err := c.tooLate(ctx, k); err != nil {
 				return nil, err
 			}
 		}
@@ -187,13 +189,16 @@ func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *rob
 // evictDue reports whether inserting an entry should first evict: when the
 // cache holds evictAt entries, or when it is full and enough fetches have
 // ended since the last eviction, a quarter of its size, to pay for a scan,
-// or when its records cost more than its budget.
+// or when its records cost more than its budget (and, when an eviction
+// could not get under it because the files were being fetched again, a
+// quarter of the budget more), so that no insert rescans a cache it
+// cannot shrink.
 // Entries being fetched cannot be dropped, so a cache full of them is not
 // scanned again on every insert.
 func (c *robotsCache) evictDue() bool {
 	n := c.size.Load()
 	return n >= c.evictAt.Load() || n >= int64(c.max) && c.ended.Load() >= max(n/4, 1) ||
-		c.bytes.Load() > c.budget
+		c.bytes.Load() > c.bytesAt.Load()
 }
 
 // evict makes room for one more entry when the cache is full, in entries
@@ -215,6 +220,7 @@ func (c *robotsCache) evict() {
 		return c.size.Load() >= int64(c.max-c.max/4) || c.bytes.Load() > c.budget-c.budget/4
 	})
 	c.evictAt.Store(max(int64(c.max), 2*c.size.Load()))
+	c.bytesAt.Store(max(c.budget, c.bytes.Load()+c.budget/4))
 }
 
 // dropLocked visits the shards in turn, from a random one, and drops the

@@ -26,21 +26,20 @@ const (
 // its last fetch went, and the rules in force. It is immutable once built,
 // but for the matchers its file compiles lazily (robots.go).
 type robotsRecord struct {
-	url         string         // "scheme://host:port/robots.txt"
-	status      int            // HTTP status of the last fetch; 0 when no response came
-	fetchedAt   time.Time      // when the last fetch ended
-	duration    time.Duration  // how long the last fetch took
-	err         string         // why the file is unreachable; "" when it was reached
-	file        *Robots        // nil when no file applies (4xx, or unreachable)
-	disallow    bool           // unreachable under FailClosed: refuse every URL
-	stale       bool           // the last fetch failed; these rules are the last good copy
-	etag        string         // the file's ETag, for revalidation; "" if none
-	modified    string         // the file's Last-Modified, likewise
-	lifetime    time.Duration  // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
-	revalidated bool           // the last fetch answered 304: file is the copy it confirmed
-	cost        int64          // what the record may keep, in bytes: see robotsCost
-	blocked     *atomic.Uint64 // requests refused, shared by every copy of one origin's record
-	wouldBlock  *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
+	url        string         // "scheme://host:port/robots.txt"
+	status     int            // HTTP status of the last fetch; 0 when no response came
+	fetchedAt  time.Time      // when the last fetch ended
+	duration   time.Duration  // how long the last fetch took
+	err        string         // why the file is unreachable; "" when it was reached
+	file       *Robots        // nil when no file applies (4xx, or unreachable)
+	disallow   bool           // unreachable under FailClosed: refuse every URL
+	stale      bool           // the last fetch failed; these rules are the last good copy
+	etag       string         // the file's ETag, for revalidation; "" if none
+	modified   string         // the file's Last-Modified, likewise
+	lifetime   time.Duration  // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
+	cost       int64          // what the record may keep, in bytes: see robotsCost
+	blocked    *atomic.Uint64 // requests refused, shared by every copy of one origin's record
+	wouldBlock *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
 }
 
 // robotsCost is what a record of a file of n bytes may keep on the heap,
@@ -133,7 +132,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
 		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
 			closeBody(resp.Body)
-			r.file, r.etag, r.modified, r.revalidated, r.cost = prev.file, prev.etag, prev.modified, true, prev.cost
+			r.file, r.etag, r.modified, r.cost = prev.file, prev.etag, prev.modified, prev.cost
 			r.lifetime = lifetime(resp.Header)
 			if r.lifetime == 0 {
 				r.lifetime = prev.lifetime
@@ -279,7 +278,7 @@ func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, t
 	if !t.events.on() {
 		return
 	}
-	ev := Event{Kind: EventRobotsFetched, Host: t.PacingKey(&url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port}),
+	ev := Event{Kind: EventRobotsFetched, Host: t.originPacingKey(k),
 		URL: k.fetchURL(), Status: status, Duration: took}
 	if r.err != "" {
 		ev.Kind, ev.Err, ev.Stale = EventRobotsUnreachable, r.err, r.stale

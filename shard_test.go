@@ -212,3 +212,37 @@ func TestRobotsCostBoundsWhatAFileKeeps(t *testing.T) {
 		t.Errorf("a %d-byte file keeps %d bytes; robotsCost says %d", len(body), kept, got)
 	}
 }
+
+// TestRobotsCacheOverBudgetWhileRefetching checks that a cache over its
+// byte budget because of a file being fetched again, which it cannot drop,
+// is not rescanned on every insert.
+func TestRobotsCacheOverBudgetWhileRefetching(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const budget = 1 << 20
+		release := make(chan struct{})
+		var fetched atomic.Int64
+		c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
+			if fetched.Add(1) > 1 {
+				<-release // every fetch but the first hangs
+			}
+			return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: 2 * budget, blocked: new(atomic.Uint64)}
+		}, nil, time.Hour, 1000, budget)
+		if _, err := c.get(context.Background(), origin(0)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Hour) // origin 0 expires, and its refetch hangs
+		ctx, cancel := context.WithCancel(context.Background())
+		go c.get(ctx, origin(0))
+		synctest.Wait()
+		for i := 1; i <= 100; i++ {
+			go c.get(ctx, origin(i))
+			synctest.Wait()
+		}
+		if n := c.evicts.Load(); n > 2 {
+			t.Errorf("%d scans for 100 inserts into a cache over budget that cannot shrink; want at most 2", n)
+		}
+		cancel()
+		close(release)
+		synctest.Wait()
+	})
+}

@@ -1,7 +1,6 @@
 package polite
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -100,10 +99,7 @@ func (t *PoliteTransport) Stats() []HostStats {
 		s.Backoffs, s.RetryAfters = h.backoffs, h.retryAfters
 	}
 	t.robots.each(func(k originKey, r *robotsRecord) {
-		s := get(k.host)
-		if t.pacingKey != nil {
-			s = get(t.PacingKey(&url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port}))
-		}
+		s := get(t.originPacingKey(k))
 		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
 			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Blocked: r.blocked.Load(), WouldBlock: r.wouldBlock.Load()}
 		if r.file != nil {

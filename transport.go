@@ -75,7 +75,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 			t.pacer = leasePacer{p}
 		}
 	}
-	t.robots = newRobotsCache(t.fetchRobots, t.pacer.tooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
+	t.robots = newRobotsCache(t.fetchRobots, t.robotsTooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
 	return t
 }
 
@@ -165,6 +165,12 @@ func (t *PoliteTransport) send(tk ticket, req *http.Request) (*http.Response, er
 		resp = nil
 	}
 	return resp, err
+}
+
+// robotsTooLate returns a *DeadlineError when a robots.txt fetch for k
+// could not start before ctx's deadline, the host being paused or paced.
+func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error {
+	return t.pacer.tooLate(ctx, t.originPacingKey(k))
 }
 
 // admit waits for the global limiter, if any, then for the host's turn.
