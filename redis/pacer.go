@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/polite-go/polite"
@@ -133,10 +132,9 @@ type pacer struct {
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
 
-	down      atomic.Bool // Redis is unreachable
-	mu        sync.Mutex  // protects lastProbe and watches
-	lastProbe time.Time   // when the last call to Redis was made in an outage
-	watches   map[string]*watch
+	health  *health
+	mu      sync.Mutex // guards watches
+	watches map[string]*watch
 }
 
 // A watch lets the goroutines of this process that wait on a key learn
@@ -159,7 +157,9 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		lease:    us(o.lease),
 		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
 		watches:  make(map[string]*watch),
-		rand:     rand.Float64,
+		health: &health{logger: o.logger, probe: o.probe,
+			fallback: "pacing in this process's memory", resumed: "pacing in redis"},
+		rand: rand.Float64,
 	}
 }
 
@@ -220,17 +220,17 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 				// Redis did not answer within the request's deadline: the
 				// next requests should not wait for it either.
 				if !p.o.failClose {
-					p.outage(err)
+					p.health.failed(err)
 				}
 				return nil, ctx.Err()
 			}
 			if p.o.failClose {
 				return nil, fmt.Errorf("politeredis: redis unreachable: %w", err)
 			}
-			p.outage(err)
+			p.health.failed(err)
 			return p.fallback().Acquire(ctx, key, crawlDelay)
 		}
-		p.recovered()
+		p.health.answered()
 		if r[0] == 1 {
 			return &lease{p: p, key: key, id: id, start: strconv.FormatInt(r[1], 10)}, nil
 		}
@@ -289,37 +289,7 @@ func (p *pacer) run(ctx context.Context, script *redis.Script, key string, extra
 // skipRedis reports whether Acquire should pace in memory: Redis is
 // unreachable, was tried less than a probe interval ago, and the Pacer
 // may fall back. Otherwise, in an outage, the caller is the probe.
-func (p *pacer) skipRedis() bool {
-	if p.o.failClose || !p.down.Load() {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if now := time.Now(); now.Sub(p.lastProbe) >= p.o.probe {
-		p.lastProbe = now
-		return false
-	}
-	return true
-}
-
-// outage records that a call to Redis failed with err, and says so at the
-// start of an outage.
-func (p *pacer) outage(err error) {
-	p.mu.Lock()
-	p.lastProbe = time.Now()
-	p.mu.Unlock()
-	if !p.down.Swap(true) && p.o.logger != nil {
-		p.o.logger.Warn("politeredis: redis unreachable; pacing in this process's memory until it answers", "err", err)
-	}
-}
-
-// recovered records that Redis answered, and says so at the end of an
-// outage.
-func (p *pacer) recovered() {
-	if p.down.Load() && p.down.Swap(false) && p.o.logger != nil {
-		p.o.logger.Info("politeredis: redis answers again; pacing in redis")
-	}
-}
+func (p *pacer) skipRedis() bool { return !p.o.failClose && p.health.skip() }
 
 // watch returns a channel that a release of key closes, and counts the
 // caller as waiting until unwatch.
@@ -369,7 +339,7 @@ type lease struct {
 // server known to be down.
 func (l *lease) Release(o polite.Outcome) {
 	defer l.p.notify(l.key)
-	if l.p.down.Load() && !l.p.o.failClose {
+	if l.p.health.down.Load() && !l.p.o.failClose {
 		return
 	}
 	b := func(v bool) string {
@@ -389,7 +359,7 @@ func (l *lease) Release(o polite.Outcome) {
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u)
 	if err != nil {
 		if !l.p.o.failClose {
-			l.p.outage(err)
+			l.p.health.failed(err)
 		}
 		return
 	}

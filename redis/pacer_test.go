@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/pacertest"
+	"github.com/polite-go/polite/politetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,7 +28,7 @@ func freshPrefix() string { return fmt.Sprintf("t%d", prefixes.Add(1)) }
 
 func TestConformance(t *testing.T) {
 	newClient(t) // skips without a server
-	pacertest.Run(t, func(policy polite.PacingPolicy) polite.Pacer {
+	politetest.RunPacer(t, func(policy polite.PacingPolicy) polite.Pacer {
 		// Made inside the case's bubble, so that the client's timers and
 		// channels belong to it.
 		c := redis.NewClient(clientOptions(sock))

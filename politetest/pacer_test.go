@@ -1,13 +1,13 @@
-package pacertest_test
+package politetest_test
 
 import (
 	"testing"
 
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/pacertest"
+	"github.com/polite-go/polite/politetest"
 )
 
 // TestMemoryPacer holds the transport's own Pacer to the policy.
 func TestMemoryPacer(t *testing.T) {
-	pacertest.Run(t, polite.NewMemoryPacer)
+	politetest.RunPacer(t, polite.NewMemoryPacer)
 }

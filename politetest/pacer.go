@@ -1,14 +1,4 @@
-// Package pacertest checks that a [polite.Pacer] runs the delay policy of
-// package polite: the same table of cases that the transport's own
-// in-memory Pacer passes, through the Pacer interface alone.
-//
-// Each case runs in a [testing/synctest] bubble, so the Pacer under test
-// must read the time with the time package and wait with its timers. A
-// Pacer that keeps its clock elsewhere, such as a server's, must offer its
-// tests a way to read the bubble's instead. A Pacer made for a case is
-// closed at its end when it has a Close method, so that it leaves no
-// goroutine in the bubble.
-package pacertest
+package politetest
 
 import (
 	"context"
@@ -21,9 +11,9 @@ import (
 	"github.com/polite-go/polite"
 )
 
-// Run checks the Pacers that newPacer makes against every case, each a
+// RunPacer checks the Pacers that newPacer makes against every case, each a
 // subtest named for the rule it checks.
-func Run(t *testing.T, newPacer func(polite.PacingPolicy) polite.Pacer) {
+func RunPacer(t *testing.T, newPacer func(polite.PacingPolicy) polite.Pacer) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

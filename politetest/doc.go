@@ -1,0 +1,14 @@
+// Package politetest checks that the stores a fleet plugs into package
+// polite keep its promises: [RunPacer] holds a [polite.Pacer] to the delay
+// policy's table, the same cases that the transport's own in-memory Pacer
+// passes, and [RunRobotsStore] holds a [polite.RobotsStore] to the
+// behaviours the transport relies on, such as fetching each origin's
+// robots.txt once for all who share it.
+//
+// RunPacer runs each case in a [testing/synctest] bubble, so the Pacer
+// under test must read the time with the time package and wait with its
+// timers. A Pacer that keeps its clock elsewhere, such as a server's, must
+// offer its tests a way to read the bubble's instead. A Pacer made for a
+// case is closed at its end when it has a Close method, so that it leaves
+// no goroutine in the bubble.
+package politetest
