@@ -384,7 +384,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	b.Run("robots-cache", func(b *testing.B) {
 		measure(b, func() any {
 			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
-				return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+				return &robotsRecord{url: k.String() + "/robots.txt", status: 404, counts: new(robotsCounts)}
 			}, nil, time.Hour, hosts, DefaultRobotsBytes)
 			ctx := context.Background()
 			for _, k := range origins {

@@ -68,6 +68,7 @@ type config struct {
 	robotsBytes     int64                    // bounds the robots.txt cache\'s bytes
 	pacingKey       PacingKeyFunc            // nil: PacingKeyHost
 	newPacer        func(PacingPolicy) Pacer // nil: the in-memory pacer
+	robotsStore     RobotsStore              // nil: none
 	robotsMode      RobotsMode
 	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
 	robotsTransport http.RoundTripper         // nil: the base

@@ -8,29 +8,14 @@ import (
 	"time"
 )
 
-// robotsStore keeps robots.txt per origin and fetches it on a miss, once
-// however many requests ask at the same time. The in-memory robotsCache is
-// the only implementation; the interface is the seam where a store shared by
-// a fleet of processes would plug in.
-type robotsStore interface {
-	// get returns the origin's robots.txt, fetching it when it is missing
-	// or expired. It fails only with ctx's error, when the caller gives up
-	// waiting; the fetch itself goes on for the other waiters.
-	get(ctx context.Context, k originKey) (*robotsRecord, error)
-	// peek returns the origin's robots.txt if it is cached and fresh, and
-	// nil otherwise; it fetches nothing.
-	peek(k originKey) *robotsRecord
-	// each calls fn for every origin with rules in force. fn must not call
-	// back into the store.
-	each(fn func(originKey, *robotsRecord))
-}
-
 // minRobotsTTL is the shortest lifetime a Cache-Control max-age gives a
 // robots.txt.
 const minRobotsTTL = time.Minute
 
-// robotsCache is the in-memory robotsStore. Origins are kept in shards by
-// host (shard.go).
+// robotsCache keeps a transport's parsed robots.txt per origin and fetches
+// it on a miss, once however many requests ask at the same time; with a
+// RobotsStore, the fetch goes through it (robots_share.go). Origins are
+// kept in shards by host (shard.go).
 //
 // Lock order: evictMu, then a shard's mu.
 type robotsCache struct {
@@ -62,7 +47,14 @@ type robotsShard struct {
 type robotsEntry struct {
 	rules    *robotsRecord // the rules in force; nil until the first fetch ends
 	expires  time.Time     // when to fetch again
-	fetching chan struct{} // non-nil while a fetch runs; closed when it ends
+	fetching *robotsFetchCall
+}
+
+// robotsFetchCall is one fetch of an origin's robots.txt that requests wait
+// for.
+type robotsFetchCall struct {
+	done chan struct{} // closed when the fetch ends
+	r    *robotsRecord // what it gave; set before done closes
 }
 
 // newRobotsCache returns a cache of at most max origins, a soft bound.
@@ -88,6 +80,9 @@ func (c *robotsCache) shard(k originKey) *robotsShard {
 	return &c.shards[shardIndex(k.host)]
 }
 
+// get returns the origin's robots.txt, fetching it when it is missing or
+// expired. It fails with ctx's error, when the caller gives up waiting,
+// the fetch going on for the other waiters, or with a RobotsStore's.
 func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, error) {
 	s := c.shard(k)
 	evicted := false
@@ -110,11 +105,12 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 			s.mu.Unlock()
 			return r, nil
 		}
-		if e.fetching == nil {
-			e.fetching = make(chan struct{})
+		call := e.fetching
+		if call == nil {
+			call = &robotsFetchCall{done: make(chan struct{})}
+			e.fetching = call
 			go c.run(s, k, e, e.rules)
 		}
-		done := e.fetching
 		s.mu.Unlock()
 
 		if c.tooLate != nil {
@@ -123,13 +119,19 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 			}
 		}
 		select {
-		case <-done:
+		case <-call.done:
+			if call.r.storeErr != nil {
+				return nil, call.r.storeErr
+			}
+			return call.r, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
 }
 
+// peek returns the origin's robots.txt if it is cached and fresh, and nil
+// otherwise; it fetches nothing.
 func (c *robotsCache) peek(k originKey) *robotsRecord {
 	s := c.shard(k)
 	s.mu.Lock()
@@ -140,6 +142,8 @@ func (c *robotsCache) peek(k originKey) *robotsRecord {
 	return nil
 }
 
+// each calls fn for every origin with rules in force. fn must not call
+// back into the cache.
 func (c *robotsCache) each(fn func(originKey, *robotsRecord)) {
 	type kv struct {
 		k originKey
@@ -163,27 +167,41 @@ func (c *robotsCache) each(fn func(originKey, *robotsRecord)) {
 
 // run fetches k's robots.txt on a context of its own, so that no caller's
 // cancellation fails the others, and stores the result in e, an entry of
-// shard s.
+// shard s. A record that a RobotsStore failed to give is handed to the
+// waiters and not kept.
 func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *robotsRecord) {
 	r := c.fetch(context.Background(), k, prev)
-
-	ttl := c.ttl
-	switch {
-	case r.err != "":
-		ttl = c.failTTL
-	case r.lifetime > 0: // Cache-Control may shorten the lifetime, never stretch it
-		ttl = min(ttl, r.lifetime)
+	expires := r.expires
+	if expires.IsZero() {
+		expires = time.Now().Add(c.lifetime(r))
 	}
 	s.mu.Lock()
-	if e.rules != nil {
-		c.bytes.Add(-e.rules.cost)
+	call := e.fetching
+	if r.storeErr == nil {
+		if e.rules != nil {
+			c.bytes.Add(-e.rules.cost)
+		}
+		c.bytes.Add(r.cost)
+		e.rules, e.expires = r, expires
 	}
-	c.bytes.Add(r.cost)
-	e.rules, e.expires = r, time.Now().Add(ttl)
-	close(e.fetching)
+	call.r = r
 	e.fetching = nil
 	s.mu.Unlock()
+	close(call.done)
 	c.ended.Add(1)
+}
+
+// lifetime returns how long r stays in force: the cache's TTL, which the
+// file's Cache-Control may shorten but never stretch, or a shorter one for
+// a file that was unreachable, so that it is soon tried again.
+func (c *robotsCache) lifetime(r *robotsRecord) time.Duration {
+	switch {
+	case r.err != "":
+		return c.failTTL
+	case r.lifetime > 0:
+		return min(c.ttl, r.lifetime)
+	}
+	return c.ttl
 }
 
 // evictDue reports whether inserting an entry should first evict: when the

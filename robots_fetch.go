@@ -26,20 +26,36 @@ const (
 // its last fetch went, and the rules in force. It is immutable once built,
 // but for the matchers its file compiles lazily (robots.go).
 type robotsRecord struct {
-	url        string         // "scheme://host:port/robots.txt"
-	status     int            // HTTP status of the last fetch; 0 when no response came
-	fetchedAt  time.Time      // when the last fetch ended
-	duration   time.Duration  // how long the last fetch took
-	err        string         // why the file is unreachable; "" when it was reached
-	file       *Robots        // nil when no file applies (4xx, or unreachable)
-	disallow   bool           // unreachable under FailClosed: refuse every URL
-	stale      bool           // the last fetch failed; these rules are the last good copy
-	etag       string         // the file's ETag, for revalidation; "" if none
-	modified   string         // the file's Last-Modified, likewise
-	lifetime   time.Duration  // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
-	cost       int64          // what the record may keep, in bytes: see robotsCost
-	blocked    *atomic.Uint64 // requests refused, shared by every copy of one origin's record
-	wouldBlock *atomic.Uint64 // requests RobotsReport let through that it would have refused; shared likewise
+	url       string        // "scheme://host:port/robots.txt"
+	status    int           // HTTP status of the last fetch; 0 when no response came
+	fetchedAt time.Time     // when the last fetch ended
+	duration  time.Duration // how long the last fetch took
+	err       string        // why the file is unreachable; "" when it was reached
+	file      *Robots       // nil when no file applies (4xx, or unreachable)
+	disallow  bool          // unreachable under FailClosed: refuse every URL
+	stale     bool          // the last fetch failed; these rules are the last good copy
+	etag      string        // the file's ETag, for revalidation; "" if none
+	modified  string        // the file's Last-Modified, likewise
+	lifetime  time.Duration // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
+	expires   time.Time     // when a RobotsStore has the file fetched again; zero: the cache decides (robots_cache.go)
+	storeErr  error         // the RobotsStore failed: no file, and requests fail with this error
+	cost      int64         // what the record may keep, in bytes: see robotsCost
+	counts    *robotsCounts // shared by every copy of one origin's record
+}
+
+// robotsCounts counts what an origin's robots.txt did to requests.
+type robotsCounts struct {
+	blocked    atomic.Uint64 // requests refused
+	wouldBlock atomic.Uint64 // requests RobotsReport let through that it would have refused
+}
+
+// countsOf returns prev's counts, so that every copy of an origin's record
+// counts in one place, or new ones when prev is nil.
+func countsOf(prev *robotsRecord) *robotsCounts {
+	if prev == nil {
+		return new(robotsCounts)
+	}
+	return prev.counts
 }
 
 // robotsCost is what a record of a file of n bytes may keep on the heap,
@@ -65,17 +81,15 @@ func (r *robotsRecord) good() bool { return r.err == "" || r.stale }
 // any request to the host, and reads it per RFC 9309 §2.3.1: 2xx is parsed,
 // 3xx followed, other 4xx means no rules, and 429, 5xx, a network error or
 // a timeout mean unreachable. prev is the copy in force, if any: when the
-// file is unreachable, it stays in force.
+// file is unreachable, it stays in force. body is the file read, or nil
+// when there is none or r keeps prev's.
 //
 // WithRobotsTimeout bounds the whole fetch, redirects and their waits
 // included, from the moment the first request may start: waiting for that
 // turn is not counted, since a host paused by a backoff is not unreachable.
-func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
+func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) (r *robotsRecord, body []byte) {
 	start := time.Now()
-	r := &robotsRecord{url: k.String() + "/robots.txt", blocked: new(atomic.Uint64), wouldBlock: new(atomic.Uint64)}
-	if prev != nil {
-		r.blocked, r.wouldBlock = prev.blocked, prev.wouldBlock
-	}
+	r = &robotsRecord{url: k.String() + "/robots.txt", counts: countsOf(prev)}
 
 	// Until the file is read, the pacer keeps each host fetched from for
 	// as long as any Crawl-delay may ask.
@@ -122,11 +136,12 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		next := ""
 		switch code := resp.StatusCode; {
 		case code >= 200 && code < 300:
-			body, err := readRobots(resp.Body)
+			b, err := readRobots(resp.Body)
 			if err != nil {
 				r.err = fmt.Sprintf("reading %s: %v", target, err)
 				break
 			}
+			body = b
 			r.file = ParseRobots(body)
 			r.cost = robotsCost(len(body))
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
@@ -158,18 +173,21 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	r.fetchedAt = time.Now()
 	r.duration = r.fetchedAt.Sub(start)
 
-	switch {
-	case r.err != "" && prev != nil && prev.good():
+	status, took := r.status, r.duration
+	if r.err != "" && prev != nil && prev.good() {
 		// Unreachable now, but there is a good copy: keep it.
-		kept := &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
-			duration: prev.duration, file: prev.file, cost: prev.cost, stale: true, err: r.err, blocked: prev.blocked, wouldBlock: prev.wouldBlock}
-		t.emitRobots(kept, k, r.status, r.duration)
-		return kept
-	case r.err != "" && t.robotsFailure == FailClosed:
-		r.disallow = true
+		r, body = &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
+			duration: prev.duration, file: prev.file, cost: prev.cost, stale: true, err: r.err, counts: prev.counts}, nil
 	}
-	t.emitRobots(r, k, r.status, r.duration)
-	return r
+	r.disallow = t.closed(r)
+	t.emitRobots(r, k, status, took)
+	return r, body
+}
+
+// closed reports whether r makes every URL of its origin disallowed: its
+// file is unreachable, with no earlier good copy, under FailClosed.
+func (t *PoliteTransport) closed(r *robotsRecord) bool {
+	return r.err != "" && !r.stale && t.robotsFailure == FailClosed
 }
 
 // lifetime returns the max-age of h's Cache-Control, at least

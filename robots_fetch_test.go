@@ -310,7 +310,7 @@ func TestRobotsCacheIsBounded(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	n := cached(t, tr.robots.(*robotsCache))
+	n := cached(t, tr.robots)
 	if n > 10 {
 		t.Errorf("robots cache holds %d origins; want at most 10", n)
 	}

@@ -17,7 +17,7 @@ import (
 func testCache(max int, fetches *atomic.Int64) *robotsCache {
 	return newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 		fetches.Add(1)
-		return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+		return &robotsRecord{url: k.String() + "/robots.txt", status: 404, counts: new(robotsCounts)}
 	}, nil, time.Hour, max, DefaultRobotsBytes)
 }
 
@@ -148,7 +148,7 @@ func TestRobotsCacheFullOfFetches(t *testing.T) {
 		release := make(chan struct{})
 		c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 			<-release
-			return &robotsRecord{url: k.String() + "/robots.txt", status: 404, blocked: new(atomic.Uint64)}
+			return &robotsRecord{url: k.String() + "/robots.txt", status: 404, counts: new(robotsCounts)}
 		}, nil, time.Hour, max, DefaultRobotsBytes)
 		var wg sync.WaitGroup
 		for i := range origins {
@@ -174,7 +174,7 @@ func TestRobotsCacheFullOfFetches(t *testing.T) {
 func TestRobotsCacheByteBudget(t *testing.T) {
 	const budget, cost = 10 << 20, 1 << 20 // room for ten files of 1 MiB
 	c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
-		return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: cost, blocked: new(atomic.Uint64)}
+		return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: cost, counts: new(robotsCounts)}
 	}, nil, time.Hour, 1000, budget)
 	for i := range 100 {
 		if _, err := c.get(context.Background(), origin(i)); err != nil {
@@ -225,7 +225,7 @@ func TestRobotsCacheOverBudgetWhileRefetching(t *testing.T) {
 			if fetched.Add(1) > 1 {
 				<-release // every fetch but the first hangs
 			}
-			return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: 2 * budget, blocked: new(atomic.Uint64)}
+			return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: 2 * budget, counts: new(robotsCounts)}
 		}, nil, time.Hour, 1000, budget)
 		if _, err := c.get(context.Background(), origin(0)); err != nil {
 			t.Fatal(err)

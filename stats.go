@@ -101,7 +101,7 @@ func (t *PoliteTransport) Stats() []HostStats {
 	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(t.originPacingKey(k))
 		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
-			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Blocked: r.blocked.Load(), WouldBlock: r.wouldBlock.Load()}
+			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Blocked: r.counts.blocked.Load(), WouldBlock: r.counts.wouldBlock.Load()}
 		if r.file != nil {
 			rs.Rules, rs.Sitemaps = r.file.Rules(), r.file.Sitemaps()
 		}

@@ -27,7 +27,8 @@ type PoliteTransport struct {
 	global         *rate.Limiter // nil: no cap across hosts
 	events         emitter       // nil: no hook, no logger
 	waitThreshold  time.Duration // a wait this long makes an EventWaited
-	robots         robotsStore
+	robots         *robotsCache
+	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacer
 }
 
@@ -75,7 +76,14 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 			t.pacer = leasePacer{p}
 		}
 	}
-	t.robots = newRobotsCache(t.fetchRobots, t.robotsTooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
+	fetch := func(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
+		r, _ := t.fetchRobots(ctx, k, prev)
+		return r
+	}
+	if cfg.robotsStore != nil {
+		t.store, fetch = cfg.robotsStore, t.fetchShared
+	}
+	t.robots = newRobotsCache(fetch, t.robotsTooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
 	return t
 }
 
