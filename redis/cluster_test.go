@@ -151,4 +151,40 @@ func TestCluster(t *testing.T) {
 		t.Errorf("hosts in the cluster = %d (%v); want %d", total, perNode, hosts)
 	}
 	t.Logf("hosts per primary: %v", perNode)
+
+	// The robots store: each origin's copy and claim in one slot, the
+	// origins spread over the primaries, and a copy shared is served.
+	store := NewRobotsStore(c, FailWhenUnreachable())
+	origin := func(i int) string { return fmt.Sprintf("https://host%d.example:443", i) }
+	for range 2 {
+		for i := range hosts {
+			f, err := store.Load(ctx, origin(i), func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch {
+				return copyOf(origin(i), time.Hour)
+			})
+			if err != nil || f.URL != origin(i)+"/robots.txt" {
+				t.Fatalf("Load(%s) = %+v, %v", origin(i), f, err)
+			}
+		}
+	}
+	perNode = nil
+	err = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		keys, err := n.Keys(ctx, "polite:robots:{*").Result()
+		mu.Lock()
+		perNode = append(perNode, int64(len(keys)))
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total = 0
+	for _, n := range perNode {
+		total += n
+		if n == 0 {
+			t.Errorf("robots.txt copies per primary = %v; want some on each", perNode)
+		}
+	}
+	if total != hosts {
+		t.Errorf("robots.txt copies in the cluster = %d (%v); want %d", total, perNode, hosts)
+	}
 }

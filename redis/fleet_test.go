@@ -2,6 +2,7 @@ package politeredis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -78,6 +79,7 @@ func fleetChild() int {
 	newPacer := NewPacer(c, WithKeyPrefix("fleet"), FailWhenUnreachable())
 	tr := polite.New(roundTripFunc(stampStart),
 		polite.WithPacer(func(p polite.PacingPolicy) polite.Pacer { return stampPacer{newPacer(p)} }),
+		polite.WithRobotsStore(NewRobotsStore(c, WithKeyPrefix("fleet"), FailWhenUnreachable(), WithPollInterval(10*time.Millisecond))),
 		polite.WithPacingKey(polite.PacingKeyOrigin),
 		polite.WithBaseDelay(fleetPace), polite.WithJitter(0), polite.WithLatencyFactor(0),
 		polite.WithBackoff(time.Second, time.Minute), polite.WithMaxInFlight(1))
@@ -88,6 +90,14 @@ func fleetChild() int {
 		code   int
 	)
 	for _, host := range strings.Fields(os.Getenv(fleetHostsEnv)) {
+		wg.Go(func() {
+			// The robots.txt that the fleet shares binds here too.
+			req, _ := http.NewRequest("GET", host+"/private", nil)
+			if _, err := client.Do(req); !errors.Is(err, polite.ErrRobotsBlocked) {
+				fmt.Fprintf(os.Stderr, "%s/private: %v; want polite.ErrRobotsBlocked\n", host, err)
+				failed.Do(func() { code = 1 })
+			}
+		})
 		for range fleetWorkers {
 			wg.Go(func() {
 				for range fleetRequests {
@@ -125,12 +135,19 @@ type fleetHost struct {
 	visits   []visit
 	inFlight int
 	most     int // the most requests in flight at once
+	robots   atomic.Int32
 }
 
 func (h *fleetHost) handler(latency time.Duration, status func(n int) int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/page" {
-			http.NotFound(w, r) // robots.txt
+		switch r.URL.Path {
+		case "/robots.txt":
+			h.robots.Add(1)
+			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+			return
+		case "/page":
+		default:
+			http.NotFound(w, r)
 			return
 		}
 		start, _ := strconv.ParseInt(r.Header.Get("X-Fleet-Start"), 10, 64)
@@ -172,7 +189,9 @@ func TestFleet(t *testing.T) {
 		return http.StatusOK
 	}))
 	defer srvC.Close()
-	c.Del(t.Context(), "fleet:{"+srvA.URL+"}", "fleet:{"+srvB.URL+"}", "fleet:{"+srvC.URL+"}")
+	for _, u := range []string{srvA.URL, srvB.URL, srvC.URL} {
+		c.Del(t.Context(), "fleet:{"+u+"}", "fleet:robots:{127.0.0.1}"+u)
+	}
 
 	var procs []*exec.Cmd
 	for i := range fleetProcs {
@@ -222,6 +241,9 @@ func TestFleet(t *testing.T) {
 		t.Logf("host %s: least gap between arrivals %v, between starts at least %v", h.name, minArrival, fleetPace)
 		if most != 1 {
 			t.Errorf("host %s: %d requests in flight at once; want 1", h.name, most)
+		}
+		if n := h.h.robots.Load(); n != 1 {
+			t.Errorf("host %s: robots.txt fetched %d times by %d processes; want once", h.name, n, fleetProcs)
 		}
 	}
 

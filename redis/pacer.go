@@ -3,7 +3,6 @@ package politeredis
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -24,8 +23,7 @@ import (
 // expire by themselves. The Pacer starts no goroutine and closes nothing;
 // the client stays the caller's.
 func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
-	o := options{prefix: "polite", lease: 2 * time.Minute, poll: 50 * time.Millisecond,
-		timeout: time.Second, probe: time.Second, logger: slog.Default()}
+	o := defaults()
 	for _, opt := range opts {
 		opt(&o)
 	}
