@@ -45,8 +45,8 @@ type Decision struct {
 // Check decides req as RoundTrip would, without sending it: it fetches the
 // origin's robots.txt if needed (waiting for the host's turn, like any
 // fetch), matches req against it, and reports the pace. It does not close
-// req's body. It fails when req's URL is not http or https, or when req's
-// context ends first.
+// req's body. It fails when req's URL is not http or https, when req's
+// context ends first, or with the error of a [RobotsStore] that failed.
 //
 // Crawlers can use Check to drop disallowed URLs before queueing them.
 func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {

@@ -18,7 +18,8 @@ type verdict struct {
 
 // decide decides a request to u, with target tg, against its origin's
 // robots.txt, fetching the file first if needed. RoundTrip and Check both
-// decide through it. It fails only when ctx ends first.
+// decide through it. It fails only when ctx ends first, or with the error
+// of a RobotsStore that failed.
 func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (verdict, error) {
 	switch {
 	case tg.mode == RobotsOff:

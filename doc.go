@@ -130,7 +130,9 @@
 // [Event]), outside its locks. [PoliteTransport.Ready] says when a request
 // could start without reserving anything. A fleet of processes shares one
 // pace per key by partitioning its URLs by [PoliteTransport.PacingKey], or
-// through a [Pacer] that they share, plugged in with [WithPacer].
+// through a [Pacer] that they share, plugged in with [WithPacer]; a
+// [RobotsStore] that they share, plugged in with [WithRobotsStore], has
+// each origin's robots.txt fetched once for them all.
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	"github.com/polite-go/polite"
@@ -153,4 +154,32 @@ func ExamplePoliteTransport_Ready() {
 	fmt.Println("busy:", r.Busy, "; ready in about", time.Until(r.At).Round(time.Second))
 	// Output:
 	// busy: false ; ready in about 10s
+}
+
+// Transports that share a RobotsStore fetch each origin's robots.txt once
+// between them; so do the processes of a fleet that share a store in
+// Redis (package politeredis).
+func ExampleWithRobotsStore() {
+	var fetches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fetches.Add(1)
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+
+	store := polite.NewMemoryRobotsStore(10_000)
+	for range 2 { // two transports, as two crawlers in one program
+		client := &http.Client{Transport: polite.New(nil, polite.WithRobotsStore(store))}
+		_, err := client.Get(srv.URL + "/private/page")
+		fmt.Println(errors.Is(err, polite.ErrRobotsBlocked))
+	}
+	fmt.Println("robots.txt fetched", fetches.Load(), "time")
+	// Output:
+	// true
+	// true
+	// robots.txt fetched 1 time
 }

@@ -43,7 +43,8 @@ type RobotsStore interface {
 // until the store's expires, and a file it fetches itself lives as
 // [WithRobotsTTL] and the file's Cache-Control say. When s fails, requests
 // fail with its error until it answers again; a store that would rather
-// fall back to fetching in this process does so inside its Load.
+// fall back to fetching in this process does so inside its Load. The
+// transport's robots.txt events report the fetches it made itself.
 func WithRobotsStore(s RobotsStore) Option {
 	if s == nil {
 		panic("polite: WithRobotsStore(nil)")

@@ -120,25 +120,28 @@ func serverMicrosPerCall(b *testing.B, c *redis.Client) float64 {
 	return 0
 }
 
+// usedMemory returns the server's used_memory, from INFO memory.
+func usedMemory(b *testing.B, c *redis.Client) int64 {
+	info, err := c.Info(context.Background(), "memory").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	b.Fatal("no used_memory in INFO memory")
+	return 0
+}
+
 // BenchmarkMemoryPerHost reports the memory Redis holds per host paced
 // once, from INFO memory before and after b.N hosts.
 func BenchmarkMemoryPerHost(b *testing.B) {
 	c := newClient(b)
 	ctx := context.Background()
-	used := func() int64 {
-		info, err := c.Info(ctx, "memory").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for line := range strings.Lines(info) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n
-			}
-		}
-		b.Fatal("no used_memory in INFO memory")
-		return 0
-	}
+	used := func() int64 { return usedMemory(b, c) }
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}

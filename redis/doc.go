@@ -1,17 +1,20 @@
 // Package politeredis paces the requests of a fleet of processes that
-// share hosts, by keeping each pacing key's state in Redis: it is a
-// [polite.Pacer] for [polite.WithPacer].
+// share hosts, by keeping each pacing key's state in Redis, and shares
+// their robots.txt files: it is a [polite.Pacer] for [polite.WithPacer]
+// and a [polite.RobotsStore] for [polite.WithRobotsStore].
 //
 //	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
-//	t := polite.New(nil, polite.WithPacer(politeredis.NewPacer(client)))
+//	t := polite.New(nil,
+//		polite.WithPacer(politeredis.NewPacer(client)),
+//		polite.WithRobotsStore(politeredis.NewRobotsStore(client)))
 //
 // Every process then runs the delay policy of package polite as if it
 // were one: the pace between starts, Crawl-delay floors, backoff on
 // signals and Retry-After, rate-limit quotas and MaxInFlight hold across
-// the fleet, not per process. A fleet that can route each host to one
-// process needs none of this: partition by [polite.PacingKeyHost] and keep the
-// in-memory pacer. robots.txt is not shared; each process fetches and
-// caches its own.
+// the fleet, not per process, and each origin's robots.txt is fetched
+// once for the fleet rather than once by each process. A fleet that can
+// route each host to one process needs none of this: partition by
+// [polite.PacingKeyHost] and keep the in-memory pacer.
 //
 // # Data model
 //
@@ -74,6 +77,29 @@
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).
 //
+// # robots.txt
+//
+// An origin's copy is a hash, prefix:robots:{host}origin, tagged by host
+// like the host's pacing state: field v holds the fetch's outcome (status,
+// body, error, validators, when and how long), encoded by this package,
+// and field until the end of its life in µs on the server's clock. The
+// key stays 24 hours past that end, as the copy a fetch revalidates with
+// its ETag or keeps when the file is unreachable; then it leaves Redis. A
+// copy takes its body's length and about 530 bytes more.
+//
+// Loading a copy is one call, a script that returns the copy and how long
+// it has left to live, so that each process reads the expiry on its own
+// clock; when none is fresh, the same call takes the claim to fetch, a
+// key beside the copy that expires (see [WithFetchClaim]) unless its
+// holder renews it, which it does every third of its life while it
+// fetches. The holder fetches on a context that its caller's cancellation
+// does not end, stores the result and drops its claim in one more call.
+// The others look again, from the poll interval doubling to a second,
+// each within its own context. Each process parses the copy itself and
+// keeps its parsed file until the copy expires: a copy costs the fleet
+// one call per process per lifetime, and its fetch one request to the
+// host.
+//
 // # When Redis is unreachable
 //
 // Every call is bounded by the request's context and by [WithTimeout];
@@ -84,5 +110,9 @@
 // [polite.NewMemoryPacer], says so once through its logger, and tries
 // Redis again at most once a second, going back to it when it answers.
 // [FailWhenUnreachable] makes Acquire fail instead. An outcome that cannot
-// be reported is lost; its lease expires.
+// be reported is lost; its lease expires. Likewise a robots store fetches
+// robots.txt in its own process, says so once, and shares through Redis
+// again when it answers; with FailWhenUnreachable, requests fail with an
+// error that names Redis. A copy that a process fetched in an outage lives
+// its lifetime in that process alone.
 package politeredis
