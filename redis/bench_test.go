@@ -44,6 +44,13 @@ func unpaced() polite.PacingPolicy {
 // goroutines over 100,000 keys, each request one Acquire and one Release.
 // It reports requests per second, Redis calls per request and the latency
 // that Acquire and Release add, at the median and the 99th percentile.
+//
+// The client and the server share the machine's CPUs, so req/s is what
+// both together sustain. The CPU time each spends per request says which
+// one limits: server-cpu-µs/req is the server's main thread (INFO cpu),
+// I/O included, and primary-req/s = 1e6 / server-cpu-µs/req is what the
+// primary would take with a CPU of its own; client-cpu-µs/req is this
+// process's.
 func BenchmarkAcquireRelease(b *testing.B) {
 	newClient(b) // skips without a server
 	opts := clientOptions(sock)
@@ -67,6 +74,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.Fatal(err)
 	}
 	calls.n.Store(0)
+	cpu0 := serverCPU(b, c)
+	client0, _ := processCPU()
 	b.SetParallelism(128) // × GOMAXPROCS goroutines
 	b.ResetTimer()
 	t0 := time.Now()
@@ -90,9 +99,18 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	})
 	elapsed := time.Since(t0)
 	b.StopTimer()
+	client1, ok := processCPU()
+	server := serverCPU(b, c) - cpu0
 	slices.Sort(lat)
 	if len(lat) > 0 {
-		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
+		n := float64(len(lat))
+		b.ReportMetric(n/elapsed.Seconds(), "req/s")
+		perReq := float64(server.Microseconds()) / n
+		b.ReportMetric(perReq, "server-cpu-µs/req")
+		b.ReportMetric(1e6/perReq, "primary-req/s")
+		if ok {
+			b.ReportMetric(float64((client1-client0).Microseconds())/n, "client-cpu-µs/req")
+		}
 		b.ReportMetric(float64(calls.n.Load())/float64(len(lat)), "calls/req")
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
@@ -118,6 +136,27 @@ func serverMicrosPerCall(b *testing.B, c *redis.Client) float64 {
 		}
 	}
 	return 0
+}
+
+// serverCPU returns the CPU time, user and system, that the server's main
+// thread has used so far, from INFO cpu.
+func serverCPU(b *testing.B, c *redis.Client) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sec float64
+	for line := range strings.Lines(info) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys_main_thread" || k == "used_cpu_user_main_thread" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("INFO cpu: %s", line)
+			}
+			sec += x
+		}
+	}
+	return time.Duration(sec * float64(time.Second))
 }
 
 // BenchmarkMemoryPerHost reports the memory Redis holds per host paced
@@ -155,12 +194,16 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 }
 
 // BenchmarkAcquireReleaseLatency measures what one request's Acquire and
-// Release add when nothing else runs: one goroutine, a key each time.
+// Release add when nothing else runs: one goroutine, a key each time. Its
+// server-µs/call is the scripts' cost with no other load on the machine.
 func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	c := newClient(b)
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced())
 	ctx := context.Background()
 	var lat []time.Duration
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
 		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i%100_000)+".example", 0)
@@ -173,4 +216,5 @@ func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
 }

@@ -36,11 +36,11 @@ func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPo
 
 // pacer is the Pacer that NewPacer makes.
 type pacer struct {
-	client redis.UniversalClient
-	policy polite.PacingPolicy
-	o      options
-	args   []string // ARGV 2 to 10, the policy
-	lease  string   // ARGV 14 of admitScript
+	client  redis.UniversalClient
+	policy  polite.PacingPolicy
+	o       options
+	admit   *redis.Script // admitLua for policy
+	release *redis.Script // releaseLua for policy
 
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
@@ -58,16 +58,13 @@ type watch struct {
 }
 
 func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
-	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	admit, release := newScripts(policy, o.lease)
 	return &pacer{
-		client: client,
-		policy: policy,
-		o:      o,
-		args: []string{us(policy.BaseDelay), f(policy.Jitter), f(policy.LatencyFactor),
-			us(policy.MaxDelay), us(policy.MaxCrawlDelay), us(policy.BackoffBase), us(policy.MaxBackoff),
-			strconv.Itoa(policy.MaxInFlight), us(30 * time.Minute)},
-		lease:    us(o.lease),
+		client:   client,
+		policy:   policy,
+		o:        o,
+		admit:    admit,
+		release:  release,
 		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
 		watches:  make(map[string]*watch),
 		health: &health{logger: o.logger, probe: o.probe,
@@ -82,16 +79,14 @@ func (p *pacer) keys(key string) []string {
 	return []string{p.o.prefix + ":{" + key + "}"}
 }
 
-// argv returns the arguments of a script: the common ten, then extra.
+// argv returns the arguments of a script: the instant for tests or "",
+// then extra.
 func (p *pacer) argv(extra ...string) []any {
-	a := make([]any, 0, 10+len(extra))
+	a := make([]any, 0, 1+len(extra))
 	if p.o.clock != nil {
 		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
 	} else {
 		a = append(a, "")
-	}
-	for _, s := range p.args {
-		a = append(a, s)
 	}
 	for _, s := range extra {
 		a = append(a, s)
@@ -124,7 +119,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 			return p.fallback().Acquire(ctx, key, crawlDelay)
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
-		r, err := p.run(ctx, admitScript, key, floor, p.draw(), id, p.lease)
+		r, err := p.run(ctx, p.admit, key, floor, p.draw(), id)
 		if err != nil {
 			switch ctx.Err() {
 			case context.Canceled:
@@ -267,9 +262,12 @@ func (l *lease) Release(o polite.Outcome) {
 	if o.Class == polite.OutcomeSignal {
 		u = l.p.draw()
 	}
-	r, err := l.p.run(context.Background(), releaseScript, l.key, l.id, l.start,
-		strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
-		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u)
+	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
+		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u}
+	for args[len(args)-1] == "0" { // the script takes a missing argument as 0
+		args = args[:len(args)-1]
+	}
+	r, err := l.p.run(context.Background(), l.p.release, l.key, args...)
 	if err != nil {
 		if !l.p.o.failClose {
 			l.p.health.failed(err)
