@@ -15,19 +15,22 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// counter is a go-redis hook that counts the commands sent.
-type counter struct{ n atomic.Int64 }
+// counter is a go-redis hook that counts the commands sent, and the round
+// trips that sent them: one per command alone, one per pipeline.
+type counter struct{ n, trips atomic.Int64 }
 
 func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.n.Add(1)
+		c.trips.Add(1)
 		return next(ctx, cmd)
 	}
 }
 func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.n.Add(int64(len(cmds)))
+		c.trips.Add(1)
 		return next(ctx, cmds)
 	}
 }
@@ -42,8 +45,9 @@ func unpaced() polite.PacingPolicy {
 
 // BenchmarkAcquireRelease measures requests through one Redis primary: 256
 // goroutines over 100,000 keys, each request one Acquire and one Release.
-// It reports requests per second, Redis calls per request and the latency
-// that Acquire and Release add, at the median and the 99th percentile.
+// It reports requests per second, Redis calls per request, the round trips
+// that carried them and the latency that Acquire and Release add, at the
+// median and the 99th percentile.
 //
 // The client and the server share the machine's CPUs, so req/s is what
 // both together sustain. The CPU time each spends per request says which
@@ -74,6 +78,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.Fatal(err)
 	}
 	calls.n.Store(0)
+	calls.trips.Store(0)
 	cpu0 := serverCPU(b, c)
 	client0, _ := processCPU()
 	b.SetParallelism(128) // × GOMAXPROCS goroutines
@@ -111,7 +116,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		if ok {
 			b.ReportMetric(float64((client1-client0).Microseconds())/n, "client-cpu-µs/req")
 		}
-		b.ReportMetric(float64(calls.n.Load())/float64(len(lat)), "calls/req")
+		b.ReportMetric(float64(calls.n.Load())/n, "calls/req")
+		b.ReportMetric(float64(calls.trips.Load())/n, "trips/req")
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}

@@ -151,4 +151,10 @@ func TestCluster(t *testing.T) {
 		t.Errorf("hosts in the cluster = %d (%v); want %d", total, perNode, hosts)
 	}
 	t.Logf("hosts per primary: %v", perNode)
+
+	testBatchedReleases(t, c, func(ctx context.Context) error {
+		return c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			return n.ScriptFlush(ctx).Err()
+		})
+	})
 }

@@ -41,6 +41,7 @@ type pacer struct {
 	o       options
 	admit   *redis.Script // admitLua for policy
 	release *redis.Script // releaseLua for policy
+	batch   *batcher      // sends the releases
 
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
@@ -65,6 +66,7 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		o:        o,
 		admit:    admit,
 		release:  release,
+		batch:    &batcher{client: client, timeout: o.timeout},
 		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
 		watches:  make(map[string]*watch),
 		health: &health{logger: o.logger, probe: o.probe,
@@ -166,27 +168,27 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 	}
 }
 
-// run runs script on key's keys with the common arguments and extra, and
+// run runs script on key's keys with the instant for tests and extra, and
 // returns its reply as integers.
 func (p *pacer) run(ctx context.Context, script *redis.Script, key string, extra ...string) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
-	v, err := script.Run(ctx, p.client, p.keys(key), p.argv(extra...)...).Slice()
+	return reply(script.Run(ctx, p.client, p.keys(key), p.argv(extra...)...))
+}
+
+// reply returns the reply of a script as integers.
+func reply(cmd *redis.Cmd) ([]int64, error) {
+	v, err := cmd.Slice()
 	if err != nil {
 		return nil, err
 	}
 	r := make([]int64, len(v))
 	for i, x := range v {
-		switch x := x.(type) {
-		case int64:
-			r[i] = x
-		case string:
-			if r[i], err = strconv.ParseInt(x, 10, 64); err != nil {
-				return nil, fmt.Errorf("politeredis: script reply %q: %w", v, err)
-			}
-		default:
+		n, ok := x.(int64)
+		if !ok {
 			return nil, fmt.Errorf("politeredis: script reply %q", v)
 		}
+		r[i] = n
 	}
 	if len(r) < 2 || r[0] != 1 && len(r) < 3 {
 		return nil, fmt.Errorf("politeredis: script reply %q", v)
@@ -267,7 +269,7 @@ func (l *lease) Release(o polite.Outcome) {
 	for args[len(args)-1] == "0" { // the script takes a missing argument as 0
 		args = args[:len(args)-1]
 	}
-	r, err := l.p.run(context.Background(), l.p.release, l.key, args...)
+	r, err := reply(l.p.batch.run(l.p.release, l.p.keys(l.key), l.p.argv(args...)))
 	if err != nil {
 		if !l.p.o.failClose {
 			l.p.health.failed(err)

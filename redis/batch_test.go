@@ -1,0 +1,174 @@
+package politeredis
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// holdFirst is a go-redis hook that holds the first command back until
+// the batcher of p has queued want calls, so that they go in one pipeline,
+// and that has the server forget its scripts, with flush, before the
+// first pipeline, so that the pipeline must load them again.
+type holdFirst struct {
+	p         *pacer
+	want      int
+	flush     func(context.Context) error
+	held      atomic.Bool
+	flushed   atomic.Bool
+	pipelines atomic.Int64 // pipelines of more than one command
+	reloads   atomic.Int64 // pipelines that sent scripts by EVAL
+	err       atomic.Value // the error of flush or of the wait, if any
+}
+
+func (h *holdFirst) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *holdFirst) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "evalsha" && !h.held.Swap(true) {
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				h.p.batch.mu.Lock()
+				n := len(h.p.batch.queue)
+				h.p.batch.mu.Unlock()
+				if n >= h.want {
+					break
+				}
+				if time.Now().After(deadline) {
+					h.err.Store("the batcher queued " + strconv.Itoa(n) + " calls")
+					break
+				}
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *holdFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if cmds[0].Name() == "eval" {
+			h.reloads.Add(1)
+		}
+		if len(cmds) > 1 && cmds[0].Name() == "evalsha" {
+			h.pipelines.Add(1)
+			if !h.flushed.Swap(true) {
+				if err := h.flush(ctx); err != nil {
+					h.err.Store(err.Error())
+				}
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// testBatchedReleases releases many requests at once through client, and
+// checks that they went in a pipeline, which found the server without its
+// scripts, and that each took effect before its Release returned.
+func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScripts func(context.Context) error) {
+	const n = 200
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor, policy.Jitter, policy.MaxInFlight = 0, 0, 0, 1
+	prefix := freshPrefix()
+	var backoffs atomic.Int64
+	p := NewPacer(client, WithKeyPrefix(prefix), FailWhenUnreachable(),
+		WithEvents(func(e polite.Event) {
+			if e.Kind == polite.EventBackoff {
+				backoffs.Add(1)
+			}
+		}))(policy).(*pacer)
+	ctx := context.Background()
+	key := func(i int) string { return "host" + strconv.Itoa(i) + ".example" }
+	leases := make([]polite.Lease, n)
+	for i := range leases {
+		l, err := p.Acquire(ctx, key(i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases[i] = l
+	}
+
+	hook := &holdFirst{p: p, want: n - 1, flush: flushScripts}
+	client.AddHook(hook)
+	var wg sync.WaitGroup
+	for i, l := range leases {
+		wg.Go(func() {
+			l.Release(polite.Outcome{Class: polite.OutcomeSignal})
+			// The slot is free and the signal known as soon as Release
+			// returns: a start is not allowed before the pause.
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			if _, err := p.Acquire(dctx, key(i), 0); err == nil {
+				t.Errorf("Acquire(%s) right after a signal was released: admitted", key(i))
+			} else if _, ok := err.(*polite.DeadlineError); !ok {
+				t.Errorf("Acquire(%s) right after a signal was released = %v; want a *polite.DeadlineError", key(i), err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := hook.err.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if hook.pipelines.Load() == 0 {
+		t.Error("no release went in a pipeline")
+	}
+	if hook.reloads.Load() == 0 {
+		t.Error("no pipeline sent the scripts again after the server forgot them")
+	}
+	if got := backoffs.Load(); got != n {
+		t.Errorf("EventBackoff %d times; want %d, one per release", got, n)
+	}
+	if p.health.down.Load() {
+		t.Error("a release failed")
+	}
+}
+
+func TestBatchedReleases(t *testing.T) {
+	c := newClient(t)
+	testBatchedReleases(t, c, func(ctx context.Context) error {
+		return c.ScriptFlush(ctx).Err()
+	})
+}
+
+// TestReleaseOnHungServer stops the server's process while requests end:
+// each Release returns within the Pacer's timeout, even the ones that
+// queued behind a pipeline that waits for the server.
+func TestReleaseOnHungServer(t *testing.T) {
+	newClient(t) // skips without a server
+	opts := clientOptions(sock)
+	opts.ContextTimeoutEnabled = true
+	c := redis.NewClient(opts)
+	defer c.Close()
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor, policy.MaxInFlight = 0, 0, 100
+	const timeout = 500 * time.Millisecond
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithLogger(nil), WithTimeout(timeout))(policy)
+	var leases []polite.Lease
+	for range 50 {
+		l, err := p.Acquire(context.Background(), "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+	}
+
+	if err := server.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Process.Signal(syscall.SIGCONT)
+	var wg sync.WaitGroup
+	for i, l := range leases {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * timeout / 100) // some while a pipeline waits
+			t0 := time.Now()
+			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			if d := time.Since(t0); d > timeout*3/2 {
+				t.Errorf("Release %d on a hung server took %v; want about the timeout, %v", i, d, timeout)
+			}
+		})
+	}
+	wg.Wait()
+}
