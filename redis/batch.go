@@ -2,6 +2,7 @@ package politeredis
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,19 +11,26 @@ import (
 
 // A batcher runs the script calls of many goroutines in pipelines: one
 // write and one read of the socket for all the calls that queued while
-// the previous pipeline ran. It starts no goroutine and waits for nothing
-// to fill a batch: a caller that finds no pipeline on its way sends the
-// queue at once, its own call in it, and a call that finds one queues, and
-// is sent when that one ends. Under light load each batch is one call.
+// the previous call or pipeline ran. It waits for nothing to fill a
+// batch. A caller that finds nothing on its way sends its call at once,
+// itself, bounded by its context as a call made without a batcher; a call
+// that finds one on its way queues, and a goroutine that the caller who
+// sent starts then sends the queue, again and again until it is empty.
+// Under light load no call queues and no goroutine starts.
+//
+// A caller that queued stops waiting when its context ends: its call then
+// leaves the queue if it has not been sent; if it has, its orphan function
+// is called with its reply.
+//
 // Letting two or four pipelines run at once made no difference that
 // BenchmarkAcquireRelease could measure, but more round trips.
 type batcher struct {
 	client  redis.UniversalClient
 	timeout time.Duration // bounds each call, from when it queues
 
-	mu      sync.Mutex // guards the fields below
+	mu      sync.Mutex // guards the fields below and the done and gone of calls
 	queue   []*call
-	sending bool // a pipeline is on its way
+	sending bool // a call or a pipeline is on its way
 }
 
 // A call is one script run that a batcher sends.
@@ -30,61 +38,94 @@ type call struct {
 	script *redis.Script
 	keys   []string
 	args   []any
+	orphan func(*redis.Cmd) // nil, or called when the caller stopped waiting
 
-	until time.Time     // when its caller stops waiting for it
-	wake  chan struct{} // receives when cmd is set, or when the call must lead
-	batch []*call       // set, under the batcher's mu, when the call must send it
+	until time.Time     // when the batcher stops waiting for the reply
+	wake  chan struct{} // receives when cmd is set
 	cmd   *redis.Cmd
+	done  bool // cmd is set
+	gone  bool // the caller stopped waiting
 }
 
-// run runs script on keys with args, in a pipeline with the other calls
-// that queue meanwhile, and returns its reply.
-func (b *batcher) run(script *redis.Script, keys []string, args []any) *redis.Cmd {
-	c := &call{script: script, keys: keys, args: args, until: time.Now().Add(b.timeout),
-		wake: make(chan struct{}, 1)}
+// run runs script on keys with args, alone or in a pipeline with other
+// calls, and returns its reply; or ctx.Err() when ctx ends while the call
+// waits in the queue or its pipeline runs.
+func (b *batcher) run(ctx context.Context, script *redis.Script, keys []string, args []any, orphan func(*redis.Cmd)) (*redis.Cmd, error) {
 	b.mu.Lock()
-	b.queue = append(b.queue, c)
-	batch := []*call(nil)
 	if !b.sending {
 		b.sending = true
-		batch, b.queue = b.queue, nil
+		b.mu.Unlock()
+		ctx, cancel := context.WithTimeout(ctx, b.timeout)
+		defer cancel()
+		cmd := script.Run(ctx, b.client, keys, args...)
+		if next := b.next(); next != nil {
+			go b.sendAll(next)
+		}
+		return cmd, nil
 	}
+	c := &call{script: script, keys: keys, args: args, orphan: orphan,
+		until: time.Now().Add(b.timeout), wake: make(chan struct{}, 1)}
+	b.queue = append(b.queue, c)
 	b.mu.Unlock()
-	if batch == nil {
-		<-c.wake
-		batch = c.batch // set before the wake, if the call must lead
+	select {
+	case <-c.wake:
+		return c.cmd, nil
+	case <-ctx.Done():
 	}
-	if batch != nil {
-		b.flush(batch)
-	}
-	return c.cmd
-}
-
-// flush sends batch, as the caller of its first call, hands the calls that
-// queued meanwhile to the first of them to send, and wakes the callers of
-// the other calls of batch.
-func (b *batcher) flush(batch []*call) {
-	b.send(batch)
 	b.mu.Lock()
-	if len(b.queue) > 0 {
-		next := b.queue[0]
-		next.batch, b.queue = b.queue, nil
-		next.wake <- struct{}{}
-	} else {
-		b.sending = false
+	defer b.mu.Unlock()
+	if c.done {
+		return c.cmd, nil
 	}
-	b.mu.Unlock()
-	for _, c := range batch[1:] {
-		c.wake <- struct{}{}
+	c.gone = true
+	if i := slices.Index(b.queue, c); i >= 0 { // not sent
+		b.queue = slices.Delete(b.queue, i, i+1)
+		c.orphan = nil
+	}
+	return nil, ctx.Err()
+}
+
+// next returns the calls that queued, for the caller to send, or nil when
+// none did: then nothing is on its way.
+func (b *batcher) next() []*call {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	next := b.queue
+	b.queue = nil
+	if len(next) == 0 {
+		next, b.sending = nil, false
+	}
+	return next
+}
+
+// sendAll sends batch, then the calls that queue meanwhile, until none
+// does.
+func (b *batcher) sendAll(batch []*call) {
+	for batch != nil {
+		b.pipeline(batch)
+		b.mu.Lock()
+		for _, c := range batch {
+			c.done = true
+		}
+		b.mu.Unlock()
+		for _, c := range batch {
+			switch {
+			case !c.gone: // set before done, if ever
+				c.wake <- struct{}{}
+			case c.orphan != nil:
+				c.orphan(c.cmd)
+			}
+		}
+		batch = b.next()
 	}
 }
 
-// send runs the calls of batch in one pipeline and sets their replies. The
-// calls that find the server without their script are sent again by EVAL,
-// which loads it, in a second pipeline. The pipelines end when the caller
-// that queued first stops waiting, so that no call waits longer than the
+// pipeline runs the calls of batch in one pipeline and sets their replies.
+// The calls that find the server without their script are sent again by
+// EVAL, which loads it, in a second pipeline. The pipelines end when the
+// call that queued first is due, so that none waits longer than the
 // batcher's timeout from when it queued.
-func (b *batcher) send(batch []*call) {
+func (b *batcher) pipeline(batch []*call) {
 	until := batch[0].until
 	for _, c := range batch[1:] {
 		if c.until.Before(until) {

@@ -2,6 +2,7 @@ package politeredis
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -171,4 +172,109 @@ func TestReleaseOnHungServer(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// slowAdmissions is a go-redis hook that holds the first admission sent
+// alone for alone, and the first pipeline of admissions for pipelined, as
+// a slow server would.
+type slowAdmissions struct {
+	sha               string // the admission script's
+	alone, pipelined  time.Duration
+	heldOne, heldPipe atomic.Bool
+}
+
+func (h *slowAdmissions) admission(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	return cmd.Name() == "evalsha" && len(args) > 1 && args[1] == h.sha
+}
+
+func (h *slowAdmissions) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *slowAdmissions) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.admission(cmd) && !h.heldOne.Swap(true) {
+			time.Sleep(h.alone)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *slowAdmissions) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.admission(cmds[0]) && !h.heldPipe.Swap(true) {
+			time.Sleep(h.pipelined)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestAbandonedAdmission ends the contexts of requests while their
+// admissions wait behind another one: those already sent are admitted and
+// their slots freed when the reply comes, the one still queued is never
+// sent.
+func TestAbandonedAdmission(t *testing.T) {
+	c := newClient(t)
+	policy := polite.DefaultPacingPolicy()
+	policy.BaseDelay, policy.LatencyFactor, policy.Jitter, policy.MaxInFlight = 0, 0, 0, 1
+	prefix := freshPrefix()
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(policy)
+	// The server has the scripts, then the first admission takes 300ms,
+	// and those that queue behind it go in a pipeline at 300ms that takes
+	// 500ms.
+	if l, err := p.Acquire(context.Background(), "load", 0); err != nil {
+		t.Fatal(err)
+	} else {
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+	c.AddHook(&slowAdmissions{sha: p.(*pacer).admit.Hash(), alone: 300 * time.Millisecond, pipelined: 500 * time.Millisecond})
+
+	request := func(key string, after, timeout time.Duration) {
+		time.Sleep(after)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		t0 := time.Now()
+		l, err := p.Acquire(ctx, key, 0)
+		if key == "first" {
+			if err != nil {
+				t.Errorf("Acquire(first) = %v", err)
+			} else {
+				l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			}
+			return
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Acquire(%s) = %v; want the context's deadline", key, err)
+		}
+		if d := time.Since(t0); d > timeout+150*time.Millisecond {
+			t.Errorf("Acquire(%s) returned after %v; want at its deadline, %v", key, d, timeout)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { request("first", 0, time.Minute) })
+	wg.Go(func() { request("sent1", 50*time.Millisecond, 500*time.Millisecond) })
+	wg.Go(func() { request("sent2", 50*time.Millisecond, 500*time.Millisecond) })
+	wg.Go(func() { request("queued", 400*time.Millisecond, 100*time.Millisecond) })
+	wg.Wait()
+
+	for _, key := range []string{"sent1", "sent2"} {
+		// Its admission runs at 800ms, when the pipeline reaches the
+		// server, and its lease is then released.
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			n, l := stateField(t, c, prefix+":{"+key+"}", "n"), stateField(t, c, prefix+":{"+key+"}", "L")
+			if n == int64(1) && l == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: starts %v, leases %v; want 1 start and its lease released", key, n, l)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		l, err := p.Acquire(ctx, key, 0)
+		cancel()
+		if err != nil {
+			t.Fatalf("Acquire(%s) after its abandoned admission = %v; want its slot free", key, err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	}
+	if v := stateField(t, c, prefix+":{queued}", "n"); v != nil {
+		t.Errorf("starts recorded for the queued admission = %v; want none: it was never sent", v)
+	}
 }

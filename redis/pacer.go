@@ -21,7 +21,9 @@ import (
 // client may be a single server, a Sentinel failover client or a Cluster.
 // Every process that paces the same hosts must use the same policy and the
 // same options. The policy's MaxHosts has no effect: idle hosts' keys
-// expire by themselves. The Pacer starts no goroutine and closes nothing;
+// expire by themselves. The Pacer keeps no goroutine running: the ones it
+// starts to send queued calls in pipelines end when the queue is empty
+// (see Calls and waits in the package documentation). It closes nothing;
 // the client stays the caller's.
 func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
 	o := options{prefix: "polite", lease: 2 * time.Minute, poll: 50 * time.Millisecond,
@@ -41,6 +43,7 @@ type pacer struct {
 	o       options
 	admit   *redis.Script // admitLua for policy
 	release *redis.Script // releaseLua for policy
+	admits  *batcher      // sends the admissions
 	batch   *batcher      // sends the releases
 
 	fallback func() polite.Pacer // made on first use
@@ -66,6 +69,7 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		o:        o,
 		admit:    admit,
 		release:  release,
+		admits:   &batcher{client: client, timeout: o.timeout},
 		batch:    &batcher{client: client, timeout: o.timeout},
 		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
 		watches:  make(map[string]*watch),
@@ -121,7 +125,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 			return p.fallback().Acquire(ctx, key, crawlDelay)
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
-		r, err := p.run(ctx, p.admit, key, floor, p.draw(), id)
+		r, err := p.acquire(ctx, key, floor, id)
 		if err != nil {
 			switch ctx.Err() {
 			case context.Canceled:
@@ -168,12 +172,21 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 	}
 }
 
-// run runs script on key's keys with the instant for tests and extra, and
-// returns its reply as integers.
-func (p *pacer) run(ctx context.Context, script *redis.Script, key string, extra ...string) ([]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.o.timeout)
-	defer cancel()
-	return reply(script.Run(ctx, p.client, p.keys(key), p.argv(extra...)...))
+// acquire runs the admission script for a request to key with Crawl-delay
+// floor and lease id, and returns its reply as integers. When ctx ends
+// after the call was sent, a lease that it took is released.
+func (p *pacer) acquire(ctx context.Context, key, floor, id string) ([]int64, error) {
+	orphan := func(cmd *redis.Cmd) {
+		if r, err := reply(cmd); err == nil && r[0] == 1 {
+			l := &lease{p: p, key: key, id: id, start: strconv.FormatInt(r[1], 10)}
+			go l.Release(polite.Outcome{Class: polite.OutcomeIgnore})
+		}
+	}
+	cmd, err := p.admits.run(ctx, p.admit, p.keys(key), p.argv(floor, p.draw(), id), orphan)
+	if err != nil {
+		return nil, err
+	}
+	return reply(cmd)
 }
 
 // reply returns the reply of a script as integers.
@@ -269,7 +282,8 @@ func (l *lease) Release(o polite.Outcome) {
 	for args[len(args)-1] == "0" { // the script takes a missing argument as 0
 		args = args[:len(args)-1]
 	}
-	r, err := reply(l.p.batch.run(l.p.release, l.p.keys(l.key), l.p.argv(args...)))
+	cmd, _ := l.p.batch.run(context.Background(), l.p.release, l.p.keys(l.key), l.p.argv(args...), nil)
+	r, err := reply(cmd)
 	if err != nil {
 		if !l.p.o.failClose {
 			l.p.health.failed(err)
