@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,42 +15,43 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// holdFirst is a go-redis hook that holds the first command back until
-// the batcher of p has queued want calls, so that they go in one pipeline,
-// and that has the server forget its scripts, with flush, before the
-// first pipeline, so that the pipeline must load them again.
-type holdFirst struct {
+// holdAlone is a go-redis hook that holds back the commands sent alone
+// until the release batcher of p has queued want calls, so that these go
+// in one pipeline, and that has the server forget its scripts, with flush,
+// before the first pipeline, when no command sent alone is on its way, so
+// that the pipeline must load them again.
+type holdAlone struct {
 	p         *pacer
 	want      int
 	flush     func(context.Context) error
-	held      atomic.Bool
+	open      atomic.Bool  // the batcher has queued want calls
+	alone     atomic.Int64 // commands sent alone on their way or held
 	flushed   atomic.Bool
 	pipelines atomic.Int64 // pipelines of more than one command
 	reloads   atomic.Int64 // pipelines that sent scripts by EVAL
 	err       atomic.Value // the error of flush or of the wait, if any
 }
 
-func (h *holdFirst) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *holdFirst) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h *holdAlone) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *holdAlone) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "evalsha" && !h.held.Swap(true) {
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-				h.p.batch.mu.Lock()
-				n := len(h.p.batch.queue)
-				h.p.batch.mu.Unlock()
-				if n >= h.want {
-					break
-				}
-				if time.Now().After(deadline) {
-					h.err.Store("the batcher queued " + strconv.Itoa(n) + " calls")
-					break
-				}
+		h.alone.Add(1)
+		defer h.alone.Add(-1)
+		for deadline := time.Now().Add(10 * time.Second); !h.open.Load(); time.Sleep(time.Millisecond) {
+			h.p.batch.mu.Lock()
+			n := len(h.p.batch.queue)
+			h.p.batch.mu.Unlock()
+			if n >= h.want {
+				h.open.Store(true)
+			} else if time.Now().After(deadline) {
+				h.err.Store("the batcher queued " + strconv.Itoa(n) + " calls")
+				h.open.Store(true)
 			}
 		}
 		return next(ctx, cmd)
 	}
 }
-func (h *holdFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h *holdAlone) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if cmds[0].Name() == "eval" {
 			h.reloads.Add(1)
@@ -57,6 +59,11 @@ func (h *holdFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 		if len(cmds) > 1 && cmds[0].Name() == "evalsha" {
 			h.pipelines.Add(1)
 			if !h.flushed.Swap(true) {
+				// No command sent alone loads the scripts again after the
+				// flush.
+				for h.alone.Load() > 0 {
+					time.Sleep(time.Millisecond)
+				}
 				if err := h.flush(ctx); err != nil {
 					h.err.Store(err.Error())
 				}
@@ -67,7 +74,7 @@ func (h *holdFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 }
 
 // testBatchedReleases releases many requests at once through client, and
-// checks that they went in a pipeline, which found the server without its
+// checks that those that could not go at once went in a pipeline, which found the server without its
 // scripts, and that each took effect before its Release returned.
 func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScripts func(context.Context) error) {
 	const n = 200
@@ -92,7 +99,7 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 		leases[i] = l
 	}
 
-	hook := &holdFirst{p: p, want: n - 1, flush: flushScripts}
+	hook := &holdAlone{p: p, want: n - maxSending, flush: flushScripts}
 	client.AddHook(hook)
 	var wg sync.WaitGroup
 	for i, l := range leases {
@@ -174,13 +181,14 @@ func TestReleaseOnHungServer(t *testing.T) {
 	wg.Wait()
 }
 
-// slowAdmissions is a go-redis hook that holds the first admission sent
-// alone for alone, and the first pipeline of admissions for pipelined, as
-// a slow server would.
+// slowAdmissions is a go-redis hook that holds the first maxSending
+// admissions sent alone for alone, and the first pipeline of admissions
+// for pipelined, as a slow server would.
 type slowAdmissions struct {
-	sha               string // the admission script's
-	alone, pipelined  time.Duration
-	heldOne, heldPipe atomic.Bool
+	sha              string // the admission script's
+	alone, pipelined time.Duration
+	heldAlone        atomic.Int64
+	heldPipe         atomic.Bool
 }
 
 func (h *slowAdmissions) admission(cmd redis.Cmder) bool {
@@ -191,7 +199,7 @@ func (h *slowAdmissions) admission(cmd redis.Cmder) bool {
 func (h *slowAdmissions) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *slowAdmissions) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.admission(cmd) && !h.heldOne.Swap(true) {
+		if h.admission(cmd) && h.heldAlone.Add(1) <= maxSending {
 			time.Sleep(h.alone)
 		}
 		return next(ctx, cmd)
@@ -207,7 +215,7 @@ func (h *slowAdmissions) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 }
 
 // TestAbandonedAdmission ends the contexts of requests while their
-// admissions wait behind another one: those already sent are admitted and
+// admissions wait behind others: those already sent are admitted and
 // their slots freed when the reply comes, the one still queued is never
 // sent.
 func TestAbandonedAdmission(t *testing.T) {
@@ -216,9 +224,9 @@ func TestAbandonedAdmission(t *testing.T) {
 	policy.BaseDelay, policy.LatencyFactor, policy.Jitter, policy.MaxInFlight = 0, 0, 0, 1
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(policy)
-	// The server has the scripts, then the first admission takes 300ms,
-	// and those that queue behind it go in a pipeline at 300ms that takes
-	// 500ms.
+	// The server has the scripts, then the first admissions take 300ms,
+	// and those that queue behind them go in a pipeline at 300ms that
+	// takes 500ms.
 	if l, err := p.Acquire(context.Background(), "load", 0); err != nil {
 		t.Fatal(err)
 	} else {
@@ -232,9 +240,9 @@ func TestAbandonedAdmission(t *testing.T) {
 		defer cancel()
 		t0 := time.Now()
 		l, err := p.Acquire(ctx, key, 0)
-		if key == "first" {
+		if strings.HasPrefix(key, "first") {
 			if err != nil {
-				t.Errorf("Acquire(first) = %v", err)
+				t.Errorf("Acquire(%s) = %v", key, err)
 			} else {
 				l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
 			}
@@ -248,10 +256,12 @@ func TestAbandonedAdmission(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { request("first", 0, time.Minute) })
+	for i := range maxSending {
+		wg.Go(func() { request("first"+strconv.Itoa(i), 0, time.Minute) })
+	}
 	wg.Go(func() { request("sent1", 50*time.Millisecond, 500*time.Millisecond) })
 	wg.Go(func() { request("sent2", 50*time.Millisecond, 500*time.Millisecond) })
-	wg.Go(func() { request("queued", 400*time.Millisecond, 100*time.Millisecond) })
+	wg.Go(func() { request("queued", 100*time.Millisecond, 100*time.Millisecond) })
 	wg.Wait()
 
 	for _, key := range []string{"sent1", "sent2"} {

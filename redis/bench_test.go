@@ -44,10 +44,11 @@ func unpaced() polite.PacingPolicy {
 }
 
 // BenchmarkAcquireRelease measures requests through one Redis primary: 256
-// goroutines over 100,000 keys, each request one Acquire, with a context
-// that can end, and one Release. It reports requests per second, Redis calls per request, the round trips
-// that carried them and the latency that Acquire and Release add, at the
-// median and the 99th percentile.
+// goroutines (128 × GOMAXPROCS) over 100,000 keys, each request one
+// Acquire, with a context that can end, and one Release. It reports
+// requests per second, Redis calls per request, the round trips that
+// carried them and the latency that Acquire and Release add, at the median
+// and the 99th percentile.
 //
 // The client and the server share the machine's CPUs, so req/s is what
 // both together sustain. The CPU time each spends per request says which
@@ -55,7 +56,15 @@ func unpaced() polite.PacingPolicy {
 // I/O included, and primary-req/s = 1e6 / server-cpu-µs/req is what the
 // primary would take with a CPU of its own; client-cpu-µs/req is this
 // process's.
-func BenchmarkAcquireRelease(b *testing.B) {
+func BenchmarkAcquireRelease(b *testing.B) { benchAcquireRelease(b, 128) }
+
+// BenchmarkAcquireReleaseFew is BenchmarkAcquireRelease for a process with
+// few goroutines: 4 (2 × GOMAXPROCS).
+func BenchmarkAcquireReleaseFew(b *testing.B) { benchAcquireRelease(b, 2) }
+
+// benchAcquireRelease runs BenchmarkAcquireRelease with parallelism ×
+// GOMAXPROCS goroutines.
+func benchAcquireRelease(b *testing.B, parallelism int) {
 	newClient(b) // skips without a server
 	opts := clientOptions(sock)
 	opts.PoolSize = 32
@@ -81,7 +90,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	calls.trips.Store(0)
 	cpu0 := serverCPU(b, c)
 	client0, _ := processCPU()
-	b.SetParallelism(128) // × GOMAXPROCS goroutines
+	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	t0 := time.Now()
 	b.RunParallel(func(pb *testing.PB) {

@@ -65,21 +65,20 @@
 // A request to a host that is ready costs two calls: admission before it
 // starts, on the request's latency path, and release when its response
 // headers come. Release returns when its call is done, so that the next
-// Acquire sees what it changed. A call made when no other call of its kind
-// from the same Pacer is on its way is sent at once, by its caller. While
-// one is on its way, the calls of that kind that the Pacer's other
-// goroutines make queue, then go together in one pipeline, one round trip
-// for all of them, sent by a goroutine that the Pacer starts and that ends
-// when the queue is empty; a request whose context ends while its
-// admission is queued leaves the queue, and one whose admission was sent
-// has the lease it took released. A request that must wait sleeps on a
-// timer, or until a request of the same process to the same key is
-// released, then asks again: one more call per wake. A slot freed by
-// another process is seen at the next poll (see [WithPollInterval]).
-// Fairness among the waiters of the fleet is not first come, first
-// served: whichever asks first after a start is allowed gets it. When the
-// next allowed start is at or past the request's context deadline,
-// Acquire fails at once with a [*polite.DeadlineError].
+// Acquire sees what it changed. A Pacer sends up to four admissions at
+// once, each by its caller, and as many releases. The calls of either kind
+// made while four are on their way queue, then go together in one
+// pipeline, one round trip for all of them, sent by a goroutine that the
+// Pacer starts and that ends when the queue is empty. A request whose
+// context ends while its admission is queued leaves the queue; one whose
+// admission left it in a pipeline has the lease it took released. A
+// request that must wait sleeps on a timer, or until a request of the
+// same process to the same key is released, then asks again: one more
+// call per wake. A slot freed by another process is seen at the next poll
+// (see [WithPollInterval]). Fairness among the waiters of the fleet is not
+// first come, first served: whichever asks first after a start is allowed
+// gets it. When the next allowed start is at or past the request's
+// context deadline, Acquire fails at once with a [*polite.DeadlineError].
 //
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).
