@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(crashEnv) != "" { // the process that TestCrashedProcess kills
 		os.Exit(crashChild())
 	}
+	if os.Getenv(benchEnv) != "" { // a process of BenchmarkAcquireReleaseProcesses
+		os.Exit(benchChild())
+	}
 	dir, err := os.MkdirTemp("", "politeredis")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
