@@ -38,9 +38,9 @@ func (h *holdAlone) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		h.alone.Add(1)
 		defer h.alone.Add(-1)
 		for deadline := time.Now().Add(10 * time.Second); !h.open.Load(); time.Sleep(time.Millisecond) {
-			h.p.batch.mu.Lock()
-			n := len(h.p.batch.queue)
-			h.p.batch.mu.Unlock()
+			h.p.releases.mu.Lock()
+			n := len(h.p.releases.queue)
+			h.p.releases.mu.Unlock()
 			if n >= h.want {
 				h.open.Store(true)
 			} else if time.Now().After(deadline) {

@@ -38,13 +38,13 @@ func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPo
 
 // pacer is the Pacer that NewPacer makes.
 type pacer struct {
-	client  redis.UniversalClient
-	policy  polite.PacingPolicy
-	o       options
-	admit   *redis.Script // admitLua for policy
-	release *redis.Script // releaseLua for policy
-	admits  *batcher      // sends the admissions
-	batch   *batcher      // sends the releases
+	client   redis.UniversalClient
+	policy   polite.PacingPolicy
+	o        options
+	admit    *redis.Script // admitLua for policy
+	release  *redis.Script // releaseLua for policy
+	admits   *batcher      // sends the admissions
+	releases *batcher      // sends the releases
 
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
@@ -70,7 +70,7 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		admit:    admit,
 		release:  release,
 		admits:   &batcher{client: client, timeout: o.timeout},
-		batch:    &batcher{client: client, timeout: o.timeout},
+		releases: &batcher{client: client, timeout: o.timeout},
 		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
 		watches:  make(map[string]*watch),
 		health: &health{logger: o.logger, probe: o.probe,
@@ -282,7 +282,8 @@ func (l *lease) Release(o polite.Outcome) {
 	for args[len(args)-1] == "0" { // the script takes a missing argument as 0
 		args = args[:len(args)-1]
 	}
-	cmd, _ := l.p.batch.run(context.Background(), l.p.release, l.p.keys(l.key), l.p.argv(args...), nil)
+	// With a context that cannot end, run returns no error of its own.
+	cmd, _ := l.p.releases.run(context.Background(), l.p.release, l.p.keys(l.key), l.p.argv(args...), nil)
 	r, err := reply(cmd)
 	if err != nil {
 		if !l.p.o.failClose {
