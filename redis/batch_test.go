@@ -3,6 +3,7 @@ package politeredis
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +102,7 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 
 	hook := &holdAlone{p: p, want: n - maxSending, flush: flushScripts}
 	client.AddHook(hook)
+	goroutines := runtime.NumGoroutine()
 	var wg sync.WaitGroup
 	for i, l := range leases {
 		wg.Go(func() {
@@ -131,6 +133,13 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 	}
 	if p.health.down.Load() {
 		t.Error("a release failed")
+	}
+	// The goroutines that sent the queues have ended.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("%d goroutines after the requests; want %d, as before them", runtime.NumGoroutine(), goroutines)
+			break
+		}
 	}
 }
 
