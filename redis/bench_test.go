@@ -15,19 +15,22 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// counter is a go-redis hook that counts the commands sent.
-type counter struct{ n atomic.Int64 }
+// counter is a go-redis hook that counts the commands sent, and the round
+// trips that sent them: one per command alone, one per pipeline.
+type counter struct{ n, trips atomic.Int64 }
 
 func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.n.Add(1)
+		c.trips.Add(1)
 		return next(ctx, cmd)
 	}
 }
 func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.n.Add(int64(len(cmds)))
+		c.trips.Add(1)
 		return next(ctx, cmds)
 	}
 }
@@ -41,10 +44,27 @@ func unpaced() polite.PacingPolicy {
 }
 
 // BenchmarkAcquireRelease measures requests through one Redis primary: 256
-// goroutines over 100,000 keys, each request one Acquire and one Release.
-// It reports requests per second, Redis calls per request and the latency
-// that Acquire and Release add, at the median and the 99th percentile.
-func BenchmarkAcquireRelease(b *testing.B) {
+// goroutines (128 × GOMAXPROCS) over 100,000 keys, each request one
+// Acquire, with a context that can end, and one Release. It reports
+// requests per second, Redis calls per request, the round trips that
+// carried them and the latency that Acquire and Release add, at the median
+// and the 99th percentile.
+//
+// The client and the server share the machine's CPUs, so req/s is what
+// both together sustain. The CPU time each spends per request says which
+// one limits: server-cpu-µs/req is the server's main thread (INFO cpu),
+// I/O included, and primary-req/s = 1e6 / server-cpu-µs/req is what the
+// primary would take with a CPU of its own; client-cpu-µs/req is this
+// process's.
+func BenchmarkAcquireRelease(b *testing.B) { benchAcquireRelease(b, 128) }
+
+// BenchmarkAcquireReleaseFew is BenchmarkAcquireRelease for a process with
+// few goroutines: 4 (2 × GOMAXPROCS).
+func BenchmarkAcquireReleaseFew(b *testing.B) { benchAcquireRelease(b, 2) }
+
+// benchAcquireRelease runs BenchmarkAcquireRelease with parallelism ×
+// GOMAXPROCS goroutines.
+func benchAcquireRelease(b *testing.B, parallelism int) {
 	newClient(b) // skips without a server
 	opts := clientOptions(sock)
 	opts.PoolSize = 32
@@ -67,11 +87,15 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.Fatal(err)
 	}
 	calls.n.Store(0)
-	b.SetParallelism(128) // × GOMAXPROCS goroutines
+	calls.trips.Store(0)
+	cpu0 := serverCPU(b, c)
+	client0, _ := processCPU()
+	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	t0 := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
+		ctx, cancel := requestContext()
+		defer cancel()
 		var mine []time.Duration
 		for pb.Next() {
 			k := keys[rand.IntN(len(keys))]
@@ -90,31 +114,57 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	})
 	elapsed := time.Since(t0)
 	b.StopTimer()
+	client1, ok := processCPU()
+	server := serverCPU(b, c) - cpu0
 	slices.Sort(lat)
 	if len(lat) > 0 {
-		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
-		b.ReportMetric(float64(calls.n.Load())/float64(len(lat)), "calls/req")
+		n := float64(len(lat))
+		b.ReportMetric(n/elapsed.Seconds(), "req/s")
+		perReq := float64(server.Microseconds()) / n
+		b.ReportMetric(perReq, "server-cpu-µs/req")
+		b.ReportMetric(1e6/perReq, "primary-req/s")
+		if ok {
+			b.ReportMetric(float64((client1-client0).Microseconds())/n, "client-cpu-µs/req")
+		}
+		b.ReportMetric(float64(calls.n.Load())/n, "calls/req")
+		b.ReportMetric(float64(calls.trips.Load())/n, "trips/req")
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}
 	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
 }
 
-// serverMicrosPerCall returns the server's time per EVALSHA, scripts
-// included, from INFO commandstats.
-func serverMicrosPerCall(b *testing.B, c *redis.Client) float64 {
-	info, err := c.Info(context.Background(), "commandstats").Result()
+// info returns the fields of an INFO section of the server.
+func info(b *testing.B, c *redis.Client, section string) map[string]string {
+	text, err := c.Info(context.Background(), section).Result()
 	if err != nil {
 		b.Fatal(err)
 	}
-	for line := range strings.Lines(info) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:"); ok {
-			for f := range strings.SplitSeq(rest, ",") {
-				if v, ok := strings.CutPrefix(f, "usec_per_call="); ok {
-					x, _ := strconv.ParseFloat(v, 64)
-					return x
-				}
-			}
+	fields := map[string]string{}
+	for line := range strings.Lines(text) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	return fields
+}
+
+// number returns an INFO field as a number, failing b when it is not one.
+func number(b *testing.B, fields map[string]string, name string) float64 {
+	x, err := strconv.ParseFloat(fields[name], 64)
+	if err != nil {
+		b.Fatalf("INFO field %s = %q", name, fields[name])
+	}
+	return x
+}
+
+// serverMicrosPerCall returns the server's time per EVALSHA, scripts
+// included, from INFO commandstats; 0 when there was none.
+func serverMicrosPerCall(b *testing.B, c *redis.Client) float64 {
+	for f := range strings.SplitSeq(info(b, c, "commandstats")["cmdstat_evalsha"], ",") {
+		if v, ok := strings.CutPrefix(f, "usec_per_call="); ok {
+			x, _ := strconv.ParseFloat(v, 64)
+			return x
 		}
 	}
 	return 0
@@ -122,18 +172,15 @@ func serverMicrosPerCall(b *testing.B, c *redis.Client) float64 {
 
 // usedMemory returns the server's used_memory, from INFO memory.
 func usedMemory(b *testing.B, c *redis.Client) int64 {
-	info, err := c.Info(context.Background(), "memory").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	b.Fatal("no used_memory in INFO memory")
-	return 0
+	return int64(number(b, info(b, c, "memory"), "used_memory"))
+}
+
+// serverCPU returns the CPU time, user and system, that the server's main
+// thread has used so far, from INFO cpu.
+func serverCPU(b *testing.B, c *redis.Client) time.Duration {
+	fields := info(b, c, "cpu")
+	sec := number(b, fields, "used_cpu_sys_main_thread") + number(b, fields, "used_cpu_user_main_thread")
+	return time.Duration(sec * float64(time.Second))
 }
 
 // BenchmarkMemoryPerHost reports the memory Redis holds per host paced
@@ -158,12 +205,17 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 }
 
 // BenchmarkAcquireReleaseLatency measures what one request's Acquire and
-// Release add when nothing else runs: one goroutine, a key each time.
+// Release add when nothing else runs: one goroutine, a key each time. Its
+// server-µs/call is the scripts' cost with no other load on the machine.
 func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	c := newClient(b)
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced())
-	ctx := context.Background()
+	ctx, cancel := requestContext()
+	defer cancel()
 	var lat []time.Duration
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
 		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i%100_000)+".example", 0)
@@ -176,4 +228,11 @@ func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
+}
+
+// requestContext returns the context of a request of the benchmarks: one
+// that can end, as that of a request with a timeout.
+func requestContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), time.Hour)
 }

@@ -53,6 +53,7 @@ func startCluster(t *testing.T) []string {
 		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf",
 			"--dir", dir, "--save", "", "--appendonly", "no")
+		cmd.SysProcAttr = serverProcAttr()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -187,4 +188,10 @@ func TestCluster(t *testing.T) {
 	if total != hosts {
 		t.Errorf("robots.txt copies in the cluster = %d (%v); want %d", total, perNode, hosts)
 	}
+
+	testBatchedReleases(t, c, func(ctx context.Context) error {
+		return c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			return n.ScriptFlush(ctx).Err()
+		})
+	})
 }

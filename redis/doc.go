@@ -23,17 +23,17 @@
 // so client may be a single server, a Sentinel failover client or a
 // Cluster, and keys spread over a Cluster's primaries by host.
 //
-// Its value is a MessagePack map, read and written whole by the scripts
-// with Redis's cmsgpack library. Its fields are ls, the last start; u,
-// its jitter draw; fl, its Crawl-delay; est, the latency estimate; lvl and
-// stk, the backoff level and the successes since it last changed; bu, no
-// start before this; esc and lsig, the last escalation and the last
-// signal; spr and spru, the gap that spreads a low quota and the end of
-// its window; n, nb and nra, counts of starts, escalations and
-// Retry-Afters; and L, the leases of the requests in flight, each a random
-// id followed by the instant it expires. Times are integer microseconds,
-// instants since the Unix epoch on the server's clock; a field that is 0
-// is left out.
+// Its value is a sequence of MessagePack values, read and written whole
+// by the scripts with Redis's cmsgpack library. They are, in order, ls,
+// the last start; u, its jitter draw; fl, its Crawl-delay; est, the
+// latency estimate; lvl and stk, the backoff level and the successes
+// since it last changed; bu, no start before this; esc and lsig, the last
+// escalation and the last signal; spr and spru, the gap that spreads a
+// low quota and the end of its window; n, nb and nra, counts of starts,
+// escalations and Retry-Afters; and L, the leases of the requests in
+// flight, an array of a random id followed by the instant it expires for
+// each, left out when there are none. Times are integer microseconds,
+// instants since the Unix epoch on the server's clock.
 //
 // The key expires when forgetting it would let no request start earlier:
 // 30 minutes (the time after which the policy forgets a backoff level)
@@ -46,9 +46,11 @@
 // Two Lua scripts, each one atomic call that touches one slot, run the
 // policy on that state, reading it with one GET and writing it with one
 // SET that sets its expiry; go-redis sends them by EVALSHA and loads them when
-// the server lacks them. Their clock is the server's TIME, the one clock
-// of the fleet. Jitter draws are made by the caller and passed in, so the
-// scripts are deterministic.
+// the server lacks them. The policy and the lease duration are constants
+// in their text, so that a call passes only what changes; Pacers with the
+// same policy share the scripts. Their clock is the server's TIME, the one
+// clock of the fleet. Jitter draws are made by the caller and passed in,
+// so the scripts are deterministic.
 //
 // Admission either admits the request, dropping the expired leases,
 // recording its start and adding its lease, and returns the start, or
@@ -65,14 +67,21 @@
 //
 // A request to a host that is ready costs two calls: admission before it
 // starts, on the request's latency path, and release when its response
-// headers come. A request that must wait sleeps on a timer, or until a
-// request of the same process to the same key is released, then asks
-// again: one more call per wake. A slot freed by another process is seen
-// at the next poll (see [WithPollInterval]). Fairness among the waiters of
-// the fleet is not first come, first served: whichever asks first after a
-// start is allowed gets it. When the next allowed start is at or past the
-// request's context deadline, Acquire fails at once with a
-// [*polite.DeadlineError].
+// headers come. Release returns when its call is done, so that the next
+// Acquire sees what it changed. A Pacer sends up to four admissions at
+// once, each by its caller, and as many releases. The calls of either kind
+// made while four are on their way queue, then go together in one
+// pipeline, one round trip for all of them, sent by a goroutine that the
+// Pacer starts and that ends when the queue is empty. A request whose
+// context ends while its admission is queued leaves the queue; one whose
+// admission left it in a pipeline has the lease it took released. A
+// request that must wait sleeps on a timer, or until a request of the
+// same process to the same key is released, then asks again: one more
+// call per wake. A slot freed by another process is seen at the next poll
+// (see [WithPollInterval]). Fairness among the waiters of the fleet is not
+// first come, first served: whichever asks first after a start is allowed
+// gets it. When the next allowed start is at or past the request's
+// context deadline, Acquire fails at once with a [*polite.DeadlineError].
 //
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).

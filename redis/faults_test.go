@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,13 +36,20 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
+// stateFields are the names of the state's values, in their order.
+var stateFields = []string{"ls", "u", "fl", "est", "lvl", "stk", "bu", "esc", "lsig", "spr", "spru", "n", "nb", "nra", "L"}
+
 // stateField returns a field of the state at key, or nil when there is
 // none.
 func stateField(t *testing.T, c redis.Cmdable, key, field string) any {
 	t.Helper()
+	i := slices.Index(stateFields, field)
+	if i < 0 {
+		t.Fatalf("no state field %q", field)
+	}
 	v, err := c.Eval(context.Background(),
-		"local v = redis.call('GET', KEYS[1]); if not v then return nil end; return cmsgpack.unpack(v)[ARGV[1]]",
-		[]string{key}, field).Result()
+		"local v = redis.call('GET', KEYS[1]); if not v then return nil end; return ({cmsgpack.unpack(v)})[tonumber(ARGV[1])]",
+		[]string{key}, i+1).Result()
 	if err == redis.Nil {
 		return nil
 	}

@@ -20,7 +20,9 @@ import (
 // client may be a single server, a Sentinel failover client or a Cluster.
 // Every process that paces the same hosts must use the same policy and the
 // same options. The policy's MaxHosts has no effect: idle hosts' keys
-// expire by themselves. The Pacer starts no goroutine and closes nothing;
+// expire by themselves. The Pacer keeps no goroutine running: the ones it
+// starts to send queued calls in pipelines end when the queue is empty
+// (see Calls and waits in the package documentation). It closes nothing;
 // the client stays the caller's.
 func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
 	o := defaults()
@@ -34,11 +36,13 @@ func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPo
 
 // pacer is the Pacer that NewPacer makes.
 type pacer struct {
-	client redis.UniversalClient
-	policy polite.PacingPolicy
-	o      options
-	args   []string // ARGV 2 to 10, the policy
-	lease  string   // ARGV 14 of admitScript
+	client   redis.UniversalClient
+	policy   polite.PacingPolicy
+	o        options
+	admit    *redis.Script // admitLua for policy
+	release  *redis.Script // releaseLua for policy
+	admits   *batcher      // sends the admissions
+	releases *batcher      // sends the releases
 
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
@@ -56,16 +60,15 @@ type watch struct {
 }
 
 func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
-	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	admit, release := newScripts(policy, o.lease)
 	return &pacer{
-		client: client,
-		policy: policy,
-		o:      o,
-		args: []string{us(policy.BaseDelay), f(policy.Jitter), f(policy.LatencyFactor),
-			us(policy.MaxDelay), us(policy.MaxCrawlDelay), us(policy.BackoffBase), us(policy.MaxBackoff),
-			strconv.Itoa(policy.MaxInFlight), us(30 * time.Minute)},
-		lease:    us(o.lease),
+		client:   client,
+		policy:   policy,
+		o:        o,
+		admit:    admit,
+		release:  release,
+		admits:   &batcher{client: client, timeout: o.timeout},
+		releases: &batcher{client: client, timeout: o.timeout},
 		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
 		watches:  make(map[string]*watch),
 		health: &health{logger: o.logger, probe: o.probe,
@@ -80,16 +83,14 @@ func (p *pacer) keys(key string) []string {
 	return []string{p.o.prefix + ":{" + key + "}"}
 }
 
-// argv returns the arguments of a script: the common ten, then extra.
+// argv returns the arguments of a script: the instant for tests or "",
+// then extra.
 func (p *pacer) argv(extra ...string) []any {
-	a := make([]any, 0, 10+len(extra))
+	a := make([]any, 0, 1+len(extra))
 	if p.o.clock != nil {
 		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
 	} else {
 		a = append(a, "")
-	}
-	for _, s := range p.args {
-		a = append(a, s)
 	}
 	for _, s := range extra {
 		a = append(a, s)
@@ -122,7 +123,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 			return p.fallback().Acquire(ctx, key, crawlDelay)
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
-		r, err := p.run(ctx, admitScript, key, floor, p.draw(), id, p.lease)
+		r, err := p.acquire(ctx, key, floor, id)
 		if err != nil {
 			switch ctx.Err() {
 			case context.Canceled:
@@ -169,27 +170,36 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 	}
 }
 
-// run runs script on key's keys with the common arguments and extra, and
-// returns its reply as integers.
-func (p *pacer) run(ctx context.Context, script *redis.Script, key string, extra ...string) ([]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.o.timeout)
-	defer cancel()
-	v, err := script.Run(ctx, p.client, p.keys(key), p.argv(extra...)...).Slice()
+// acquire runs the admission script for a request to key with Crawl-delay
+// floor and lease id, and returns its reply as integers. When ctx ends
+// after the call was sent, a lease that it took is released.
+func (p *pacer) acquire(ctx context.Context, key, floor, id string) ([]int64, error) {
+	orphan := func(cmd *redis.Cmd) {
+		if r, err := reply(cmd); err == nil && r[0] == 1 {
+			l := &lease{p: p, key: key, id: id, start: strconv.FormatInt(r[1], 10)}
+			go l.Release(polite.Outcome{Class: polite.OutcomeIgnore})
+		}
+	}
+	cmd, err := p.admits.run(ctx, p.admit, p.keys(key), p.argv(floor, p.draw(), id), orphan)
+	if err != nil {
+		return nil, err
+	}
+	return reply(cmd)
+}
+
+// reply returns the reply of a script as integers.
+func reply(cmd *redis.Cmd) ([]int64, error) {
+	v, err := cmd.Slice()
 	if err != nil {
 		return nil, err
 	}
 	r := make([]int64, len(v))
 	for i, x := range v {
-		switch x := x.(type) {
-		case int64:
-			r[i] = x
-		case string:
-			if r[i], err = strconv.ParseInt(x, 10, 64); err != nil {
-				return nil, fmt.Errorf("politeredis: script reply %q: %w", v, err)
-			}
-		default:
+		n, ok := x.(int64)
+		if !ok {
 			return nil, fmt.Errorf("politeredis: script reply %q", v)
 		}
+		r[i] = n
 	}
 	if len(r) < 2 || r[0] != 1 && len(r) < 3 {
 		return nil, fmt.Errorf("politeredis: script reply %q", v)
@@ -265,9 +275,14 @@ func (l *lease) Release(o polite.Outcome) {
 	if o.Class == polite.OutcomeSignal {
 		u = l.p.draw()
 	}
-	r, err := l.p.run(context.Background(), releaseScript, l.key, l.id, l.start,
-		strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
-		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u)
+	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
+		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u}
+	for args[len(args)-1] == "0" { // the script takes a missing argument as 0
+		args = args[:len(args)-1]
+	}
+	// With a context that cannot end, run returns no error of its own.
+	cmd, _ := l.p.releases.run(context.Background(), l.p.release, l.p.keys(l.key), l.p.argv(args...), nil)
+	r, err := reply(cmd)
 	if err != nil {
 		if !l.p.o.failClose {
 			l.p.health.failed(err)

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(crashEnv) != "" { // the process that TestCrashedProcess kills
 		os.Exit(crashChild())
 	}
+	if os.Getenv(benchEnv) != "" { // a process of BenchmarkAcquireReleaseProcesses
+		os.Exit(benchChild())
+	}
 	dir, err := os.MkdirTemp("", "politeredis")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -66,6 +69,7 @@ func startServer(path string) error {
 	}
 	cmd := exec.Command(bin, "--port", "0", "--unixsocket", path, "--unixsocketperm", "700",
 		"--save", "", "--appendonly", "no")
+	cmd.SysProcAttr = serverProcAttr() // a test binary that panics takes its server with it
 	if err := cmd.Start(); err != nil {
 		return err
 	}
