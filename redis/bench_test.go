@@ -236,3 +236,30 @@ func BenchmarkAcquireReleaseLatency(b *testing.B) {
 func requestContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), time.Hour)
 }
+
+// BenchmarkAcquireReleaseMemory is BenchmarkAcquireRelease's loop on the
+// in-memory Pacer, for comparison: what a process pays for pacing alone.
+func BenchmarkAcquireReleaseMemory(b *testing.B) {
+	p := polite.NewMemoryPacer(unpaced())
+	keys := make([]string, 100_000)
+	for i := range keys {
+		keys[i] = "host" + strconv.Itoa(i) + ".example"
+	}
+	b.SetParallelism(128)
+	t0 := time.Now()
+	n := atomic.Int64{}
+	b.RunParallel(func(pb *testing.PB) {
+		ctx, cancel := requestContext()
+		defer cancel()
+		for pb.Next() {
+			l, err := p.Acquire(ctx, keys[rand.IntN(len(keys))], 0)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			n.Add(1)
+		}
+	})
+	b.ReportMetric(float64(n.Load())/time.Since(t0).Seconds(), "req/s")
+}

@@ -38,7 +38,7 @@
 // The key expires when forgetting it would let no request start earlier:
 // 30 minutes (the time after which the policy forgets a backoff level)
 // after the next start allowed, or when its last lease expires if that is
-// later. Idle hosts leave Redis by themselves. A host takes about 190
+// later. Idle hosts leave Redis by themselves. A host takes about 180
 // bytes of the server's memory.
 //
 // # Scripts
@@ -94,7 +94,7 @@
 // and field until the end of its life in µs on the server's clock. The
 // key stays 24 hours past that end, as the copy a fetch revalidates with
 // its ETag or keeps when the file is unreachable; then it leaves Redis. A
-// copy takes its body's length and about 530 bytes more.
+// copy takes its body's length and about 510 bytes more.
 //
 // Loading a copy is one call, a script that returns the copy and how long
 // it has left to live, so that each process reads the expiry on its own
