@@ -59,13 +59,14 @@ func TestRobotsStoreLapsedClaim(t *testing.T) {
 	}
 }
 
-// TestRobotsStoreRenewsClaim: a fetch that outlasts its claim's life keeps
-// the claim, and the other processes wait for it rather than fetch too.
+// TestRobotsStoreRenewsClaim: the process that fetches renews its claim
+// while it fetches, and the others wait for it rather than fetch too.
 func TestRobotsStoreRenewsClaim(t *testing.T) {
-	newClient(t) // skips without a server
+	c := newClient(t)
 	prefix := freshPrefix()
 	const o = "https://slow.example:443"
-	opts := []Option{WithKeyPrefix(prefix), FailWhenUnreachable(), WithFetchClaim(time.Second), WithPollInterval(20 * time.Millisecond)}
+	claim := prefix + ":robots:{slow.example}" + o + ":claim"
+	opts := []Option{WithKeyPrefix(prefix), FailWhenUnreachable(), WithFetchClaim(2 * time.Second), WithPollInterval(20 * time.Millisecond)}
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
@@ -89,13 +90,31 @@ func TestRobotsStoreRenewsClaim(t *testing.T) {
 		}
 		waited <- f
 	}()
-	time.Sleep(3 * time.Second) // three claim lives: renewed every third of one
+
+	// The claim's time to live goes down, then up again at a renewal,
+	// with the same holder.
+	ctx := context.Background()
+	holder, last := c.Get(ctx, claim).Val(), c.PTTL(ctx, claim).Val()
+	for i := 0; ; i++ {
+		time.Sleep(20 * time.Millisecond)
+		h, ttl := c.Get(ctx, claim).Val(), c.PTTL(ctx, claim).Val()
+		if h != holder {
+			t.Fatalf("the claim went from %q to %q while its holder fetched", holder, h)
+		}
+		if ttl > last {
+			break // renewed
+		}
+		if i == 200 {
+			t.Fatal("the claim was not renewed in 4s")
+		}
+		last = ttl
+	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if f := <-waited; f == nil || again.Load() != 0 {
-		t.Errorf("the waiter fetched %d times; want 0, the renewed claim respected", again.Load())
+		t.Errorf("the waiter fetched %d times; want 0, the claim respected", again.Load())
 	}
 }
 
