@@ -45,9 +45,9 @@ type robotsShard struct {
 // robotsEntry is one origin's cache slot. Its fields are guarded by its
 // shard's mu.
 type robotsEntry struct {
-	rules    *robotsRecord // the rules in force; nil until the first fetch ends
-	expires  time.Time     // when to fetch again
-	fetching *robotsFetchCall
+	rules    *robotsRecord    // the rules in force; nil until the first fetch ends
+	expires  time.Time        // when to fetch again
+	fetching *robotsFetchCall // the fetch under way; nil when none is
 }
 
 // robotsFetchCall is one fetch of an origin's robots.txt that requests wait
