@@ -62,6 +62,11 @@ func (s *robotsStore) Load(ctx context.Context, origin string, fetch func(contex
 	keys := s.keys(origin)
 	claim := strconv.FormatUint(rand.Uint64(), 36)
 	wait := s.o.poll
+	// A caller that waits for another's fetch takes the copy that fetch
+	// stores, even one that is already expired: seen is the copy there was
+	// when it began to wait.
+	var seen *polite.RobotsFetch
+	waiting := false
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -77,13 +82,22 @@ func (s *robotsStore) Load(ctx context.Context, origin string, fetch func(contex
 			return s.unreachable(ctx, fetch, fmt.Errorf("politeredis: robots.txt of %s: %w", origin, err))
 		}
 		s.health.answered()
-		switch state {
-		case robotsFresh:
+		landed := waiting && prev != nil && (seen == nil || !prev.Fetched.Equal(seen.Fetched))
+		switch {
+		case state == robotsFresh:
 			return prev, nil
-		case robotsClaimed:
+		case state == robotsClaimed && landed:
+			s.unclaim(keys, claim)
+			return prev, nil
+		case state == robotsClaimed:
 			return s.fetch(ctx, keys, claim, prev, fetch)
+		case landed:
+			return prev, nil
 		}
 		// Another process is fetching: look again.
+		if !waiting {
+			waiting, seen = true, prev
+		}
 		if timer == nil {
 			timer = time.NewTimer(wait)
 		} else {
@@ -209,6 +223,14 @@ func (s *robotsStore) share(ctx context.Context, keys []string, claim string, f 
 	}
 }
 
+// unclaim gives up a claim that the caller took and no longer needs. When
+// Redis fails, the claim lapses by itself.
+func (s *robotsStore) unclaim(keys []string, claim string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.timeout)
+	defer cancel()
+	unclaimScript.Run(ctx, s.client, keys, claim)
+}
+
 // unreachable handles a Load that found Redis unreachable with err: it
 // fails with err under FailWhenUnreachable, and fetches in this process
 // otherwise.
@@ -264,5 +286,12 @@ return 1
 // ARGV: the claim, its life in ms.
 var renewScript = redis.NewScript(`
 if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+return 0
+`)
+
+// unclaimScript gives up the caller's claim. KEYS: the copy, the claim.
+// ARGV: the claim.
+var unclaimScript = redis.NewScript(`
+if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end
 return 0
 `)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,6 +117,77 @@ func TestRobotsStoreRenewsClaim(t *testing.T) {
 	if f := <-waited; f == nil || again.Load() != 0 {
 		t.Errorf("the waiter fetched %d times; want 0, the claim respected", again.Load())
 	}
+}
+
+// TestRobotsStoreWaitersTakeExpired: processes that waited for another's
+// fetch take its result even when it is already expired, rather than
+// fetch again one after another.
+func TestRobotsStoreWaitersTakeExpired(t *testing.T) {
+	c := newClient(t)
+	prefix := freshPrefix()
+	const o = "https://expired.example:443"
+	opts := []Option{WithKeyPrefix(prefix), FailWhenUnreachable(), WithPollInterval(5 * time.Millisecond)}
+	expired := copyOf(o, -time.Second)
+	release := make(chan struct{})
+	var fetches atomic.Int32
+	fetch := func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch {
+		if fetches.Add(1) == 1 {
+			<-release
+		}
+		return expired
+	}
+	if err := c.ConfigResetStat(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const procs = 4
+	got := make(chan *polite.RobotsFetch, procs)
+	for range procs {
+		s := NewRobotsStore(newClient(t), opts...)
+		go func() {
+			f, err := s.Load(context.Background(), o, fetch)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- f
+		}()
+	}
+	// Each process has looked once the server has run the load script
+	// once for each, the fetch still held; the three waiters then look
+	// again and again.
+	for i := 0; looks(t, c) < procs+3; i++ {
+		if i == 400 {
+			t.Fatalf("%d looks in 4s; want each process to have looked", looks(t, c))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	for range procs {
+		if f := <-got; f == nil || !bytes.Equal(f.Body, expired.Body) {
+			t.Errorf("Load = %+v; want the expired copy", f)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d fetches; want 1, the waiters taking its result", n)
+	}
+}
+
+// looks returns how many scripts the server has run since its statistics
+// were reset.
+func looks(t *testing.T, c *redis.Client) int {
+	text, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(text) {
+		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd); ok {
+				k, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				n += k
+			}
+		}
+	}
+	return n
 }
 
 // TestRobotsStoreOutage: with Redis stopped, each Load fetches in this
