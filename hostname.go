@@ -44,6 +44,7 @@ import (
 //
 // One trailing dot is removed, after the IDNA conversion (which maps dots
 // such as U+3002 to '.'): DNS reads "example.com." and "example.com" alike.
+// A zone that ends in a dot keeps it, as it keeps the rest of its text.
 // A name that net/netip does not read as an IP address stays a name, as
 // net/http and Go's resolver take it: "127.1" and "0177.0.0.1" are not
 // rewritten as 127.0.0.1. (A resolver that reads them as addresses, such
@@ -81,17 +82,30 @@ func canonicalHostSlow(host string) (string, bool) {
 			host = a
 		}
 	}
+	if ip, ok := parseIP(host); ok { // before the dot goes: a zone may end in one
+		return ip, true
+	}
 	// After the conversion, which maps dots such as U+3002 to '.'.
 	host, ok := strings.CutSuffix(host, ".")
 	if host == "" || ok && strings.HasSuffix(host, ".") {
 		return "", false
 	}
-	if mayBeIP(host) {
-		if ip, err := netip.ParseAddr(host); err == nil {
-			return ip.Unmap().String(), true
-		}
+	if ip, ok := parseIP(host); ok {
+		return ip, true
 	}
 	return lowerASCII(host), true
+}
+
+// parseIP returns the canonical form of s when s is an IP address.
+func parseIP(s string) (string, bool) {
+	if !mayBeIP(s) {
+		return "", false
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return "", false
+	}
+	return ip.Unmap().String(), true
 }
 
 // mayBeIP reports whether [netip.ParseAddr] might read s: s has a colon,

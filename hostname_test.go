@@ -40,6 +40,7 @@ func TestCanonicalHost(t *testing.T) {
 		{"IPv4-mapped with a zone", "::ffff:127.0.0.1%eth0", "127.0.0.1", true},
 		{"IPv4-compatible stays IPv6", "::127.0.0.1", "::7f00:1", true},
 		{"zone kept", "fe80::1%eth0", "fe80::1%eth0", true},
+		{"a zone keeps its trailing dot", "fe80::1%eth0.", "fe80::1%eth0.", true},
 		{"zone keeps its case", "FE80::1%ETH0", "fe80::1%ETH0", true},
 		{"numeric zone", "fe80:0::1%2", "fe80::1%2", true},
 		{"empty zone is no address", "fe80::1%", "fe80::1%", true},
