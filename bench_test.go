@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/internal/cputime"
 )
 
 // loopCPU runs body in b.Loop and reports, besides ns/op, the process's CPU
@@ -32,11 +34,11 @@ import (
 // cores, which wall time may not.
 func loopCPU(b *testing.B, body func()) {
 	b.ReportAllocs()
-	cpu0, ok := processCPU()
+	cpu0, ok := cputime.Process()
 	for b.Loop() {
 		body()
 	}
-	if cpu1, ok1 := processCPU(); ok && ok1 {
+	if cpu1, ok1 := cputime.Process(); ok && ok1 {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }

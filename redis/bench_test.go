@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/internal/cputime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -89,7 +90,7 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 	calls.n.Store(0)
 	calls.trips.Store(0)
 	cpu0 := serverCPU(b, c)
-	client0, _ := processCPU()
+	client0, _ := cputime.Process()
 	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	t0 := time.Now()
@@ -114,7 +115,7 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 	})
 	elapsed := time.Since(t0)
 	b.StopTimer()
-	client1, ok := processCPU()
+	client1, ok := cputime.Process()
 	server := serverCPU(b, c) - cpu0
 	slices.Sort(lat)
 	if len(lat) > 0 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/internal/cputime"
 )
 
 // crawlBenchWindow is how long BenchmarkCrawlThroughput measures, once every
@@ -211,11 +212,11 @@ func (w *benchWeb) crawl(b *testing.B, workers int, window time.Duration) benchC
 			return
 		}
 		warmAt = time.Now()
-		cpu0, cpuOK = processCPU()
+		cpu0, cpuOK = cputime.Process()
 		machine0, machineOK = machineCPU()
 		time.Sleep(window)
 		stopAt = time.Now()
-		cpu1, _ = processCPU()
+		cpu1, _ = cputime.Process()
 		machine1, _ = machineCPU()
 		cancel()
 	})

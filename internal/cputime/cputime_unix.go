@@ -1,15 +1,15 @@
 //go:build unix
 
-package main
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time, user and system, that the process has
-// used so far.
-func processCPU() (time.Duration, bool) {
+// Process returns the CPU time, user and system, that the process has used
+// so far; ok is false when it cannot be read.
+func Process() (d time.Duration, ok bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
