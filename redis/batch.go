@@ -92,7 +92,8 @@ func (b *batcher) run(ctx context.Context, script *redis.Script, keys []string, 
 }
 
 // next returns the calls that queued, for the caller to send, or nil when
-// none did: then nothing is on its way.
+// none did: then the caller is no longer on its way, and its place among
+// the maxSending is free.
 func (b *batcher) next() []*call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
