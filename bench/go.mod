@@ -5,7 +5,7 @@ go 1.25.0
 require (
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/polite-go/polite v0.0.0
+	github.com/polite-go/polite v0.1.0
 )
 
 require (
@@ -29,5 +29,3 @@ require (
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 )
-
-replace github.com/polite-go/polite => ../

@@ -1,10 +1,10 @@
 module github.com/polite-go/polite/prometheus
 
-go 1.26.0
+go 1.25.0
 
 require (
-	github.com/polite-go/polite v0.0.0
-	github.com/prometheus/client_golang v1.25.0
+	github.com/polite-go/polite v0.1.0
+	github.com/prometheus/client_golang v1.24.1
 )
 
 require (
@@ -13,14 +13,11 @@ require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/common v0.71.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/temoto/robotstxt v1.1.2 // indirect
-	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/polite-go/polite => ../
