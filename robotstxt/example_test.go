@@ -1,16 +1,16 @@
-package polite_test
+package robotstxt_test
 
 import (
 	"fmt"
 	"net/url"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/robotstxt"
 )
 
-// ParseRobots reads a robots.txt as the transport does; Test decides a URL
-// for a User-Agent and names the rule that decided.
-func ExampleParseRobots() {
-	robots := polite.ParseRobots([]byte(`User-agent: *
+// Parse reads a robots.txt; Test decides a URL for a User-Agent and names
+// the rule that decided.
+func ExampleParse() {
+	robots := robotstxt.Parse([]byte(`User-agent: *
 Disallow: /private/
 Allow: /private/press/
 Disallow: /*.pdf$
@@ -41,8 +41,8 @@ Sitemap: https://example.com/sitemap.xml
 
 // Skipped lists the lines that a robots.txt reader ignores, with why, so
 // that a site owner can fix them.
-func ExampleRobots_Skipped() {
-	robots := polite.ParseRobots([]byte(`Disallow: /tmp/
+func ExampleFile_Skipped() {
+	robots := robotstxt.Parse([]byte(`Disallow: /tmp/
 User-agent: *
 Disalow: /private/
 Disallow: private/
@@ -51,7 +51,7 @@ Crawl-delay: 1s
 	for _, line := range robots.Skipped() {
 		fmt.Printf("line %d: %s (%s)\n", line.Line, line.Text, line.Reason)
 	}
-	fmt.Println("rules kept:", robots.Rules())
+	fmt.Println("rules kept:", robots.NumRules())
 	// Output:
 	// line 1: Disallow: /tmp/ (rule outside any group)
 	// line 3: Disalow: /private/ (unknown field)
@@ -61,13 +61,13 @@ Crawl-delay: 1s
 }
 
 // A file in which the reader understood no line, such as an HTML page
-// served as robots.txt, allows everything; Groups and SkippedCount tell it
+// served as robots.txt, allows everything; NumGroups and NumSkipped tell it
 // apart from a real robots.txt.
-func ExampleRobots_Groups() {
-	robots := polite.ParseRobots([]byte("<!doctype html>\n<html><body>Not found</body></html>\n"))
+func ExampleFile_NumGroups() {
+	robots := robotstxt.Parse([]byte("<!doctype html>\n<html><body>Not found</body></html>\n"))
 	u, _ := url.Parse("https://example.com/private/")
 	fmt.Println("allowed:", robots.Test("ExampleBot", u).Allowed)
-	fmt.Println("groups:", robots.Groups(), "sitemaps:", len(robots.Sitemaps()), "skipped:", robots.SkippedCount())
+	fmt.Println("groups:", robots.NumGroups(), "sitemaps:", len(robots.Sitemaps()), "skipped:", robots.NumSkipped())
 	// Output:
 	// allowed: true
 	// groups: 0 sitemaps: 0 skipped: 2

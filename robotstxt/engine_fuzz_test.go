@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"strings"
@@ -74,9 +74,9 @@ func FuzzEngine(f *testing.F) {
 		robots, path := engineFuzzFile(data)
 		rules, _, _ := parseRobots([]byte(robots)).rulesFor("x")
 		checkDecision(t, rules, compileRules(rules), path)
-		var plain []robotsRule
+		var plain []Rule
 		for _, r := range rules {
-			if !strings.ContainsAny(r.pattern, "*$") {
+			if !strings.ContainsAny(r.Pattern, "*$") {
 				plain = append(plain, r)
 			}
 		}

@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/internal/robotstest"
 )
 
 func mustURL(t *testing.T, raw string) *url.URL {
@@ -22,23 +24,23 @@ func mustURL(t *testing.T, raw string) *url.URL {
 // TestRobotsTest runs the example of RFC 9309 §5.1 through the public API:
 // which group binds, which rule decides.
 func TestRobotsTest(t *testing.T) {
-	r := ParseRobots([]byte(rfc5_1))
+	r := Parse([]byte(robotstest.RFC9309Example))
 	tests := []struct {
 		ua, url string
-		want    RobotsMatch
+		want    Match
 	}{
-		{"Mozilla/5.0", "http://h/a/b.gif", RobotsMatch{false, "mozilla", "*", "Disallow: *.gif$"}},
-		{"x", "http://h/example/x", RobotsMatch{false, "x", "*", "Disallow: /example/"}},
-		{"x", "http://h/publications/x.gif", RobotsMatch{true, "x", "*", "Allow: /publications/"}},
-		{"x", "http://h/other", RobotsMatch{true, "x", "*", ""}},
-		{"FooBot/1.0", "http://h/example/page.html", RobotsMatch{true, "foobot", "foobot", "Allow: /example/page.html"}},
-		{"FooBot/1.0", "http://h/x", RobotsMatch{false, "foobot", "foobot", "Disallow: /"}},
-		{"FooBot/1.0", "http://h/robots.txt", RobotsMatch{true, "foobot", "foobot", ""}},
-		{"barbot", "http://h/example/page.html", RobotsMatch{false, "barbot", "barbot", "Disallow: /example/page.html"}},
-		{"bazbot", "http://h/example/page.html?x", RobotsMatch{false, "bazbot", "bazbot", "Disallow: /example/page.html"}},
-		{"quxbot", "http://h/example/page.html", RobotsMatch{true, "quxbot", "quxbot", ""}},
-		{"", "http://h/example/", RobotsMatch{false, "", "*", "Disallow: /example/"}},
-		{"x", "http://h/%7Eexample/%2A", RobotsMatch{true, "x", "*", ""}},
+		{"Mozilla/5.0", "http://h/a/b.gif", Match{false, "mozilla", "*", "Disallow: *.gif$"}},
+		{"x", "http://h/example/x", Match{false, "x", "*", "Disallow: /example/"}},
+		{"x", "http://h/publications/x.gif", Match{true, "x", "*", "Allow: /publications/"}},
+		{"x", "http://h/other", Match{true, "x", "*", ""}},
+		{"FooBot/1.0", "http://h/example/page.html", Match{true, "foobot", "foobot", "Allow: /example/page.html"}},
+		{"FooBot/1.0", "http://h/x", Match{false, "foobot", "foobot", "Disallow: /"}},
+		{"FooBot/1.0", "http://h/robots.txt", Match{true, "foobot", "foobot", ""}},
+		{"barbot", "http://h/example/page.html", Match{false, "barbot", "barbot", "Disallow: /example/page.html"}},
+		{"bazbot", "http://h/example/page.html?x", Match{false, "bazbot", "bazbot", "Disallow: /example/page.html"}},
+		{"quxbot", "http://h/example/page.html", Match{true, "quxbot", "quxbot", ""}},
+		{"", "http://h/example/", Match{false, "", "*", "Disallow: /example/"}},
+		{"x", "http://h/%7Eexample/%2A", Match{true, "x", "*", ""}},
 	}
 	for _, tc := range tests {
 		if got := r.Test(tc.ua, mustURL(t, tc.url)); got != tc.want {
@@ -48,8 +50,8 @@ func TestRobotsTest(t *testing.T) {
 }
 
 func TestRobotsNoGroupBinds(t *testing.T) {
-	r := ParseRobots([]byte("User-agent: other\nDisallow: /\nCrawl-delay: 3\n"))
-	want := RobotsMatch{Allowed: true, Agent: "mybot"}
+	r := Parse([]byte("User-agent: other\nDisallow: /\nCrawl-delay: 3\n"))
+	want := Match{Allowed: true, Agent: "mybot"}
 	if got := r.Test("MyBot", mustURL(t, "http://h/x")); got != want {
 		t.Errorf("Test = %+v; want %+v", got, want)
 	}
@@ -62,7 +64,7 @@ func TestRobotsNoGroupBinds(t *testing.T) {
 }
 
 func TestRobotsCrawlDelayAndSitemaps(t *testing.T) {
-	r := ParseRobots([]byte("Sitemap: http://h/1.xml\nUser-agent: a\nCrawl-delay: 2\n\nUser-agent: *\nCrawl-delay: 0.5\n\nUser-agent: a\nCrawl-delay: 4\nSitemap: http://h/2.xml\n"))
+	r := Parse([]byte("Sitemap: http://h/1.xml\nUser-agent: a\nCrawl-delay: 2\n\nUser-agent: *\nCrawl-delay: 0.5\n\nUser-agent: a\nCrawl-delay: 4\nSitemap: http://h/2.xml\n"))
 	for ua, want := range map[string]time.Duration{"a/1.0": 4 * time.Second, "b": 500 * time.Millisecond} {
 		if got := r.CrawlDelay(ua); got != want {
 			t.Errorf("CrawlDelay(%q) = %v; want %v", ua, got, want)
@@ -75,8 +77,8 @@ func TestRobotsCrawlDelayAndSitemaps(t *testing.T) {
 	if r.Sitemaps()[0] != "http://h/1.xml" {
 		t.Errorf("Sitemaps shares its slice with the caller")
 	}
-	if r.Groups() != 3 || r.Rules() != 0 {
-		t.Errorf("Groups, Rules = %d, %d; want 3, 0", r.Groups(), r.Rules())
+	if r.NumGroups() != 3 || r.NumRules() != 0 {
+		t.Errorf("NumGroups, NumRules = %d, %d; want 3, 0", r.NumGroups(), r.NumRules())
 	}
 }
 
@@ -92,7 +94,7 @@ func TestRobotsSkipped(t *testing.T) {
 		"<html>\n" + // 7
 		"User-agent: /\n" + // 8
 		"Allow: /ok\n" // 9
-	r := ParseRobots([]byte("Crawl-delay: 1\n" + body))
+	r := Parse([]byte("Crawl-delay: 1\n" + body))
 	want := []SkippedLine{
 		{1, "Crawl-delay: 1", "Crawl-delay outside any group"},
 		{2, "Disallow: /early", "rule outside any group"},
@@ -105,8 +107,8 @@ func TestRobotsSkipped(t *testing.T) {
 	if got := r.Skipped(); !slices.Equal(got, want) {
 		t.Errorf("Skipped =\n%q\nwant\n%q", got, want)
 	}
-	if r.SkippedCount() != len(want) || r.Rules() != 1 || r.Groups() != 1 {
-		t.Errorf("SkippedCount, Rules, Groups = %d, %d, %d; want %d, 1, 1", r.SkippedCount(), r.Rules(), r.Groups(), len(want))
+	if r.NumSkipped() != len(want) || r.NumRules() != 1 || r.NumGroups() != 1 {
+		t.Errorf("NumSkipped, NumRules, NumGroups = %d, %d, %d; want %d, 1, 1", r.NumSkipped(), r.NumRules(), r.NumGroups(), len(want))
 	}
 }
 
@@ -119,10 +121,10 @@ func TestRobotsSkippedIsBounded(t *testing.T) {
 		fmt.Fprintf(&b, "junk %d %s\n", i, long)
 	}
 	b.WriteString("\xff\xfe binary\n")
-	r := ParseRobots([]byte(b.String()))
+	r := Parse([]byte(b.String()))
 	skipped := r.Skipped()
-	if len(skipped) != maxSkippedLines || r.SkippedCount() != 1001 {
-		t.Fatalf("recorded %d of %d skipped lines; want %d of 1001", len(skipped), r.SkippedCount(), maxSkippedLines)
+	if len(skipped) != maxSkippedLines || r.NumSkipped() != 1001 {
+		t.Fatalf("recorded %d of %d skipped lines; want %d of 1001", len(skipped), r.NumSkipped(), maxSkippedLines)
 	}
 	last := skipped[len(skipped)-1]
 	if last.Line != maxSkippedLines || len(last.Text) > maxSkippedText || !strings.HasPrefix(last.Text, "junk 99 éé") ||
@@ -130,10 +132,10 @@ func TestRobotsSkippedIsBounded(t *testing.T) {
 		t.Errorf("last recorded = %+v (%d bytes); want line %d, at most %d bytes, whole characters",
 			last, len(last.Text), maxSkippedLines, maxSkippedText)
 	}
-	if r.Groups() != 0 || len(r.Sitemaps()) != 0 {
-		t.Errorf("a file of junk has %d groups, %d sitemaps; want none", r.Groups(), len(r.Sitemaps()))
+	if r.NumGroups() != 0 || len(r.Sitemaps()) != 0 {
+		t.Errorf("a file of junk has %d groups, %d sitemaps; want none", r.NumGroups(), len(r.Sitemaps()))
 	}
-	bin := ParseRobots([]byte("\x00\x01\xff: \xfe"))
+	bin := Parse([]byte("\x00\x01\xff: \xfe"))
 	if got := bin.Skipped(); len(got) != 1 || got[0].Text != "\x00\x01\uFFFD: \uFFFD" || got[0].Reason != skipUnknownField {
 		t.Errorf("binary line recorded as %q; want its invalid bytes replaced", got)
 	}
@@ -143,7 +145,7 @@ func TestRobotsSkippedIsBounded(t *testing.T) {
 // "*" groups shares one compiled matcher, and that Robots is safe for
 // concurrent use.
 func TestRobotsSharesMatchers(t *testing.T) {
-	r := ParseRobots([]byte("User-agent: *\nDisallow: /*.pdf$\n\nUser-agent: a\nDisallow: /a\n"))
+	r := Parse([]byte("User-agent: *\nDisallow: /*.pdf$\n\nUser-agent: a\nDisallow: /a\n"))
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
