@@ -9,9 +9,8 @@ import (
 	"time"
 )
 
-// A File is a robots.txt read as [Parse] reads it, for those who
-// want its decisions: crawlers, site owners checking their file,
-// crawler authors filtering URLs.
+// A File is a robots.txt as [Parse] reads it: its groups, which decide
+// URLs, its sitemaps, and the lines it skipped.
 //
 // A File is safe for concurrent use by multiple goroutines.
 type File struct {
@@ -40,10 +39,11 @@ type tokenBinding struct {
 
 // A Group is the rules that bind a User-Agent, compiled: those of every
 // group of the file that names its product token, combined; else those of
-// every "*" group; or none, when no group binds (RFC 9309 §2.2.1). The
-// product tokens that the same groups bind share one Group, which
-// [File.Group] returns. A decision against a Group takes no lock and
-// allocates nothing.
+// every "*" group; or none, when no group binds (RFC 9309 §2.2.1).
+// [File.Group] returns it, compiled once for each group token: every
+// product token that falls back to the "*" groups shares one. Its
+// decisions take no lock, and allocate nothing once a path is in normal
+// form.
 type Group struct {
 	group   string // the group token: a product token, "*", or "" for none
 	rules   []Rule
@@ -88,7 +88,9 @@ func (r *File) Test(userAgent string, u *url.URL) Match {
 	token := ProductToken(userAgent)
 	b := r.Group(token)
 	m := Match{Allowed: true, Agent: token, Group: b.group}
-	if u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt" { // only that Path has that escaped path
+	// Only a URL whose Path is "/robots.txt" can have that escaped path,
+	// so the others are told apart without escaping theirs.
+	if u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt" {
 		return m
 	}
 	allowed, rule := b.Decide(u.RequestURI())
