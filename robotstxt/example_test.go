@@ -72,3 +72,44 @@ func ExampleFile_NumGroups() {
 	// allowed: true
 	// groups: 0 sitemaps: 0 skipped: 2
 }
+
+// A crawler that sends many requests binds its group once and decides each
+// path against it: Decide takes the URL's escaped path and query, and
+// allocates nothing.
+func ExampleFile_Group() {
+	robots := robotstxt.Parse([]byte(`User-agent: *
+Disallow: /
+
+User-agent: examplebot
+Allow: /docs/
+Disallow: /docs/drafts/
+Crawl-delay: 0.5
+`))
+	g := robots.Group("ExampleBot/1.0 (+https://example.com/bot)")
+	fmt.Println("group:", g.Agent(), "crawl-delay:", g.CrawlDelay(), "rules:", g.NumRules())
+	for _, raw := range []string{
+		"https://example.com/docs/guide",
+		"https://example.com/docs/drafts/next?rev=2",
+		"https://example.com/blog/",
+	} {
+		u, _ := url.Parse(raw)
+		allowed, rule := g.Decide(u.RequestURI())
+		fmt.Printf("%s allowed=%v rule=%q\n", u.RequestURI(), allowed, rule)
+	}
+	fmt.Println("other crawlers:", robots.Group("OtherBot").Agent())
+	// Output:
+	// group: examplebot crawl-delay: 500ms rules: 2
+	// /docs/guide allowed=true rule="Allow: /docs/"
+	// /docs/drafts/next?rev=2 allowed=false rule="Disallow: /docs/drafts/"
+	// /blog/ allowed=true rule=""
+	// other crawlers: *
+}
+
+// ProductToken is the name by which a User-Agent chooses its group.
+func ExampleProductToken() {
+	fmt.Println(robotstxt.ProductToken("ExampleBot/1.0 (+https://example.com/bot)"))
+	fmt.Println(robotstxt.ProductToken("Mozilla/5.0 (compatible; ExampleBot/1.0)"))
+	// Output:
+	// examplebot
+	// mozilla
+}

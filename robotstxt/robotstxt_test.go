@@ -142,7 +142,7 @@ func TestRobotsSkippedIsBounded(t *testing.T) {
 }
 
 // TestRobotsSharesMatchers checks that every product token bound by the
-// "*" groups shares one compiled matcher, and that Robots is safe for
+// "*" groups shares one compiled matcher, and that a File is safe for
 // concurrent use.
 func TestRobotsSharesMatchers(t *testing.T) {
 	r := Parse([]byte("User-agent: *\nDisallow: /*.pdf$\n\nUser-agent: a\nDisallow: /a\n"))
@@ -164,5 +164,49 @@ func TestRobotsSharesMatchers(t *testing.T) {
 	wg.Wait()
 	if n := len(*r.bound.Load()); n != 2 {
 		t.Errorf("%d matchers for 801 User-Agents of two bindings; want 2", n)
+	}
+}
+
+// TestGroup checks the API that a crawler's hot path uses: Group binds a
+// User-Agent or its product token alike, and Decide normalises the path
+// and reports the deciding rule.
+func TestGroup(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /\n\nUser-agent: a\nUser-agent: b\nDisallow: /~x/\nAllow: /~x/ok\nCrawl-delay: 2\n\nUser-agent: c\nCrawl-delay: 7\n"))
+	g := r.Group("A/1.0 (+https://example.com/bot)")
+	if g != r.Group("a") || g == r.Group("c") || r.Group("x") != r.Group("Y/2") {
+		t.Errorf("Group: A/1.0 and a, or x and Y/2, do not share one group, or c shares a's")
+	}
+	if g.Agent() != "a" || g.CrawlDelay() != 2*time.Second || g.NumRules() != 2 {
+		t.Errorf("Agent, CrawlDelay, NumRules = %q, %v, %d; want a, 2s, 2", g.Agent(), g.CrawlDelay(), g.NumRules())
+	}
+	for path, want := range map[string]struct {
+		allowed bool
+		rule    Rule
+	}{
+		"/%7Ex/y":  {false, Rule{Pattern: "/~x/"}},
+		"/~x/ok?q": {true, Rule{Allow: true, Pattern: "/~x/ok"}},
+		"/other":   {true, Rule{}},
+		"/%2A":     {true, Rule{}},
+	} {
+		if allowed, rule := g.Decide(path); allowed != want.allowed || rule != want.rule {
+			t.Errorf("Decide(%q) = %v, %+v; want %v, %+v", path, allowed, rule, want.allowed, want.rule)
+		}
+	}
+	if c := r.Group("c"); c.NumRules() != 0 || c.CrawlDelay() != 7*time.Second {
+		t.Errorf("group c: %d rules, Crawl-delay %v; want 0, 7s", c.NumRules(), c.CrawlDelay())
+	}
+	star := r.Group("other")
+	if allowed, rule := star.Decide("/robots.txt"); star.Agent() != "*" || allowed || rule.String() != "Disallow: /" {
+		t.Errorf("Group(other) = %q, deciding /robots.txt %v by %q; want *, refused by Disallow: / (only Test exempts it)",
+			star.Agent(), allowed, rule)
+	}
+	if none := Parse(nil).Group("a"); none.Agent() != "" || none.NumRules() != 0 {
+		t.Errorf("an empty file binds %q with %d rules; want no group", none.Agent(), none.NumRules())
+	}
+	if d := r.MaxCrawlDelay(); d != 7*time.Second {
+		t.Errorf("MaxCrawlDelay = %v; want 7s", d)
+	}
+	if s := (Rule{}).String(); s != "" {
+		t.Errorf("Rule{}.String() = %q; want \"\"", s)
 	}
 }
