@@ -1,11 +1,11 @@
 package polite
 
 // Benchmarks of the figures BENCHMARKS.md records: the cost of RoundTrip on
-// top of the base transport, the robots.txt matcher on its own, parsing,
-// memory per host and parallel scaling. They measure; they assert nothing
-// about time. For example
+// top of the base transport, the robots.txt decision, memory per host and
+// parallel scaling; those of the robots.txt engine alone are in package
+// robotstxt. They measure; they assert nothing about time. For example
 //
-//	go test -run '^$' -bench '^Benchmark(RoundTrip|RobotsMatch)$' -benchmem -count 8
+//	go test -run '^$' -bench '^Benchmark(RoundTrip|RobotsDecision)$' -benchmem -count 8
 //
 // BENCHMARKS.md lists the command of each figure. The loopback, site-side
 // pacing and colly figures, which need a server in another process or other
@@ -25,64 +25,29 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/internal/cputime"
+	"github.com/polite-go/polite/internal/robotstest"
+	"github.com/polite-go/polite/robotstxt"
 )
 
-// loopCPU runs body in b.Loop and reports, besides ns/op, the process's CPU
-// time per operation as cpu-ns/op. On a virtual machine whose host takes
-// its cores away at times (steal time), wall time counts the waits and CPU
-// time does not; CPU time counts the garbage collector's work on the other
-// cores, which wall time may not.
-func loopCPU(b *testing.B, body func()) {
-	b.ReportAllocs()
-	cpu0, ok := cputime.Process()
-	for b.Loop() {
-		body()
-	}
-	if cpu1, ok1 := cputime.Process(); ok && ok1 {
-		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-	}
-}
+// loopCPU runs body in b.Loop and reports cpu-ns/op besides ns/op.
+var loopCPU = cputime.Loop
 
 // benchUA is the User-Agent of the benchmark requests, and the transport's:
 // a request that carries it is not cloned.
 const benchUA = "BenchBot/1.0 (+https://example.com/bot)"
 
-// benchPath matches none of benchRobots' rules, so every rule is tried.
-const benchPath = "/articles/2024/a-page-title?id=42&ref=home"
+// The robots.txt of the hot-path figures, which package robotstxt's
+// benchmarks share (internal/robotstest): benchPath matches none of
+// benchRobots' rules, so every rule is tried.
+const (
+	benchPath      = robotstest.Path
+	benchWildEvery = robotstest.WildEvery
+)
 
-// benchRobots returns a robots.txt whose "*" group holds n rules: every
-// wildEvery-th a wildcard pattern (none when wildEvery is 0), the others
-// path prefixes, a fifth of them Allow, as large sites write them. A group
-// for another crawler is read and never binds.
-func benchRobots(n, wildEvery int) string {
-	var b strings.Builder
-	b.WriteString("# benchmark robots.txt\nUser-agent: otherbot\nDisallow: /\n\nUser-agent: *\n")
-	for i := range n {
-		switch {
-		case wildEvery > 0 && i%wildEvery == wildEvery-1:
-			switch i / wildEvery % 3 {
-			case 0:
-				fmt.Fprintf(&b, "Disallow: /*?sessionid%d=\n", i)
-			case 1:
-				fmt.Fprintf(&b, "Disallow: /*.ext%d$\n", i)
-			default:
-				fmt.Fprintf(&b, "Disallow: /search/*/page-%d\n", i)
-			}
-		case i%5 == 0:
-			fmt.Fprintf(&b, "Allow: /section-%d/public/\n", i)
-		default:
-			fmt.Fprintf(&b, "Disallow: /section-%d/\n", i)
-		}
-	}
-	b.WriteString("\nSitemap: https://example.com/sitemap.xml\n")
-	return b.String()
-}
-
-// benchRuleCounts are the robots.txt sizes of the hot-path figures; a
-// quarter of the rules are wildcards.
-var benchRuleCounts = []int{0, 20, 200}
-
-const benchWildEvery = 4
+var (
+	benchRobots     = robotstest.File
+	benchRuleCounts = robotstest.RuleCounts
+)
 
 // nopBase is a base transport that answers every page with one shared
 // response and robots.txt with robots, or with 404 when robots is ""; it
@@ -211,42 +176,14 @@ func BenchmarkTimeNow(b *testing.B) {
 	_ = t
 }
 
-// benchBinding returns the compiled rules of a robots.txt of n rules for
-// the benchmark's User-Agent.
-func benchBinding(n, wildEvery int) *robotsBinding {
-	return ParseRobots([]byte(benchRobots(n, wildEvery))).binding(productToken(benchUA))
-}
-
-// BenchmarkRobotsMatch is the matcher alone, on a path already normalised:
-// the part of the hot path that grows with the rules. "wild=1/4" is the mix
-// of BenchmarkRoundTrip; "wild=0" has prefix rules only, "wild=all"
-// wildcard rules only.
-func BenchmarkRobotsMatch(b *testing.B) {
-	path := normalizeTarget(benchPath)
-	for _, mix := range []struct {
-		name  string
-		every int
-	}{{"wild=1/4", benchWildEvery}, {"wild=0", 0}, {"wild=all", 1}} {
-		for _, n := range benchRuleCounts {
-			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
-				a := benchBinding(n, mix.every)
-				if ok, _ := a.matcher.match(path); !ok {
-					b.Fatal("benchPath is disallowed")
-				}
-				loopCPU(b, func() { a.matcher.match(path) })
-			})
-		}
-	}
-}
-
 // BenchmarkRobotsDecision is the whole robots.txt decision of one request:
 // the URL's escaped path and query, normalised, then matched.
 func BenchmarkRobotsDecision(b *testing.B) {
 	req := benchRequest(b, "http://bench.example"+benchPath, benchUA)
 	for _, n := range benchRuleCounts {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
-			rules := &robotsRecord{file: ParseRobots([]byte(benchRobots(n, benchWildEvery)))}
-			token := productToken(benchUA)
+			rules := &robotsRecord{file: robotstxt.Parse([]byte(benchRobots(n, benchWildEvery)))}
+			token := robotstxt.ProductToken(benchUA)
 			loopCPU(b, func() {
 				if !match(rules, token, req.URL).allowed {
 					b.Fatal("refused")
@@ -254,47 +191,6 @@ func BenchmarkRobotsDecision(b *testing.B) {
 			})
 		})
 	}
-}
-
-// benchLargeRobots returns a robots.txt of about size bytes: groups for
-// many crawlers, each with prefix and wildcard rules, comments and a
-// Crawl-delay, as the largest real files are.
-func benchLargeRobots(size int) []byte {
-	var b strings.Builder
-	for g := 0; b.Len() < size; g++ {
-		fmt.Fprintf(&b, "# group %d\nUser-agent: crawler-%d\nUser-agent: Other-Crawler-%d/2.0\nCrawl-delay: %d\n", g, g, g, g%10)
-		for i := range 50 {
-			if i%4 == 3 {
-				fmt.Fprintf(&b, "Disallow: /*/private-%d/*.php$\n", i)
-			} else {
-				fmt.Fprintf(&b, "Disallow: /catalogue/%d/items/%d/  # old section\n", g, i)
-			}
-		}
-		b.WriteString("Allow: /catalogue/public/\n\n")
-	}
-	b.WriteString("User-agent: *\nDisallow: /private/\nAllow: /\n")
-	return []byte(b.String()[:size])
-}
-
-// BenchmarkRobotsParse reads a 500 KiB robots.txt ("read") and then builds
-// the matcher of one group from it ("compile").
-func BenchmarkRobotsParse(b *testing.B) {
-	body := benchLargeRobots(robotsMaxBytes)
-	b.Run("read/500KiB", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			parseRobots(body)
-		}
-	})
-	f := parseRobots(body)
-	rules, _, _ := f.rulesFor("crawler-7")
-	b.Run(fmt.Sprintf("compile/rules=%d", len(rules)), func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			compileRules(rules)
-		}
-	})
 }
 
 // benchHostURLs returns the benchmark URL on n hosts.

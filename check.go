@@ -3,6 +3,8 @@ package polite
 import (
 	"net/http"
 	"time"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // A Decision is what [PoliteTransport.Check] found for a request.
@@ -78,7 +80,7 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 // fetching it if needed as Check does: its Sitemaps, its Crawl-delays, the
 // lines it skipped. It returns nil, and no error, when no file applies: the
 // file was unavailable (4xx) or unreachable with no earlier good copy.
-func (t *PoliteTransport) Robots(req *http.Request) (*Robots, error) {
+func (t *PoliteTransport) Robots(req *http.Request) (*robotstxt.File, error) {
 	tg, err := t.queryTarget("Robots", req)
 	if err != nil {
 		return nil, err

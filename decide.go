@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // A verdict is what robots.txt says of one request.
 type verdict struct {
 	allowed bool
-	off     bool           // robots.txt is off for the request
-	robots  *robotsRecord  // the origin's robots.txt; nil for /robots.txt itself and when off
-	binding *robotsBinding // the groups that bind the request's product token; nil when no file applies
-	rule    int            // the index in binding.rules of the rule that decided; -1 for none, and unset with no binding
+	off     bool             // robots.txt is off for the request
+	robots  *robotsRecord    // the origin's robots.txt; nil for /robots.txt itself and when off
+	binding *robotstxt.Group // the groups that bind the request's product token; nil when no file applies
+	rule    robotstxt.Rule   // the rule that decided; the zero Rule for none
 }
 
 // decide decides a request to u, with target tg, against its origin's
@@ -36,18 +38,18 @@ func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (ve
 
 // match decides u against r for the product token.
 func match(r *robotsRecord, token string, u *url.URL) verdict {
-	v := verdict{robots: r, rule: -1}
+	v := verdict{robots: r}
 	switch {
 	case r.disallow:
 	case r.file == nil:
 		v.allowed = true
 	default:
-		v.binding = r.file.binding(token)
-		if len(v.binding.rules) == 0 {
+		v.binding = r.file.Group(token)
+		if v.binding.NumRules() == 0 {
 			v.allowed = true // no rule applies: spare building the path
 			break
 		}
-		v.allowed, v.rule = v.binding.matcher.match(normalizeTarget(u.RequestURI()))
+		v.allowed, v.rule = v.binding.Decide(u.RequestURI())
 	}
 	return v
 }
@@ -57,7 +59,7 @@ func (v verdict) crawlDelay() time.Duration {
 	if v.binding == nil {
 		return 0
 	}
-	return v.binding.delay
+	return v.binding.CrawlDelay()
 }
 
 // group returns the user-agent token of the groups that bound, or "".
@@ -65,17 +67,12 @@ func (v verdict) group() string {
 	if v.binding == nil {
 		return ""
 	}
-	return v.binding.group
+	return v.binding.Agent()
 }
 
 // ruleText returns the rule that decided, as "Disallow: /private/", or ""
 // when no rule did.
-func (v verdict) ruleText() string {
-	if v.binding == nil || v.rule < 0 {
-		return ""
-	}
-	return v.binding.rules[v.rule].String()
-}
+func (v verdict) ruleText() string { return v.rule.String() }
 
 // reason explains a verdict that no rule made, or returns "".
 func (v verdict) reason() string {

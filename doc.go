@@ -48,8 +48,8 @@
 // percent-encoding normalised on both sides; the longest matching rule
 // wins, and Allow wins a tie (§2.2.2). /robots.txt itself is always allowed.
 // A refused request never reaches the network: RoundTrip returns a
-// [*RobotsBlockedError], which matches [ErrRobotsBlocked]. [ParseRobots]
-// gives the same reader and matcher without a transport, and
+// [*RobotsBlockedError], which matches [ErrRobotsBlocked]. Package
+// [robotstxt] gives the same reader and matcher without a transport, and
 // [PoliteTransport.Robots] the file in force for an origin. An expired
 // file is revalidated with its ETag and Last-Modified, and a 304 keeps it;
 // a Cache-Control max-age shorter than the TTL shortens its life, to a

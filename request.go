@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // A target is who sends a request and where it goes: what the robots.txt
@@ -69,7 +71,7 @@ func (t *PoliteTransport) agentOf(h http.Header) (token string, addUA bool) {
 	case len(ua) > 0 && ua[0] == t.userAgent:
 		return t.defaultToken, false
 	case len(ua) > 0:
-		return productToken(ua[0]), false
+		return robotstxt.ProductToken(ua[0]), false
 	}
 	return "", false
 }

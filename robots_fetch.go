@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 const (
@@ -24,23 +26,23 @@ const (
 
 // robotsRecord is what the transport knows of one origin's robots.txt: how
 // its last fetch went, and the rules in force. It is immutable once built,
-// but for the matchers its file compiles lazily (robots.go).
+// but for the matchers its file compiles lazily (package robotstxt).
 type robotsRecord struct {
-	url       string        // "scheme://host:port/robots.txt"
-	status    int           // HTTP status of the last fetch; 0 when no response came
-	fetchedAt time.Time     // when the last fetch ended
-	duration  time.Duration // how long the last fetch took
-	err       string        // why the file is unreachable; "" when it was reached
-	file      *Robots       // nil when no file applies (4xx, or unreachable)
-	disallow  bool          // unreachable under FailClosed: refuse every URL
-	stale     bool          // the last fetch failed; these rules are the last good copy
-	etag      string        // the file's ETag, for revalidation; "" if none
-	modified  string        // the file's Last-Modified, likewise
-	lifetime  time.Duration // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
-	expires   time.Time     // when a RobotsStore has the file fetched again; zero: the cache decides (robots_cache.go)
-	storeErr  error         // the RobotsStore failed: no file, and requests fail with this error
-	cost      int64         // what the record may keep, in bytes: see robotsCost
-	counts    *robotsCounts // shared by every copy of one origin's record
+	url       string          // "scheme://host:port/robots.txt"
+	status    int             // HTTP status of the last fetch; 0 when no response came
+	fetchedAt time.Time       // when the last fetch ended
+	duration  time.Duration   // how long the last fetch took
+	err       string          // why the file is unreachable; "" when it was reached
+	file      *robotstxt.File // nil when no file applies (4xx, or unreachable)
+	disallow  bool            // unreachable under FailClosed: refuse every URL
+	stale     bool            // the last fetch failed; these rules are the last good copy
+	etag      string          // the file's ETag, for revalidation; "" if none
+	modified  string          // the file's Last-Modified, likewise
+	lifetime  time.Duration   // from the file's Cache-Control max-age, at least minRobotsTTL; 0 if none
+	expires   time.Time       // when a RobotsStore has the file fetched again; zero: the cache decides (robots_cache.go)
+	storeErr  error           // the RobotsStore failed: no file, and requests fail with this error
+	cost      int64           // what the record may keep, in bytes: see robotsCost
+	counts    *robotsCounts   // shared by every copy of one origin's record
 }
 
 // robotsCounts counts what an origin's robots.txt did to requests.
@@ -70,7 +72,7 @@ func (r *robotsRecord) crawlDelay(token string) time.Duration {
 	if r.file == nil {
 		return 0
 	}
-	return r.file.binding(token).delay
+	return r.file.Group(token).CrawlDelay()
 }
 
 // good reports whether r came from a robots.txt that was reached, now or,
@@ -99,7 +101,10 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if f == nil && prev != nil {
 			f = prev.file // the copy that stays in force
 		}
-		d := f.largestCrawlDelay()
+		var d time.Duration
+		if f != nil {
+			d = f.MaxCrawlDelay()
+		}
 		for _, tk := range tickets {
 			t.pacer.fetchedRobots(tk, d)
 		}
@@ -142,7 +147,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 				break
 			}
 			body = b
-			r.file = ParseRobots(body)
+			r.file = robotstxt.Parse(body)
 			r.cost = robotsCost(len(body))
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
 		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
@@ -301,7 +306,7 @@ func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, t
 	if r.err != "" {
 		ev.Kind, ev.Err, ev.Stale = EventRobotsUnreachable, r.err, r.stale
 	} else if r.file != nil {
-		ev.Rules, ev.Skipped = r.file.Rules(), r.file.SkippedCount()
+		ev.Rules, ev.Skipped = r.file.NumRules(), r.file.NumSkipped()
 	}
 	t.events.emit(ev)
 }

@@ -3,6 +3,8 @@ package polite
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // fetchShared gets k's robots.txt through the RobotsStore: the store's copy
@@ -47,7 +49,7 @@ func (t *PoliteTransport) sharedRecord(f *RobotsFetch, prev *robotsRecord) *robo
 		err: f.Err, stale: f.Stale, etag: f.ETag, modified: f.Modified, expires: f.Expires,
 		counts: countsOf(prev)}
 	if f.Body != nil {
-		r.file, r.cost = ParseRobots(f.Body), robotsCost(len(f.Body))
+		r.file, r.cost = robotstxt.Parse(f.Body), robotsCost(len(f.Body))
 	}
 	r.disallow = t.closed(r)
 	return r

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // testCache returns a robots cache of at most max origins whose fetch
@@ -202,8 +204,8 @@ func TestRobotsCostBoundsWhatAFileKeeps(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r := ParseRobots(body)
-	r.binding("x")
+	r := robotstxt.Parse(body)
+	r.Group("x")
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)

@@ -103,7 +103,7 @@ func (t *PoliteTransport) Stats() []HostStats {
 		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
 			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Blocked: r.counts.blocked.Load(), WouldBlock: r.counts.wouldBlock.Load()}
 		if r.file != nil {
-			rs.Rules, rs.Sitemaps = r.file.Rules(), r.file.Sitemaps()
+			rs.Rules, rs.Sitemaps = r.file.NumRules(), r.file.Sitemaps()
 		}
 		s.Blocked += rs.Blocked
 		s.WouldBlock += rs.WouldBlock

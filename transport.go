@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // PoliteTransport is an [http.RoundTripper] that obeys robots.txt and paces
@@ -60,7 +62,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
 	}
-	if tok := productToken(cfg.userAgent); tok != "" {
+	if tok := robotstxt.ProductToken(cfg.userAgent); tok != "" {
 		t.defaultToken = tok
 	}
 	if cfg.newPacer == nil {

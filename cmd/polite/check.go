@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/robotstxt"
 	"time"
 )
 
@@ -35,7 +35,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		base = localRobots(body)
-		if !reportSkipped(stderr, *robotsFile, polite.ParseRobots(body)) {
+		if !reportSkipped(stderr, *robotsFile, robotstxt.Parse(body)) {
 			status = exitError
 		}
 	}
@@ -97,14 +97,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 // reportSkipped writes to w the lines of the robots.txt at path that a
 // reader skips, and a warning when it has no line a reader understands, as
 // an HTML page or binary data has; it reports false then.
-func reportSkipped(w io.Writer, path string, r *polite.Robots) bool {
+func reportSkipped(w io.Writer, path string, r *robotstxt.File) bool {
 	for _, l := range r.Skipped() {
 		fmt.Fprintf(w, "polite check: %s:%d: skipped, %s: %q\n", path, l.Line, l.Reason, l.Text)
 	}
-	if more := r.SkippedCount() - len(r.Skipped()); more > 0 {
+	if more := r.NumSkipped() - len(r.Skipped()); more > 0 {
 		fmt.Fprintf(w, "polite check: %s: and %d more lines skipped\n", path, more)
 	}
-	if r.Groups() == 0 && len(r.Sitemaps()) == 0 && r.SkippedCount() > 0 {
+	if r.NumGroups() == 0 && len(r.Sitemaps()) == 0 && r.NumSkipped() > 0 {
 		fmt.Fprintf(w, "polite check: %s: no line of it is robots.txt: a crawler reads no rule in it, and every URL is allowed\n", path)
 		return false
 	}

@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 // Benchmarks of the matching engine, each beside temoto/robotstxt v1.1.2
 // where that makes sense, so that ratios come from one process:
@@ -16,22 +16,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/temoto/robotstxt"
+	"github.com/polite-go/polite/internal/cputime"
+	"github.com/polite-go/polite/internal/robotstest"
+	temoto "github.com/temoto/robotstxt"
 )
 
 // temotoGroupOf is temoto's group of rules, written as a clean robots.txt
 // with the Allow lines first, as the transport first used it.
-func temotoGroupOf(tb testing.TB, rules []robotsRule) *robotstxt.Group {
+func temotoGroupOf(tb testing.TB, rules []Rule) *temoto.Group {
 	var b strings.Builder
 	b.WriteString("User-agent: *\n")
 	for _, allow := range []bool{true, false} {
 		for _, r := range rules {
-			if r.allow == allow {
+			if r.Allow == allow {
 				b.WriteString(r.String() + "\n")
 			}
 		}
 	}
-	data, err := robotstxt.FromString(b.String())
+	data, err := temoto.FromString(b.String())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,15 +45,15 @@ func temotoGroupOf(tb testing.TB, rules []robotsRule) *robotstxt.Group {
 // URL's escaped path and query, normalised, then matched. The path matches
 // no rule, so every rule counts.
 func BenchmarkEngineDecision(b *testing.B) {
-	u, err := url.Parse("http://bench.example" + benchPath)
+	u, err := url.Parse("http://bench.example" + robotstest.Path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, n := range []int{20, 200} {
-		rules, _, _ := parseRobots([]byte(benchRobots(n, benchWildEvery))).rulesFor("benchbot")
+		rules, _, _ := parseRobots([]byte(robotstest.File(n, robotstest.WildEvery))).rulesFor("benchbot")
 		b.Run(fmt.Sprintf("rules=%d/engine", n), func(b *testing.B) {
 			m := compileRules(rules)
-			loopCPU(b, func() {
+			cputime.Loop(b, func() {
 				if ok, _ := m.match(normalizeTarget(u.RequestURI())); !ok {
 					b.Fatal("refused")
 				}
@@ -59,13 +61,76 @@ func BenchmarkEngineDecision(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("rules=%d/temoto", n), func(b *testing.B) {
 			g := temotoGroupOf(b, rules)
-			loopCPU(b, func() {
+			cputime.Loop(b, func() {
 				if !g.Test(normalizeTarget(u.RequestURI())) {
 					b.Fatal("refused")
 				}
 			})
 		})
 	}
+}
+
+// BenchmarkRobotsMatch is the matcher alone, on a path already normalised:
+// the part of the hot path that grows with the rules. "wild=1/4" is the mix
+// of the transport's BenchmarkRoundTrip; "wild=0" has prefix rules only,
+// "wild=all" wildcard rules only.
+func BenchmarkRobotsMatch(b *testing.B) {
+	path := normalizeTarget(robotstest.Path)
+	for _, mix := range []struct {
+		name  string
+		every int
+	}{{"wild=1/4", robotstest.WildEvery}, {"wild=0", 0}, {"wild=all", 1}} {
+		for _, n := range robotstest.RuleCounts {
+			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
+				g := Parse([]byte(robotstest.File(n, mix.every))).Group("benchbot")
+				if ok, _ := g.matcher.match(path); !ok {
+					b.Fatal("the path is disallowed")
+				}
+				cputime.Loop(b, func() { g.matcher.match(path) })
+			})
+		}
+	}
+}
+
+// benchLargeRobots returns a robots.txt of about size bytes: groups for
+// many crawlers, each with prefix and wildcard rules, comments and a
+// Crawl-delay, as the largest real files are.
+func benchLargeRobots(size int) []byte {
+	var b strings.Builder
+	for g := 0; b.Len() < size; g++ {
+		fmt.Fprintf(&b, "# group %d\nUser-agent: crawler-%d\nUser-agent: Other-Crawler-%d/2.0\nCrawl-delay: %d\n", g, g, g, g%10)
+		for i := range 50 {
+			if i%4 == 3 {
+				fmt.Fprintf(&b, "Disallow: /*/private-%d/*.php$\n", i)
+			} else {
+				fmt.Fprintf(&b, "Disallow: /catalogue/%d/items/%d/  # old section\n", g, i)
+			}
+		}
+		b.WriteString("Allow: /catalogue/public/\n\n")
+	}
+	b.WriteString("User-agent: *\nDisallow: /private/\nAllow: /\n")
+	return []byte(b.String()[:size])
+}
+
+// BenchmarkRobotsParse reads a 500 KiB robots.txt ("read") and then builds
+// the matcher of one group from it ("compile").
+func BenchmarkRobotsParse(b *testing.B) {
+	body := benchLargeRobots(engineMaxBytes)
+	b.Run("read/500KiB", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			parseRobots(body)
+		}
+	})
+	f := parseRobots(body)
+	rules, _, _ := f.rulesFor("crawler-7")
+	b.Run(fmt.Sprintf("compile/rules=%d", len(rules)), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			compileRules(rules)
+		}
+	})
 }
 
 // BenchmarkEngineParse reads a 500 KiB robots.txt into what decides:
@@ -79,21 +144,21 @@ func BenchmarkEngineParse(b *testing.B) {
 		body  []byte
 		token string
 	}{
-		{"many-groups", benchLargeRobots(robotsMaxBytes), "crawler-7"},
+		{"many-groups", benchLargeRobots(engineMaxBytes), "crawler-7"},
 		{"one-group", []byte(engineFile(engineXN)), "x"},
 	}
 	for _, f := range files {
 		b.Run(f.name+"/engine", func(b *testing.B) {
 			b.SetBytes(int64(len(f.body)))
-			loopCPU(b, func() {
+			cputime.Loop(b, func() {
 				rules, _, _ := parseRobots(f.body).rulesFor(f.token)
 				compileRules(rules)
 			})
 		})
 		b.Run(f.name+"/temoto", func(b *testing.B) {
 			b.SetBytes(int64(len(f.body)))
-			loopCPU(b, func() {
-				data, err := robotstxt.FromBytes(f.body)
+			cputime.Loop(b, func() {
+				data, err := temoto.FromBytes(f.body)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -123,7 +188,7 @@ func heapOf(build func() any) float64 {
 // which the transport keeps too, are file-B.
 func BenchmarkEngineMemory(b *testing.B) {
 	files := []struct{ name, body string }{
-		{"typical-20", benchRobots(20, benchWildEvery)},
+		{"typical-20", robotstest.File(20, robotstest.WildEvery)},
 		{"plain-500KiB", engineFile(enginePlain)},
 		{"xN-500KiB", engineFile(engineXN)},
 		{"random-500KiB", engineFile(engineRandomPieces)},
@@ -155,9 +220,9 @@ func BenchmarkEngineMemory(b *testing.B) {
 	}
 }
 
-// engineMaxBytes is the size of the adversarial files: what the transport
-// reads of a robots.txt.
-const engineMaxBytes = robotsMaxBytes
+// engineMaxBytes is the size of the large and adversarial files: what a
+// crawler reads of a robots.txt (RFC 9309 §2.5), and the transport does.
+const engineMaxBytes = 500 << 10
 
 // engineFile returns a "*" group of rules written by line(i) for i = 0,
 // 1, ..., as many as fit in engineMaxBytes.
@@ -281,12 +346,12 @@ func BenchmarkEngineWorst(b *testing.B) {
 				if allowed, rule := m.match(path); (rule >= 0) != c.match || allowed == c.match {
 					b.Fatalf("match = %v, %d; want a match: %v", allowed, rule, c.match)
 				}
-				loopCPU(b, func() { m.match(path) })
+				cputime.Loop(b, func() { m.match(path) })
 			})
 			if c.name == "xN/numbers+y" {
 				b.Run(fmt.Sprintf("%s/%dKiB/temoto", c.name, size>>10), func(b *testing.B) {
 					g := temotoGroupOf(b, rules)
-					loopCPU(b, func() { g.Test(path) })
+					cputime.Loop(b, func() { g.Test(path) })
 				})
 			}
 		}

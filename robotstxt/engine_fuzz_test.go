@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"strings"
@@ -57,7 +57,7 @@ func engineFuzzFile(data []byte) (robots, path string) {
 // bruteDecide's agreement with the engine shows that the RFC sides with
 // the engine. In CI:
 //
-//	go test -run '^$' -fuzz '^FuzzEngine$' -fuzztime 20s .
+//	go test -run '^$' -fuzz '^FuzzEngine$' -fuzztime 100000x ./robotstxt
 func FuzzEngine(f *testing.F) {
 	for _, seed := range []string{
 		"/a\n+/a/b\n/a/b/c",    // Disallow: /a, Allow: /a/b
@@ -74,9 +74,9 @@ func FuzzEngine(f *testing.F) {
 		robots, path := engineFuzzFile(data)
 		rules, _, _ := parseRobots([]byte(robots)).rulesFor("x")
 		checkDecision(t, rules, compileRules(rules), path)
-		var plain []robotsRule
+		var plain []Rule
 		for _, r := range rules {
-			if !strings.ContainsAny(r.pattern, "*$") {
+			if !strings.ContainsAny(r.Pattern, "*$") {
 				plain = append(plain, r)
 			}
 		}

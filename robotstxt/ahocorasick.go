@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 // automaton finds every occurrence of a set of literals in one pass over a
 // text (Aho–Corasick). Its nodes are the prefixes of the literals, the

@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"maps"
@@ -9,12 +9,11 @@ import (
 	"time"
 )
 
-// Robots is a robots.txt read as [PoliteTransport] reads it, for those who
-// want its decisions without a transport: site owners checking their file,
-// crawler authors filtering URLs. Build one with [ParseRobots].
+// A File is a robots.txt as [Parse] reads it: its groups, which decide
+// URLs, its sitemaps, and the lines it skipped.
 //
-// Robots is safe for concurrent use by multiple goroutines.
-type Robots struct {
+// A File is safe for concurrent use by multiple goroutines.
+type File struct {
 	file  *robotsFile
 	named map[string]bool // the product tokens that some group names, "*" too
 	rules int
@@ -23,36 +22,41 @@ type Robots struct {
 	// binds: read without a lock on every decision, replaced by a copy
 	// with one more under mu, so that each group is compiled once, and
 	// shared by every product token it binds.
-	bound atomic.Pointer[map[string]*robotsBinding]
+	bound atomic.Pointer[map[string]*Group]
 	mu    sync.Mutex // serialises compiling
 
-	// last is the product token asked for last and its binding: most
+	// last is the User-Agent or token asked for last and its Group: most
 	// transports send one User-Agent, whose decisions then cost one atomic
 	// load and a string comparison.
 	last atomic.Pointer[tokenBinding]
 }
 
-// tokenBinding is a product token and what binds it.
+// tokenBinding is a User-Agent or product token and what binds it.
 type tokenBinding struct {
 	token string
-	b     *robotsBinding
+	b     *Group
 }
 
-// robotsBinding is what binds the product tokens of one group token: the
-// rules of every group that names it, with their matcher.
-type robotsBinding struct {
+// A Group is the rules that bind a User-Agent, compiled: those of every
+// group of the file that names its product token, combined; else those of
+// every "*" group; or none, when no group binds (RFC 9309 §2.2.1).
+// [File.Group] returns it, compiled once for each group token: every
+// product token that falls back to the "*" groups shares one. Its
+// decisions take no lock, and allocate nothing once a path is in normal
+// form.
+type Group struct {
 	group   string // the group token: a product token, "*", or "" for none
-	rules   []robotsRule
+	rules   []Rule
 	delay   time.Duration
 	matcher *ruleMatcher
 }
 
-// ParseRobots reads a robots.txt body with the tolerance of RFC 9309
+// Parse reads a robots.txt body with the tolerance of RFC 9309
 // §2.3.1.5: it keeps every line it understands and skips the others, which
-// [Robots.Skipped] lists. It reads the whole body; the transport reads at
+// [File.Skipped] lists. It reads the whole body; a crawler reads at
 // most the first 500 KiB of a file (§2.5).
-func ParseRobots(body []byte) *Robots {
-	r := &Robots{file: parseRobots(body), named: make(map[string]bool)}
+func Parse(body []byte) *File {
+	r := &File{file: parseRobots(body), named: make(map[string]bool)}
 	for _, g := range r.file.groups {
 		for _, a := range g.agents {
 			r.named[a] = true
@@ -62,8 +66,8 @@ func ParseRobots(body []byte) *Robots {
 	return r
 }
 
-// RobotsMatch is the decision of a robots.txt for one User-Agent and URL.
-type RobotsMatch struct {
+// Match is the decision of a robots.txt for one User-Agent and URL.
+type Match struct {
 	// Allowed reports whether the User-Agent may fetch the URL.
 	Allowed bool
 	// Agent is the User-Agent's product token, lower-cased: "mybot" for
@@ -80,37 +84,46 @@ type RobotsMatch struct {
 // Test decides whether the robots.txt lets userAgent, a User-Agent header
 // value, fetch u. It matches u's escaped path and query as RFC 9309 §2.2.2
 // and §2.2.3 say; /robots.txt itself is always allowed.
-func (r *Robots) Test(userAgent string, u *url.URL) RobotsMatch {
-	token := productToken(userAgent)
-	b := r.binding(token)
-	m := RobotsMatch{Allowed: true, Agent: token, Group: b.group}
-	if isRobotsPath(u) {
+func (r *File) Test(userAgent string, u *url.URL) Match {
+	token := ProductToken(userAgent)
+	b := r.Group(token)
+	m := Match{Allowed: true, Agent: token, Group: b.group}
+	// Only a URL whose Path is "/robots.txt" can have that escaped path,
+	// so the others are told apart without escaping theirs.
+	if u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt" {
 		return m
 	}
-	allowed, rule := b.matcher.match(normalizeTarget(u.RequestURI()))
-	m.Allowed = allowed
-	if rule >= 0 {
-		m.Rule = b.rules[rule].String()
-	}
+	allowed, rule := b.Decide(u.RequestURI())
+	m.Allowed, m.Rule = allowed, rule.String()
 	return m
 }
 
 // CrawlDelay returns the Crawl-delay of the groups that bind userAgent, the
 // largest if several give one, or 0 if none does.
-func (r *Robots) CrawlDelay(userAgent string) time.Duration {
-	return r.binding(productToken(userAgent)).delay
+func (r *File) CrawlDelay(userAgent string) time.Duration {
+	return r.Group(ProductToken(userAgent)).delay
+}
+
+// MaxCrawlDelay returns the largest Crawl-delay of the file's groups,
+// whichever User-Agents they bind, or 0 if none gives one.
+func (r *File) MaxCrawlDelay() time.Duration {
+	var d time.Duration
+	for _, g := range r.file.groups {
+		d = max(d, g.crawlDelay)
+	}
+	return d
 }
 
 // Sitemaps returns the values of the file's Sitemap lines, in order.
-func (r *Robots) Sitemaps() []string { return slices.Clone(r.file.sitemaps) }
+func (r *File) Sitemaps() []string { return slices.Clone(r.file.sitemaps) }
 
-// Groups returns the number of groups in the file. A file with no group,
+// NumGroups returns the number of groups in the file. A file with no group,
 // no sitemap and skipped lines had no line that a robots.txt reader
 // understands: an HTML page or binary data served as robots.txt.
-func (r *Robots) Groups() int { return len(r.file.groups) }
+func (r *File) NumGroups() int { return len(r.file.groups) }
 
-// Rules returns the number of Allow and Disallow rules in all groups.
-func (r *Robots) Rules() int { return r.rules }
+// NumRules returns the number of Allow and Disallow rules in all groups.
+func (r *File) NumRules() int { return r.rules }
 
 // A SkippedLine is a line of a robots.txt that the reader did not
 // understand and so ignored.
@@ -128,24 +141,26 @@ type SkippedLine struct {
 }
 
 // Skipped returns the first 100 lines that the reader skipped, in order;
-// [Robots.SkippedCount] counts them all.
-func (r *Robots) Skipped() []SkippedLine { return slices.Clone(r.file.skippedLines) }
+// [File.NumSkipped] counts them all.
+func (r *File) Skipped() []SkippedLine { return slices.Clone(r.file.skippedLines) }
 
-// SkippedCount returns the number of lines that the reader skipped.
-func (r *Robots) SkippedCount() int { return r.file.skipped }
+// NumSkipped returns the number of lines that the reader skipped.
+func (r *File) NumSkipped() int { return r.file.skipped }
 
-// binding returns what binds token, compiling it the first time.
-func (r *Robots) binding(token string) *robotsBinding {
-	if l := r.last.Load(); l != nil && l.token == token {
+// Group returns the [Group] that binds userAgent, a User-Agent header value
+// or its product token ("MyBot/1.0" or "mybot"), compiling it the first
+// time. It never returns nil.
+func (r *File) Group(userAgent string) *Group {
+	if l := r.last.Load(); l != nil && l.token == userAgent {
 		return l.b
 	}
-	b := r.bindGroup(token)
-	r.last.Store(&tokenBinding{token, b})
+	b := r.bindGroup(ProductToken(userAgent))
+	r.last.Store(&tokenBinding{userAgent, b})
 	return b
 }
 
 // bindGroup returns what binds token, through the bindings by group.
-func (r *Robots) bindGroup(token string) *robotsBinding {
+func (r *File) bindGroup(token string) *Group {
 	group := ""
 	switch {
 	case r.named[token]:
@@ -166,28 +181,16 @@ func (r *Robots) bindGroup(token string) *robotsBinding {
 			return b // compiled while this call waited
 		}
 	}
-	b := &robotsBinding{group: group}
+	b := &Group{group: group}
 	if group != "" {
 		b.rules, b.delay, _ = r.file.rulesFor(group)
 	}
 	b.matcher = compileRules(b.rules)
-	m := make(map[string]*robotsBinding, 1)
+	m := make(map[string]*Group, 1)
 	if old != nil {
 		maps.Copy(m, *old)
 	}
 	m[group] = b
 	r.bound.Store(&m)
 	return b
-}
-
-// largestCrawlDelay returns the largest Crawl-delay of r's groups, 0 for
-// none or a nil r.
-func (r *Robots) largestCrawlDelay() time.Duration {
-	var d time.Duration
-	if r != nil {
-		for _, g := range r.file.groups {
-			d = max(d, g.crawlDelay)
-		}
-	}
-	return d
 }

@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"slices"

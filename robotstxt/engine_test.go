@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"fmt"
@@ -7,11 +7,13 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/polite-go/polite/internal/robotstest"
 )
 
 // engineGroup returns the rules of a "*" group made of lines, read by
 // parseRobots, and their matcher.
-func engineGroup(lines string) ([]robotsRule, *ruleMatcher) {
+func engineGroup(lines string) ([]Rule, *ruleMatcher) {
 	rules, _, _ := parseRobots([]byte("User-agent: *\n" + lines)).rulesFor("x")
 	return rules, compileRules(rules)
 }
@@ -49,14 +51,14 @@ func bruteGlob(pattern, path string) bool {
 // bruteDecide decides path by RFC 9309 §2.2.2 with bruteGlob: the longest
 // matching pattern, an Allow on a tie, allowed when none matches. prio is
 // the length of the deciding pattern, -1 when none matched.
-func bruteDecide(rules []robotsRule, path string) (allowed bool, prio int) {
+func bruteDecide(rules []Rule, path string) (allowed bool, prio int) {
 	allowed, prio = true, -1
 	for _, r := range rules {
-		if r.pattern == "" || !bruteGlob(r.pattern, path) {
+		if r.Pattern == "" || !bruteGlob(r.Pattern, path) {
 			continue
 		}
-		if n := len(r.pattern); n > prio || n == prio && r.allow {
-			allowed, prio = r.allow, n
+		if n := len(r.Pattern); n > prio || n == prio && r.Allow {
+			allowed, prio = r.Allow, n
 		}
 	}
 	return allowed, prio
@@ -65,7 +67,7 @@ func bruteDecide(rules []robotsRule, path string) (allowed bool, prio int) {
 // checkDecision fails t unless m decides path as bruteDecide does, naming a
 // rule that matches path, is as long as the deciding pattern and of the
 // same kind.
-func checkDecision(t *testing.T, rules []robotsRule, m *ruleMatcher, path string) {
+func checkDecision(t *testing.T, rules []Rule, m *ruleMatcher, path string) {
 	t.Helper()
 	allowed, rule := m.match(path)
 	wantAllowed, prio := bruteDecide(rules, path)
@@ -77,7 +79,7 @@ func checkDecision(t *testing.T, rules []robotsRule, m *ruleMatcher, path string
 	case prio < 0:
 	case rule < 0 || rule >= len(rules):
 		t.Fatalf("match(%q) rule = %d; want the index of a %d-octet rule\nrules %v", path, rule, prio, rules)
-	case !bruteGlob(rules[rule].pattern, path) || len(rules[rule].pattern) != prio || rules[rule].allow != allowed:
+	case !bruteGlob(rules[rule].Pattern, path) || len(rules[rule].Pattern) != prio || rules[rule].Allow != allowed:
 		t.Fatalf("match(%q) rule = %v; want a matching %d-octet rule that allows=%v\nrules %v", path, rules[rule], prio, allowed, rules)
 	}
 }
@@ -241,7 +243,7 @@ func TestShapeOf(t *testing.T) {
 }
 
 func TestRuleMatcherEmpty(t *testing.T) {
-	for _, rules := range [][]robotsRule{nil, {{pattern: ""}}, {{allow: false, pattern: ""}, {allow: true, pattern: ""}}} {
+	for _, rules := range [][]Rule{nil, {{Pattern: ""}}, {{Allow: false, Pattern: ""}, {Allow: true, Pattern: ""}}} {
 		if allowed, rule := compileRules(rules).match("/x"); !allowed || rule != -1 {
 			t.Errorf("rules %v: match = %v, %d; want true, -1", rules, allowed, rule)
 		}
@@ -251,8 +253,8 @@ func TestRuleMatcherEmpty(t *testing.T) {
 // TestRuleMatcherReportsIndex checks that the rule reported is an index
 // into the rules as given, the first Allow of a duplicated pattern.
 func TestRuleMatcherReportsIndex(t *testing.T) {
-	rules := []robotsRule{
-		{pattern: "/a"}, {pattern: "/a/*x"}, {allow: true, pattern: "/a/*x"}, {allow: true, pattern: "/a/*x"}, {pattern: "/b$"},
+	rules := []Rule{
+		{Pattern: "/a"}, {Pattern: "/a/*x"}, {Allow: true, Pattern: "/a/*x"}, {Allow: true, Pattern: "/a/*x"}, {Pattern: "/b$"},
 	}
 	m := compileRules(rules)
 	for path, want := range map[string]int{"/a/b": 0, "/a/bx": 2, "/b": 4, "/bb": -1} {
@@ -264,15 +266,15 @@ func TestRuleMatcherReportsIndex(t *testing.T) {
 
 // engineRandomRules returns n rules drawn from a small alphabet, with '*'
 // and '$' anywhere, so that rules and paths often overlap.
-func engineRandomRules(r *rand.Rand, n int) []robotsRule {
-	rules := make([]robotsRule, n)
+func engineRandomRules(r *rand.Rand, n int) []Rule {
+	rules := make([]Rule, n)
 	for i := range rules {
 		var b strings.Builder
 		b.WriteByte("/*"[r.IntN(2)])
 		for range r.IntN(7) {
 			b.WriteString([]string{"a", "b", "/", "*", "$", "%24"}[r.IntN(6)])
 		}
-		rules[i] = robotsRule{allow: r.IntN(2) == 0, pattern: normalizePath(b.String())}
+		rules[i] = Rule{Allow: r.IntN(2) == 0, Pattern: normalizePath(b.String())}
 	}
 	return rules
 }
@@ -299,7 +301,7 @@ func TestRuleMatcherAgreesWithBruteForce(t *testing.T) {
 			checkDecision(t, rules, m, path)
 			if allowed, rule := m.match(path); !allowed {
 				refused++
-				if strings.Contains(rules[rule].pattern, "*") {
+				if strings.Contains(rules[rule].Pattern, "*") {
 					byWildcard++
 				}
 			}
@@ -317,7 +319,7 @@ func TestRuleMatcherSearchesAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	token := func(tokens ...string) string { return tokens[r.IntN(len(tokens))] }
 	for range 400 {
-		rules := make([]robotsRule, 10+r.IntN(40))
+		rules := make([]Rule, 10+r.IntN(40))
 		for i := range rules {
 			var b strings.Builder
 			b.WriteString(token("/", "*", "/*"))
@@ -327,7 +329,7 @@ func TestRuleMatcherSearchesAgree(t *testing.T) {
 			if r.IntN(4) == 0 {
 				b.WriteByte('$')
 			}
-			rules[i] = robotsRule{allow: r.IntN(3) == 0, pattern: normalizePath(b.String())}
+			rules[i] = Rule{Allow: r.IntN(3) == 0, Pattern: normalizePath(b.String())}
 		}
 		m := compileRules(rules)
 		for range 30 {
@@ -350,14 +352,14 @@ func TestRuleMatcherAllocatesNothing(t *testing.T) {
 	long := normalizeTarget("/" + strings.Repeat("x1y2", 2000))
 	for _, tc := range []struct {
 		name  string
-		rules []robotsRule
+		rules []Rule
 	}{
 		{"typical", typicalRules()},
 		{"wildcards", engineWildcardFile(64 << 10)},
 		{"empty", nil},
 	} {
 		m := compileRules(tc.rules)
-		for _, path := range []string{"/", normalizeTarget(benchPath), "/x12/y", long} {
+		for _, path := range []string{"/", normalizeTarget(robotstest.Path), "/x12/y", long} {
 			if n := testing.AllocsPerRun(50, func() { m.match(path) }); n != 0 {
 				t.Errorf("%s: match of a %d-octet path allocates %v times; want 0", tc.name, len(path), n)
 			}
@@ -381,17 +383,17 @@ func poolDrops() bool {
 
 // typicalRules are the rules of a typical robots.txt: 20 rules, a quarter
 // of them wildcards.
-func typicalRules() []robotsRule {
-	rules, _, _ := parseRobots([]byte(benchRobots(20, 4))).rulesFor("benchbot")
+func typicalRules() []Rule {
+	rules, _, _ := parseRobots([]byte(robotstest.File(20, 4))).rulesFor("benchbot")
 	return rules
 }
 
 // engineWildcardFile returns about size bytes of distinct wildcard rules
 // "Disallow: /*x<N>*y$", the first file the engine's doc bounds.
-func engineWildcardFile(size int) []robotsRule {
-	var rules []robotsRule
+func engineWildcardFile(size int) []Rule {
+	var rules []Rule
 	for n, bytes := 0, 0; bytes < size; n++ {
-		r := robotsRule{pattern: fmt.Sprintf("/*x%d*y$", n)}
+		r := Rule{Pattern: fmt.Sprintf("/*x%d*y$", n)}
 		rules = append(rules, r)
 		bytes += len(r.String()) + 1
 	}
@@ -417,14 +419,14 @@ func engineSize(m *ruleMatcher) int {
 // per distinct head 40 bytes, per pattern with a '*' 28 bytes and 4 a
 // piece, twice that if it repeats a literal, per distinct piece or tail
 // 24 bytes and 16 an octet, and no more than 12 times the bytes of the
-// rules' lines for the 500 KiB files of robots_engine_bench_test.go.
+// rules' lines for the 500 KiB files of engine_bench_test.go.
 func TestRuleMatcherSize(t *testing.T) {
 	for _, f := range []struct {
 		name     string
 		body     string
 		maxRatio float64
 	}{
-		{"typical-20", benchRobots(20, benchWildEvery), 5},
+		{"typical-20", robotstest.File(20, robotstest.WildEvery), 5},
 		{"plain", engineFile(enginePlain), 1.25},
 		{"xN", engineFile(engineXN), 3.4},
 		{"order", engineFile(engineOrder), 3.6},

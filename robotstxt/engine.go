@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"cmp"
@@ -58,7 +58,7 @@ import (
 // repeats a literal), 24 bytes a distinct piece or tail, 16 bytes a node of
 // the automaton, at most one an octet of those literals, and 512 bytes for
 // the automaton's root. That is linear in the rules: for the 500 KiB files
-// of robots_engine_bench_test.go, 1.2 times the bytes of the rules' lines
+// of engine_bench_test.go, 1.2 times the bytes of the rules' lines
 // for plain rules, 3.4 for distinct "/*x<N>*y$" rules and 12 for rules of
 // random 12-octet pieces, the most found (TestRuleMatcherSize). A decision
 // also borrows scratch space, 36 bytes a literal, from a sync.Pool.
@@ -99,11 +99,11 @@ type ruleRef struct {
 
 var noRule = ruleRef{rank: -1, rule: -1}
 
-func rankOf(r robotsRule) int32 {
-	if r.allow {
-		return int32(2*len(r.pattern) + 1)
+func rankOf(r Rule) int32 {
+	if r.Allow {
+		return int32(2*len(r.Pattern) + 1)
 	}
-	return int32(2 * len(r.pattern))
+	return int32(2 * len(r.Pattern))
 }
 
 // beats reports whether r decides over o: a longer pattern, or an Allow
@@ -157,26 +157,26 @@ func shapeOf(pattern string) shape {
 
 // compileRules builds the matcher of rules. match reports rules by their
 // index in this slice.
-func compileRules(rules []robotsRule) *ruleMatcher {
+func compileRules(rules []Rule) *ruleMatcher {
 	m := &ruleMatcher{maxWild: noRule}
 
 	// One rule per pattern, the Allow if there is one; take each apart.
 	order := make([]int32, 0, len(rules))
 	for i, r := range rules {
-		if r.pattern != "" {
+		if r.Pattern != "" {
 			order = append(order, int32(i))
 		}
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(strings.Compare(rules[a].pattern, rules[b].pattern),
-			boolOrder(rules[a].allow, rules[b].allow), cmp.Compare(a, b))
+		return cmp.Or(strings.Compare(rules[a].Pattern, rules[b].Pattern),
+			boolOrder(rules[a].Allow, rules[b].Allow), cmp.Compare(a, b))
 	})
-	order = slices.CompactFunc(order, func(a, b int32) bool { return rules[a].pattern == rules[b].pattern })
+	order = slices.CompactFunc(order, func(a, b int32) bool { return rules[a].Pattern == rules[b].Pattern })
 	shapes := make([]shape, len(order))
 	headList := make([]string, 0, len(order))
 	nWild, nPieces, nUses := 0, 0, 0
 	for i, ri := range order {
-		s := shapeOf(rules[ri].pattern)
+		s := shapeOf(rules[ri].Pattern)
 		shapes[i] = s
 		headList = append(headList, s.head)
 		if s.wild {

@@ -1,4 +1,4 @@
-package polite
+package robotstxt
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // robotsFile is a robots.txt read the RFC 9309 way: line by line, keeping
 // every line it understands and skipping the rest, so that one malformed
 // line never discards the file (§2.3.1.5). It decides nothing; matching is
-// left to the engine in robots_engine.go.
+// left to the engine in engine.go.
 type robotsFile struct {
 	groups       []robotsGroup
 	sitemaps     []string
@@ -59,27 +59,35 @@ func (f *robotsFile) skip(lineNo int, text []byte, reason string) {
 		Line: lineNo, Text: strings.ToValidUTF8(string(text), "\uFFFD"), Reason: reason})
 }
 
-// robotsGroup is one group: one or more user-agent lines and the rules that
-// follow them (§2.1).
+// robotsGroup is one group as the file writes it: one or more user-agent
+// lines and the rules that follow them (§2.1). A [Group] combines the
+// groups that bind one product token.
 type robotsGroup struct {
 	agents     []string // product tokens, lower-cased; "*" for the default group
-	rules      []robotsRule
+	rules      []Rule
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
 }
 
-// robotsRule is one Allow or Disallow line with its path pattern normalised
-// by normalizePath.
-type robotsRule struct {
-	allow   bool
-	pattern string
+// A Rule is one Allow or Disallow line of a robots.txt. The zero Rule is
+// no rule: what [Group.Decide] reports when no rule matched.
+type Rule struct {
+	// Allow tells an Allow rule from a Disallow rule.
+	Allow bool
+	// Pattern is the rule's path pattern, with its percent-encoding
+	// normalised: "/~foo" for "/%7efoo", "/caf%C3%A9" for "/café".
+	Pattern string
 }
 
-// String returns the rule as it would be written in robots.txt.
-func (r robotsRule) String() string {
-	if r.allow {
-		return "Allow: " + r.pattern
+// String returns the rule as it would be written in robots.txt, as
+// "Disallow: /private/", or "" for the zero Rule.
+func (r Rule) String() string {
+	switch {
+	case r.Pattern == "":
+		return ""
+	case r.Allow:
+		return "Allow: " + r.Pattern
 	}
-	return "Disallow: " + r.pattern
+	return "Disallow: " + r.Pattern
 }
 
 // parseRobots reads body. It never fails: what it cannot read is counted in
@@ -142,7 +150,7 @@ func parseRobots(body []byte) *robotsFile {
 				f.skip(lineNo, raw, skipNotPath) // §2.2.2
 				continue
 			}
-			cur.rules = append(cur.rules, robotsRule{allow: key == "allow", pattern: normalizePath(value)})
+			cur.rules = append(cur.rules, Rule{Allow: key == "allow", Pattern: normalizePath(value)})
 		case "crawl-delay", "crawldelay":
 			secs, err := strconv.ParseFloat(value, 64)
 			if cur == nil {
@@ -173,7 +181,7 @@ func parseRobots(body []byte) *robotsFile {
 // rulesFor returns the rules that bind the product token (lower-case): those
 // of every group naming it, combined (§2.2.1), else those of every "*"
 // group, else none. agent is the group token that bound, or "" for none.
-func (f *robotsFile) rulesFor(token string) (rules []robotsRule, crawlDelay time.Duration, agent string) {
+func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Duration, agent string) {
 	for _, want := range []string{token, "*"} {
 		if want == "" {
 			continue
@@ -203,12 +211,15 @@ func agentToken(value string) string {
 	if strings.HasPrefix(value, "*") {
 		return "*"
 	}
-	return productToken(value)
+	return ProductToken(value)
 }
 
-// productToken returns the product token of a User-Agent header, lower-cased:
-// "mybot" for "MyBot/1.0 (+https://example.com/bot)".
-func productToken(ua string) string {
+// ProductToken returns the product token of a User-Agent header value, the
+// name that chooses its group, lower-cased: "mybot" for
+// "MyBot/1.0 (+https://example.com/bot)". It is the value's leading run of
+// letters, digits, '_' and '-', so "" for a value that starts with
+// anything else.
+func ProductToken(ua string) string {
 	n := 0
 	for n < len(ua) && isTokenByte(ua[n]) {
 		n++

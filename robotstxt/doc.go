@@ -1,0 +1,80 @@
+// Package robotstxt reads robots.txt files and decides URLs against them
+// as RFC 9309 says. It is the engine of [github.com/polite-go/polite]'s
+// transport, and serves on its own those who want its decisions without a
+// transport: crawlers that schedule their own requests, site owners
+// checking their file, tools filtering URLs.
+//
+//	f := robotstxt.Parse(body)
+//	m := f.Test("MyBot/1.0 (+https://example.com/bot)", u)
+//	// m.Allowed, and m.Rule: "Disallow: /private/"
+//
+// # Reading
+//
+// [Parse] reads a file line by line. A line ends at CR, LF or CR LF; a '#'
+// starts a comment; a UTF-8 byte order mark is dropped; field names are
+// compared without regard to case. One or more user-agent lines start a
+// group, and its Allow, Disallow and Crawl-delay lines follow (§2.1);
+// a blank line does not end a group, and Sitemap and unknown lines do not
+// break one (§2.2.4). A Crawl-delay is in seconds, fractions allowed.
+//
+// A file is read with the tolerance of §2.3.1.5: every line that is
+// understood is kept, and every other one is skipped without discarding
+// the rest. [File.Skipped] lists the first 100 skipped lines with their
+// numbers and why ("no colon", "rule outside any group", "not a path
+// pattern", "bad Crawl-delay", "unknown field", ...), and
+// [File.NumSkipped] counts them all. A file with no group, no sitemap and
+// skipped lines, such as an HTML page served as robots.txt, allows
+// everything. Parse reads the whole body; a crawler reads at most the
+// first 500 KiB of a file and may ignore the rest (§2.5).
+//
+// # Which group binds
+//
+// A User-Agent header value chooses its group by its product token, the
+// leading run of letters, digits, '_' and '-' ([ProductToken]:
+// "MyBot/1.0 (+https://example.com/bot)" names "mybot"). The groups naming
+// that token, compared exactly and without regard to case, bind it and are
+// combined; with none, the "*" groups bind; with no "*" group, no rule
+// applies and everything is allowed (§2.2.1). [File.Group] returns what
+// binds, compiled once for each group token, so that every product token
+// that falls back to the "*" groups shares one; its Crawl-delay is the
+// largest of theirs.
+//
+// # Matching
+//
+// A URL is decided on its escaped path and query, as
+// [net/url.URL.RequestURI] gives them, with percent-encoding normalised on
+// both sides: an escaped unreserved character is decoded ("%7E" is "~"),
+// other escapes are compared with upper-case hex ("%2f" is "%2F", and
+// still not "/"), and octets that may not stand bare in a URI, such as
+// non-ASCII ones, are escaped (§2.2.2). Then, as §2.2.2 and §2.2.3 say:
+//
+//   - A pattern is matched from the first octet of the path, and case
+//     matters.
+//   - '*' matches any run of octets, the empty run too.
+//   - '$' as the last octet of a pattern means the end of the path. A '$'
+//     anywhere else is the literal character, as "%24" is. A '*' in the
+//     URL is matched only by a rule that writes it "%2A".
+//   - Of the rules that match, the one whose pattern has the most octets,
+//     in normalised form, decides; of two equally long, an Allow wins. No
+//     match allows.
+//
+// One reading of §2.2.2's table is not followed: reserved characters are
+// compared as written, so "Disallow: /q?u=https://x" does not match the
+// URL "/q?u=https%3A%2F%2Fx".
+//
+// [File.Test] decides a User-Agent and a URL: it binds the User-Agent's
+// group and decides the URL's escaped path and query, whatever its scheme,
+// host and port, which are the caller's to match to the file's origin.
+// /robots.txt itself is always allowed (§2.2.2). [Group.Decide] decides a
+// path against a group already bound, for a crawler's hot path.
+//
+// # Cost
+//
+// No pattern becomes a regular expression: patterns are split at their
+// '*'s, the literal pieces of a group's wildcard rules are found in one
+// Aho–Corasick pass over the path, and only the rules whose pieces occur
+// are tried. Compiling a group is linear in its rules; a decision
+// allocates nothing once the path is in normal form, and takes no lock. A
+// [File] and its groups are safe for concurrent use by multiple
+// goroutines.
+package robotstxt

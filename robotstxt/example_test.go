@@ -1,0 +1,115 @@
+package robotstxt_test
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/polite-go/polite/robotstxt"
+)
+
+// Parse reads a robots.txt; Test decides a URL for a User-Agent and names
+// the rule that decided.
+func ExampleParse() {
+	robots := robotstxt.Parse([]byte(`User-agent: *
+Disallow: /private/
+Allow: /private/press/
+Disallow: /*.pdf$
+Crawl-delay: 2
+
+Sitemap: https://example.com/sitemap.xml
+`))
+	for _, raw := range []string{
+		"https://example.com/private/report",
+		"https://example.com/private/press/2024",
+		"https://example.com/docs/guide.pdf",
+		"https://example.com/docs/guide.pdf?page=2",
+	} {
+		u, _ := url.Parse(raw)
+		m := robots.Test("ExampleBot/1.0 (+https://example.com/bot)", u)
+		fmt.Printf("%s allowed=%v rule=%q\n", u.RequestURI(), m.Allowed, m.Rule)
+	}
+	fmt.Println("crawl-delay:", robots.CrawlDelay("ExampleBot/1.0"))
+	fmt.Println("sitemaps:", robots.Sitemaps())
+	// Output:
+	// /private/report allowed=false rule="Disallow: /private/"
+	// /private/press/2024 allowed=true rule="Allow: /private/press/"
+	// /docs/guide.pdf allowed=false rule="Disallow: /*.pdf$"
+	// /docs/guide.pdf?page=2 allowed=true rule=""
+	// crawl-delay: 2s
+	// sitemaps: [https://example.com/sitemap.xml]
+}
+
+// Skipped lists the lines that a robots.txt reader ignores, with why, so
+// that a site owner can fix them.
+func ExampleFile_Skipped() {
+	robots := robotstxt.Parse([]byte(`Disallow: /tmp/
+User-agent: *
+Disalow: /private/
+Disallow: private/
+Crawl-delay: 1s
+`))
+	for _, line := range robots.Skipped() {
+		fmt.Printf("line %d: %s (%s)\n", line.Line, line.Text, line.Reason)
+	}
+	fmt.Println("rules kept:", robots.NumRules())
+	// Output:
+	// line 1: Disallow: /tmp/ (rule outside any group)
+	// line 3: Disalow: /private/ (unknown field)
+	// line 4: Disallow: private/ (not a path pattern)
+	// line 5: Crawl-delay: 1s (bad Crawl-delay)
+	// rules kept: 0
+}
+
+// A file in which the reader understood no line, such as an HTML page
+// served as robots.txt, allows everything; NumGroups and NumSkipped tell it
+// apart from a real robots.txt.
+func ExampleFile_NumGroups() {
+	robots := robotstxt.Parse([]byte("<!doctype html>\n<html><body>Not found</body></html>\n"))
+	u, _ := url.Parse("https://example.com/private/")
+	fmt.Println("allowed:", robots.Test("ExampleBot", u).Allowed)
+	fmt.Println("groups:", robots.NumGroups(), "sitemaps:", len(robots.Sitemaps()), "skipped:", robots.NumSkipped())
+	// Output:
+	// allowed: true
+	// groups: 0 sitemaps: 0 skipped: 2
+}
+
+// A crawler that sends many requests binds its group once and decides each
+// path against it: Decide takes the URL's escaped path and query, and
+// allocates nothing.
+func ExampleFile_Group() {
+	robots := robotstxt.Parse([]byte(`User-agent: *
+Disallow: /
+
+User-agent: examplebot
+Allow: /docs/
+Disallow: /docs/drafts/
+Crawl-delay: 0.5
+`))
+	g := robots.Group("ExampleBot/1.0 (+https://example.com/bot)")
+	fmt.Println("group:", g.Agent(), "crawl-delay:", g.CrawlDelay(), "rules:", g.NumRules())
+	for _, raw := range []string{
+		"https://example.com/docs/guide",
+		"https://example.com/docs/drafts/next?rev=2",
+		"https://example.com/blog/",
+	} {
+		u, _ := url.Parse(raw)
+		allowed, rule := g.Decide(u.RequestURI())
+		fmt.Printf("%s allowed=%v rule=%q\n", u.RequestURI(), allowed, rule)
+	}
+	fmt.Println("other crawlers:", robots.Group("OtherBot").Agent())
+	// Output:
+	// group: examplebot crawl-delay: 500ms rules: 2
+	// /docs/guide allowed=true rule="Allow: /docs/"
+	// /docs/drafts/next?rev=2 allowed=false rule="Disallow: /docs/drafts/"
+	// /blog/ allowed=true rule=""
+	// other crawlers: *
+}
+
+// ProductToken is the name by which a User-Agent chooses its group.
+func ExampleProductToken() {
+	fmt.Println(robotstxt.ProductToken("ExampleBot/1.0 (+https://example.com/bot)"))
+	fmt.Println(robotstxt.ProductToken("Mozilla/5.0 (compatible; ExampleBot/1.0)"))
+	// Output:
+	// examplebot
+	// mozilla
+}

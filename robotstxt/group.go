@@ -1,0 +1,30 @@
+package robotstxt
+
+import "time"
+
+// Agent returns the group token that bound: the product token that the
+// group names, "*", or "" when no group binds and so no rule applies.
+func (g *Group) Agent() string { return g.group }
+
+// CrawlDelay returns the group's Crawl-delay, the largest if its groups
+// give several, or 0 if none does.
+func (g *Group) CrawlDelay() time.Duration { return g.delay }
+
+// NumRules returns the number of the group's Allow and Disallow rules. A
+// group with none allows every path, so a caller can skip building one.
+func (g *Group) NumRules() int { return len(g.rules) }
+
+// Decide decides whether the group lets a crawler fetch path, a URI's
+// escaped path and query ([url.URL.RequestURI]), as RFC 9309 §2.2.2 and
+// §2.2.3 say, and returns the rule that decided, or the zero [Rule] when
+// none matched and so path is allowed. It normalises path's
+// percent-encoding first, without allocating when path is already in
+// normal form, and allocates nothing to match. Unlike [File.Test], it
+// does not exempt /robots.txt.
+func (g *Group) Decide(path string) (allowed bool, rule Rule) {
+	allowed, i := g.matcher.match(normalizeTarget(path))
+	if i >= 0 {
+		rule = g.rules[i]
+	}
+	return allowed, rule
+}

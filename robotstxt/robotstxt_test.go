@@ -1,0 +1,212 @@
+package robotstxt
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite/internal/robotstest"
+)
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestRobotsTest runs the example of RFC 9309 §5.1 through the public API:
+// which group binds, which rule decides.
+func TestRobotsTest(t *testing.T) {
+	r := Parse([]byte(robotstest.RFC9309Example))
+	tests := []struct {
+		ua, url string
+		want    Match
+	}{
+		{"Mozilla/5.0", "http://h/a/b.gif", Match{false, "mozilla", "*", "Disallow: *.gif$"}},
+		{"x", "http://h/example/x", Match{false, "x", "*", "Disallow: /example/"}},
+		{"x", "http://h/publications/x.gif", Match{true, "x", "*", "Allow: /publications/"}},
+		{"x", "http://h/other", Match{true, "x", "*", ""}},
+		{"FooBot/1.0", "http://h/example/page.html", Match{true, "foobot", "foobot", "Allow: /example/page.html"}},
+		{"FooBot/1.0", "http://h/x", Match{false, "foobot", "foobot", "Disallow: /"}},
+		{"FooBot/1.0", "http://h/robots.txt", Match{true, "foobot", "foobot", ""}},
+		{"barbot", "http://h/example/page.html", Match{false, "barbot", "barbot", "Disallow: /example/page.html"}},
+		{"bazbot", "http://h/example/page.html?x", Match{false, "bazbot", "bazbot", "Disallow: /example/page.html"}},
+		{"quxbot", "http://h/example/page.html", Match{true, "quxbot", "quxbot", ""}},
+		{"", "http://h/example/", Match{false, "", "*", "Disallow: /example/"}},
+		{"x", "http://h/%7Eexample/%2A", Match{true, "x", "*", ""}},
+	}
+	for _, tc := range tests {
+		if got := r.Test(tc.ua, mustURL(t, tc.url)); got != tc.want {
+			t.Errorf("Test(%q, %s) = %+v; want %+v", tc.ua, tc.url, got, tc.want)
+		}
+	}
+}
+
+func TestRobotsNoGroupBinds(t *testing.T) {
+	r := Parse([]byte("User-agent: other\nDisallow: /\nCrawl-delay: 3\n"))
+	want := Match{Allowed: true, Agent: "mybot"}
+	if got := r.Test("MyBot", mustURL(t, "http://h/x")); got != want {
+		t.Errorf("Test = %+v; want %+v", got, want)
+	}
+	if d := r.CrawlDelay("MyBot"); d != 0 {
+		t.Errorf("CrawlDelay = %v; want 0", d)
+	}
+	if d := r.CrawlDelay("other/2"); d != 3*time.Second {
+		t.Errorf("CrawlDelay(other) = %v; want 3s", d)
+	}
+}
+
+func TestRobotsCrawlDelayAndSitemaps(t *testing.T) {
+	r := Parse([]byte("Sitemap: http://h/1.xml\nUser-agent: a\nCrawl-delay: 2\n\nUser-agent: *\nCrawl-delay: 0.5\n\nUser-agent: a\nCrawl-delay: 4\nSitemap: http://h/2.xml\n"))
+	for ua, want := range map[string]time.Duration{"a/1.0": 4 * time.Second, "b": 500 * time.Millisecond} {
+		if got := r.CrawlDelay(ua); got != want {
+			t.Errorf("CrawlDelay(%q) = %v; want %v", ua, got, want)
+		}
+	}
+	if got := r.Sitemaps(); !slices.Equal(got, []string{"http://h/1.xml", "http://h/2.xml"}) {
+		t.Errorf("Sitemaps = %q", got)
+	}
+	r.Sitemaps()[0] = "changed"
+	if r.Sitemaps()[0] != "http://h/1.xml" {
+		t.Errorf("Sitemaps shares its slice with the caller")
+	}
+	if r.NumGroups() != 3 || r.NumRules() != 0 {
+		t.Errorf("NumGroups, NumRules = %d, %d; want 3, 0", r.NumGroups(), r.NumRules())
+	}
+}
+
+// TestRobotsSkipped checks the line numbers, with CR LF, CR and LF line
+// ends, and each reason.
+func TestRobotsSkipped(t *testing.T) {
+	body := "Disallow: /early\r\n" + // 1
+		"User-agent: *\r\n" + // 2
+		"Disalow: /typo\r" + // 3
+		"Disallow: relative\n" + // 4
+		"\n" + // 5
+		"Crawl-delay: soon # comment kept in Text\n" + // 6
+		"<html>\n" + // 7
+		"User-agent: /\n" + // 8
+		"Allow: /ok\n" // 9
+	r := Parse([]byte("Crawl-delay: 1\n" + body))
+	want := []SkippedLine{
+		{1, "Crawl-delay: 1", "Crawl-delay outside any group"},
+		{2, "Disallow: /early", "rule outside any group"},
+		{4, "Disalow: /typo", "unknown field"},
+		{5, "Disallow: relative", "not a path pattern"},
+		{7, "Crawl-delay: soon # comment kept in Text", "bad Crawl-delay"},
+		{8, "<html>", "no colon"},
+		{9, "User-agent: /", "no product token"},
+	}
+	if got := r.Skipped(); !slices.Equal(got, want) {
+		t.Errorf("Skipped =\n%q\nwant\n%q", got, want)
+	}
+	if r.NumSkipped() != len(want) || r.NumRules() != 1 || r.NumGroups() != 1 {
+		t.Errorf("NumSkipped, NumRules, NumGroups = %d, %d, %d; want %d, 1, 1", r.NumSkipped(), r.NumRules(), r.NumGroups(), len(want))
+	}
+}
+
+// TestRobotsSkippedIsBounded checks that a hostile file cannot make the
+// record of skipped lines large.
+func TestRobotsSkippedIsBounded(t *testing.T) {
+	long := strings.Repeat("é", 200) // 400 bytes of 2-byte characters
+	var b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&b, "junk %d %s\n", i, long)
+	}
+	b.WriteString("\xff\xfe binary\n")
+	r := Parse([]byte(b.String()))
+	skipped := r.Skipped()
+	if len(skipped) != maxSkippedLines || r.NumSkipped() != 1001 {
+		t.Fatalf("recorded %d of %d skipped lines; want %d of 1001", len(skipped), r.NumSkipped(), maxSkippedLines)
+	}
+	last := skipped[len(skipped)-1]
+	if last.Line != maxSkippedLines || len(last.Text) > maxSkippedText || !strings.HasPrefix(last.Text, "junk 99 éé") ||
+		strings.ContainsRune(last.Text, '\uFFFD') {
+		t.Errorf("last recorded = %+v (%d bytes); want line %d, at most %d bytes, whole characters",
+			last, len(last.Text), maxSkippedLines, maxSkippedText)
+	}
+	if r.NumGroups() != 0 || len(r.Sitemaps()) != 0 {
+		t.Errorf("a file of junk has %d groups, %d sitemaps; want none", r.NumGroups(), len(r.Sitemaps()))
+	}
+	bin := Parse([]byte("\x00\x01\xff: \xfe"))
+	if got := bin.Skipped(); len(got) != 1 || got[0].Text != "\x00\x01\uFFFD: \uFFFD" || got[0].Reason != skipUnknownField {
+		t.Errorf("binary line recorded as %q; want its invalid bytes replaced", got)
+	}
+}
+
+// TestRobotsSharesMatchers checks that every product token bound by the
+// "*" groups shares one compiled matcher, and that a File is safe for
+// concurrent use.
+func TestRobotsSharesMatchers(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /*.pdf$\n\nUser-agent: a\nDisallow: /a\n"))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 100 {
+				ua := fmt.Sprintf("bot%d-%d", i, j)
+				if m := r.Test(ua, mustURL(t, "http://h/x.pdf")); m.Allowed || m.Group != "*" {
+					t.Errorf("Test(%q) = %+v; want refused by the * group", ua, m)
+					return
+				}
+				r.Test("a", mustURL(t, "http://h/a"))
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(*r.bound.Load()); n != 2 {
+		t.Errorf("%d matchers for 801 User-Agents of two bindings; want 2", n)
+	}
+}
+
+// TestGroup checks the API that a crawler's hot path uses: Group binds a
+// User-Agent or its product token alike, and Decide normalises the path
+// and reports the deciding rule.
+func TestGroup(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /\n\nUser-agent: a\nUser-agent: b\nDisallow: /~x/\nAllow: /~x/ok\nCrawl-delay: 2\n\nUser-agent: c\nCrawl-delay: 7\n"))
+	g := r.Group("A/1.0 (+https://example.com/bot)")
+	if g != r.Group("a") || g == r.Group("c") || r.Group("x") != r.Group("Y/2") {
+		t.Errorf("Group: A/1.0 and a, or x and Y/2, do not share one group, or c shares a's")
+	}
+	if g.Agent() != "a" || g.CrawlDelay() != 2*time.Second || g.NumRules() != 2 {
+		t.Errorf("Agent, CrawlDelay, NumRules = %q, %v, %d; want a, 2s, 2", g.Agent(), g.CrawlDelay(), g.NumRules())
+	}
+	for path, want := range map[string]struct {
+		allowed bool
+		rule    Rule
+	}{
+		"/%7Ex/y":  {false, Rule{Pattern: "/~x/"}},
+		"/~x/ok?q": {true, Rule{Allow: true, Pattern: "/~x/ok"}},
+		"/other":   {true, Rule{}},
+		"/%2A":     {true, Rule{}},
+	} {
+		if allowed, rule := g.Decide(path); allowed != want.allowed || rule != want.rule {
+			t.Errorf("Decide(%q) = %v, %+v; want %v, %+v", path, allowed, rule, want.allowed, want.rule)
+		}
+	}
+	if c := r.Group("c"); c.NumRules() != 0 || c.CrawlDelay() != 7*time.Second {
+		t.Errorf("group c: %d rules, Crawl-delay %v; want 0, 7s", c.NumRules(), c.CrawlDelay())
+	}
+	star := r.Group("other")
+	if allowed, rule := star.Decide("/robots.txt"); star.Agent() != "*" || allowed || rule.String() != "Disallow: /" {
+		t.Errorf("Group(other) = %q, deciding /robots.txt %v by %q; want *, refused by Disallow: / (only Test exempts it)",
+			star.Agent(), allowed, rule)
+	}
+	if none := Parse(nil).Group("a"); none.Agent() != "" || none.NumRules() != 0 {
+		t.Errorf("an empty file binds %q with %d rules; want no group", none.Agent(), none.NumRules())
+	}
+	if d := r.MaxCrawlDelay(); d != 7*time.Second {
+		t.Errorf("MaxCrawlDelay = %v; want 7s", d)
+	}
+	if s := (Rule{}).String(); s != "" {
+		t.Errorf("Rule{}.String() = %q; want \"\"", s)
+	}
+}
