@@ -12,10 +12,21 @@
 //
 // [Parse] reads a file line by line. A line ends at CR, LF or CR LF; a '#'
 // starts a comment; a UTF-8 byte order mark is dropped; field names are
-// compared without regard to case. One or more user-agent lines start a
-// group, and its Allow, Disallow and Crawl-delay lines follow (§2.1);
-// a blank line does not end a group, and Sitemap and unknown lines do not
-// break one (§2.2.4). A Crawl-delay is in seconds, fractions allowed.
+// compared without regard to case; white space is spaces and tabs only, so
+// a path that ends in another space character, such as U+00A0, keeps it
+// (§2.2). One or more user-agent lines start a group, and its Allow,
+// Disallow and Crawl-delay lines follow (§2.1). Only an Allow or Disallow
+// line ends a group's user-agent lines: a blank line, a Crawl-delay, a
+// Sitemap or an unknown line does not (§2.2.4), so in
+//
+//	User-agent: bingbot
+//	Crawl-delay: 10
+//
+//	User-agent: *
+//	Disallow: /private/
+//
+// the two user-agent lines start one group, and its Disallow binds bingbot.
+// A Crawl-delay is in seconds, fractions allowed.
 //
 // A file is read with the tolerance of §2.3.1.5: every line that is
 // understood is kept, and every other one is skipped without discarding
@@ -29,15 +40,30 @@
 //
 // # Which group binds
 //
-// A User-Agent header value chooses its group by its product token, the
-// leading run of letters, digits, '_' and '-' ([ProductToken]:
-// "MyBot/1.0 (+https://example.com/bot)" names "mybot"). The groups naming
-// that token, compared exactly and without regard to case, bind it and are
+// A User-Agent header value chooses its group by its product token
+// ([ProductToken]): the name of its first product, its leading run of
+// ASCII letters, digits, '_' and '-', lower-cased, which must end the value
+// or be followed by '/', a space or a tab. "MyBot/1.0
+// (+https://example.com/bot)" names "mybot", "Mozilla/5.0 (compatible;
+// MyBot/1.0)" names "mozilla", and "jävla-fanbot", whose name goes on past
+// its 'j', names none. §2.2.1 allows letters, '_' and '-' only; digits are
+// allowed as well, so that a crawler such as MJ12bot finds the group that
+// names it.
+//
+// A user-agent line names its group's crawler the same way: by the product
+// token of its value, with a '*' after the name dropped
+// ("Mediapartners-Google*" names "mediapartners-google"). Only the value
+// "*" itself names the catch-all group (§2.2.1): "*BadBot*" names no
+// crawler. A user-agent line that names none, such as `User-agent: "Vegi
+// bot"` or an empty one, still starts or continues a group, which then
+// binds no crawler; [File.Skipped] lists it. So a group binds a crawler
+// only when both give the same product token in full.
+//
+// The groups naming the product token, compared exactly, bind it and are
 // combined; with none, the "*" groups bind; with no "*" group, no rule
-// applies and everything is allowed (§2.2.1). [File.Group] returns what
-// binds, compiled once for each group token, so that every product token
-// that falls back to the "*" groups shares one; its Crawl-delay is the
-// largest of theirs.
+// applies and everything is allowed (§2.2.1). A User-Agent with no product
+// token is bound by the "*" groups. [File.Group] returns what binds; its
+// Crawl-delay is the largest of its groups'.
 //
 // # Matching
 //

@@ -48,7 +48,7 @@ func (f *robotsFile) skip(lineNo int, text []byte, reason string) {
 	if len(f.skippedLines) == maxSkippedLines {
 		return
 	}
-	text = bytes.TrimSpace(text)
+	text = trimWS(text)
 	if cut := maxSkippedText; len(text) > cut {
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
@@ -97,7 +97,7 @@ func parseRobots(body []byte) *robotsFile {
 	f := &robotsFile{}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
 	var cur *robotsGroup                                  // the group being read; nil before the first user-agent line
-	inRules := false                                      // cur has had a rule or Crawl-delay, so a user-agent line starts a new group
+	inRules := false                                      // cur has had an Allow or Disallow line, so a user-agent line starts a new group
 	for lineNo := 1; len(body) > 0; lineNo++ {
 		var raw []byte
 		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
@@ -113,7 +113,7 @@ func parseRobots(body []byte) *robotsFile {
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
-		line = bytes.TrimSpace(line)
+		line = trimWS(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -122,21 +122,20 @@ func parseRobots(body []byte) *robotsFile {
 			f.skip(lineNo, raw, skipNoColon)
 			continue
 		}
-		key := strings.ToLower(string(bytes.TrimSpace(line[:colon])))
-		value := string(bytes.TrimSpace(line[colon+1:]))
+		key := strings.ToLower(string(trimWS(line[:colon])))
+		value := string(trimWS(line[colon+1:]))
 		switch key {
 		case "user-agent", "useragent", "user agent":
-			token := agentToken(value)
-			if token == "" {
-				f.skip(lineNo, raw, skipNoToken)
-				continue
-			}
 			if cur == nil || inRules {
 				f.groups = append(f.groups, robotsGroup{})
 				cur = &f.groups[len(f.groups)-1]
 				inRules = false
 			}
-			cur.agents = append(cur.agents, token)
+			if token := agentToken(value); token != "" {
+				cur.agents = append(cur.agents, token)
+			} else {
+				f.skip(lineNo, raw, skipNoToken) // it still starts or continues the group
+			}
 		case "allow", "disallow":
 			if cur == nil {
 				f.skip(lineNo, raw, skipOutsideGroup) // it binds no one
@@ -161,7 +160,6 @@ func parseRobots(body []byte) *robotsFile {
 				f.skip(lineNo, raw, skipBadDelay)
 				continue
 			}
-			inRules = true
 			d := time.Duration(math.MaxInt64)
 			if secs < float64(math.MaxInt64)/float64(time.Second) {
 				d = time.Duration(secs * float64(time.Second))
@@ -204,31 +202,72 @@ func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Durat
 	return nil, 0, ""
 }
 
-// agentToken reads the product token of a user-agent line's value: "*", or
-// the leading letters, digits, '_' and '-', lower-cased. "Googlebot/2.1"
-// names "googlebot".
+// agentToken reads the name that a user-agent line's value gives its
+// group: "*" for the value "*" alone, else its product token, as
+// [ProductToken] reads it, lower-cased; "" when it has none, and then the
+// line names no crawler. A '*' that ends the product token is dropped:
+// "Mediapartners-Google*" names "mediapartners-google". "*BadBot*" and
+// "Jävla-Foobot" name no crawler.
 func agentToken(value string) string {
-	if strings.HasPrefix(value, "*") {
+	if value == "*" {
 		return "*"
+	}
+	n := tokenEnd(value)
+	if n > 0 && n < len(value) && value[n] == '*' && (n+1 == len(value) || endsToken(value[n+1])) {
+		return strings.ToLower(value[:n])
 	}
 	return ProductToken(value)
 }
 
 // ProductToken returns the product token of a User-Agent header value, the
 // name that chooses its group, lower-cased: "mybot" for
-// "MyBot/1.0 (+https://example.com/bot)". It is the value's leading run of
-// letters, digits, '_' and '-', so "" for a value that starts with
-// anything else.
+// "MyBot/1.0 (+https://example.com/bot)". The product token is the value's
+// first product name: its leading run of ASCII letters, digits, '_' and
+// '-', which must end the value or be followed by '/' (a version), a
+// space or a tab. A value with no such run has none, and ProductToken
+// returns "": so for "jävla-fanbot", whose name goes on past the letter
+// 'j', or for " MyBot" or "(compatible)".
 func ProductToken(ua string) string {
+	n := tokenEnd(ua)
+	if n == 0 || n < len(ua) && !endsToken(ua[n]) {
+		return ""
+	}
+	for i := range n {
+		if 'A' <= ua[i] && ua[i] <= 'Z' {
+			return strings.ToLower(ua[:n])
+		}
+	}
+	return ua[:n]
+}
+
+// tokenEnd returns the length of s's leading run of token octets.
+func tokenEnd(s string) int {
 	n := 0
-	for n < len(ua) && isTokenByte(ua[n]) {
+	for n < len(s) && isTokenByte(s[n]) {
 		n++
 	}
-	return strings.ToLower(ua[:n])
+	return n
 }
+
+// endsToken reports whether c may follow a product token: a '/' before its
+// version, or white space before the next product or a comment.
+func endsToken(c byte) bool { return c == '/' || c == ' ' || c == '\t' }
 
 func isTokenByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// trimWS returns s without its leading and trailing spaces and tabs, the
+// white space of RFC 9309's grammar (§2.2). Other octets stay: a path
+// that ends in U+00A0 keeps it.
+func trimWS(s []byte) []byte {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // normalizePath puts a rule's path pattern in the form that normalizeTarget

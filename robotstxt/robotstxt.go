@@ -126,7 +126,8 @@ func (r *File) NumGroups() int { return len(r.file.groups) }
 func (r *File) NumRules() int { return r.rules }
 
 // A SkippedLine is a line of a robots.txt that the reader did not
-// understand and so ignored.
+// understand and so ignored, or a user-agent line that names no crawler,
+// which still starts or continues a group.
 type SkippedLine struct {
 	// Line is the line's number, from 1. A line ends at CR, LF or CR LF.
 	Line int

@@ -64,7 +64,7 @@ func TestRobotsNoGroupBinds(t *testing.T) {
 }
 
 func TestRobotsCrawlDelayAndSitemaps(t *testing.T) {
-	r := Parse([]byte("Sitemap: http://h/1.xml\nUser-agent: a\nCrawl-delay: 2\n\nUser-agent: *\nCrawl-delay: 0.5\n\nUser-agent: a\nCrawl-delay: 4\nSitemap: http://h/2.xml\n"))
+	r := Parse([]byte("Sitemap: http://h/1.xml\nUser-agent: a\nCrawl-delay: 2\nDisallow:\n\nUser-agent: *\nCrawl-delay: 0.5\nDisallow:\n\nUser-agent: a\nCrawl-delay: 4\nSitemap: http://h/2.xml\n"))
 	for ua, want := range map[string]time.Duration{"a/1.0": 4 * time.Second, "b": 500 * time.Millisecond} {
 		if got := r.CrawlDelay(ua); got != want {
 			t.Errorf("CrawlDelay(%q) = %v; want %v", ua, got, want)
@@ -107,8 +107,10 @@ func TestRobotsSkipped(t *testing.T) {
 	if got := r.Skipped(); !slices.Equal(got, want) {
 		t.Errorf("Skipped =\n%q\nwant\n%q", got, want)
 	}
-	if r.NumSkipped() != len(want) || r.NumRules() != 1 || r.NumGroups() != 1 {
-		t.Errorf("NumSkipped, NumRules, NumGroups = %d, %d, %d; want %d, 1, 1", r.NumSkipped(), r.NumRules(), r.NumGroups(), len(want))
+	// "User-agent: /" names no crawler, but opens a group: Allow: /ok is
+	// its rule, and binds no one.
+	if r.NumSkipped() != len(want) || r.NumRules() != 1 || r.NumGroups() != 2 {
+		t.Errorf("NumSkipped, NumRules, NumGroups = %d, %d, %d; want %d, 1, 2", r.NumSkipped(), r.NumRules(), r.NumGroups(), len(want))
 	}
 }
 
