@@ -26,7 +26,8 @@
 //	Disallow: /private/
 //
 // the two user-agent lines start one group, and its Disallow binds bingbot.
-// A Crawl-delay is in seconds, fractions allowed.
+// A Crawl-delay is in seconds, fractions allowed, and applies to every
+// name of its group, as its rules do.
 //
 // A file is read with the tolerance of §2.3.1.5: every line that is
 // understood is kept, and every other one is skipped without discarding
