@@ -16,6 +16,9 @@ type verdict struct {
 	robots  *robotsRecord    // the origin's robots.txt; nil for /robots.txt itself and when off
 	binding *robotstxt.Group // the groups that bind the request's product token; nil when no file applies
 	rule    robotstxt.Rule   // the rule that decided; the zero Rule for none
+	// undecided says why robots.txt did not decide the request, a path
+	// longer than the engine decides: the failure policy did.
+	undecided error
 }
 
 // decide decides a request to u, with target tg, against its origin's
@@ -33,11 +36,12 @@ func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (ve
 	if err != nil {
 		return verdict{}, err
 	}
-	return match(r, tg.token, u), nil
+	return match(r, tg.token, u, t.robotsFailure), nil
 }
 
-// match decides u against r for the product token.
-func match(r *robotsRecord, token string, u *url.URL) verdict {
+// match decides u against r for the product token; policy decides what
+// the engine does not.
+func match(r *robotsRecord, token string, u *url.URL, policy FailurePolicy) verdict {
 	v := verdict{robots: r}
 	switch {
 	case r.disallow:
@@ -49,7 +53,10 @@ func match(r *robotsRecord, token string, u *url.URL) verdict {
 			v.allowed = true // no rule applies: spare building the path
 			break
 		}
-		v.allowed, v.rule = v.binding.Decide(u.RequestURI())
+		v.allowed, v.rule, v.undecided = v.binding.Decide(u.RequestURI())
+		if v.undecided != nil {
+			v.allowed = policy == FailOpen
+		}
 	}
 	return v
 }
@@ -81,6 +88,10 @@ func (v verdict) reason() string {
 		return "robots.txt is off for this request"
 	case r == nil:
 		return "/robots.txt is always allowed"
+	case v.undecided != nil && !v.allowed:
+		return "robots.txt not applied (" + v.undecided.Error() + "), and the policy is FailClosed"
+	case v.undecided != nil:
+		return "robots.txt not applied (" + v.undecided.Error() + "), and the policy is FailOpen"
 	case r.disallow:
 		return "robots.txt unreachable (" + r.err + "), and the policy is FailClosed"
 	case r.file == nil && r.err != "":

@@ -1,8 +1,10 @@
 package robotstxt
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"net/url"
@@ -236,8 +238,8 @@ func peerDiffers(c *peerCase) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if m := f.Test(ua, u); m.Allowed != c.WantAllowed {
-			return fmt.Sprintf("Test(%q, %q) = %+v; the peer says allowed: %v", ua, c.URL, m, c.WantAllowed), nil
+		if m, err := f.Test(ua, u); err != nil || m.Allowed != c.WantAllowed {
+			return fmt.Sprintf("Test(%q, %q) = %+v, %v; the peer says allowed: %v", ua, c.URL, m, err, c.WantAllowed), nil
 		}
 	case "crawl-delay":
 		if got := f.CrawlDelay(ua).Seconds(); math.Abs(got-c.WantDelay) > 1e-9 {
@@ -263,4 +265,102 @@ func (c *peerCase) text() string {
 		s = s[:1<<10] + "..."
 	}
 	return s
+}
+
+// corpusFile is a real robots.txt of the corpus, named by its host.
+type corpusFile struct {
+	name string
+	body []byte
+}
+
+// corpusFiles returns the corpus's robots.txt files, in name order.
+func corpusFiles(tb testing.TB) []corpusFile {
+	dir := corpusDir(tb)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var files []corpusFile
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == "README.md" {
+			continue
+		}
+		body, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files = append(files, corpusFile{e.Name(), body})
+	}
+	if len(files) == 0 {
+		tb.Fatalf("no files in %s", dir)
+	}
+	return files
+}
+
+// corpusAgents are the User-Agents that the corpus's decisions are asked
+// for: crawlers that many files name, one that fewer do, and one that
+// none does, which the "*" groups bind.
+var corpusAgents = []string{"Googlebot", "bingbot", "Baiduspider", "PoliteCorpusBot"}
+
+// corpusPaths returns the paths decided against f: a few that any site
+// has, and for each of the first 40 distinct patterns of its rules, in any
+// group, the pattern with each '*' as "x" and no final '$', and that path
+// with more after it.
+func corpusPaths(f *File) []string {
+	paths := []string{"/", "/index.html", "/search?q=robots", "/private/x", "/a/b/c.php?id=1"}
+	seen := make(map[string]bool)
+	for _, g := range f.file.groups {
+		for _, r := range g.rules {
+			if seen[r.Pattern] || len(seen) == 40 {
+				continue
+			}
+			seen[r.Pattern] = true
+			p := strings.ReplaceAll(strings.TrimSuffix(r.Pattern, "$"), "*", "x")
+			if p == "" || p[0] != '/' {
+				p = "/" + p
+			}
+			paths = append(paths, p, p+"x/y?z=1")
+		}
+	}
+	return paths
+}
+
+var corpusDecisions = flag.String("robotstxt.decisions", "",
+	"TestCorpus writes each decision it asks and the engine's answer to this file, one a line: file, User-Agent, URL, allowed, tab-separated")
+
+// TestCorpus runs every file of the corpus through the engine: each of
+// corpusAgents asks each of corpusPaths.
+func TestCorpus(t *testing.T) {
+	files := corpusFiles(t)
+	var out *bufio.Writer
+	if *corpusDecisions != "" {
+		w, err := os.Create(*corpusDecisions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		out = bufio.NewWriter(w)
+		defer out.Flush()
+	}
+	decisions := 0
+	for _, cf := range files {
+		f := Parse(cf.body)
+		for _, ua := range corpusAgents {
+			for _, p := range corpusPaths(f) {
+				u, err := url.Parse("http://example.com" + p)
+				if err != nil {
+					t.Fatalf("%s: %v", cf.name, err)
+				}
+				m, err := f.Test(ua, u)
+				if err != nil {
+					t.Errorf("%s: Test(%q, %s): %v", cf.name, ua, u, err)
+				}
+				decisions++
+				if out != nil {
+					fmt.Fprintf(out, "%s\t%s\t%s\t%v\n", cf.name, ua, u, m.Allowed)
+				}
+			}
+		}
+	}
+	t.Logf("%d files, %d decisions", len(files), decisions)
 }

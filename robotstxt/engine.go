@@ -360,10 +360,11 @@ func appendDistinct(pieces, seq []int32) []int32 {
 	return append(pieces, sorted...)
 }
 
-// match reports whether path, normalised by normalizeTarget, is allowed,
-// and which rule decided: its index in the rules given to compileRules, or
-// -1 when no rule matched.
-func (m *ruleMatcher) match(path string) (allowed bool, rule int) {
+// match returns the rule that decides path, normalised by
+// normalizeTarget: the best of the rules that match it, with its index in
+// the rules given to compileRules; noRule when none matches, and so path
+// is allowed.
+func (m *ruleMatcher) match(path string) ruleRef {
 	best := noRule
 	deepest := m.heads.deepest(path)
 	for h := deepest; h >= 0; h = m.heads.parent[h] {
@@ -377,7 +378,7 @@ func (m *ruleMatcher) match(path string) (allowed bool, rule int) {
 	if m.maxWild.beats(best) {
 		best = m.matchWild(path, deepest, best)
 	}
-	return best.rule < 0 || best.allow(), int(best.rule)
+	return best
 }
 
 // matchWild returns the better of best and the best pattern with a '*'

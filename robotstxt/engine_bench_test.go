@@ -54,7 +54,7 @@ func BenchmarkEngineDecision(b *testing.B) {
 		b.Run(fmt.Sprintf("rules=%d/engine", n), func(b *testing.B) {
 			m := compileRules(rules)
 			cputime.Loop(b, func() {
-				if ok, _ := m.match(normalizeTarget(u.RequestURI())); !ok {
+				if ok, _ := matchRule(m, normalizeTarget(u.RequestURI())); !ok {
 					b.Fatal("refused")
 				}
 			})
@@ -83,10 +83,10 @@ func BenchmarkRobotsMatch(b *testing.B) {
 		for _, n := range robotstest.RuleCounts {
 			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
 				g := Parse([]byte(robotstest.File(n, mix.every))).Group("benchbot")
-				if ok, _ := g.matcher.match(path); !ok {
+				if ok, _ := matchRule(g.parts[0].matcher, path); !ok {
 					b.Fatal("the path is disallowed")
 				}
-				cputime.Loop(b, func() { g.matcher.match(path) })
+				cputime.Loop(b, func() { matchRule(g.parts[0].matcher, path) })
 			})
 		}
 	}
@@ -343,10 +343,10 @@ func BenchmarkEngineWorst(b *testing.B) {
 			path := normalizeTarget(c.path)
 			b.Run(fmt.Sprintf("%s/%dKiB/engine", c.name, size>>10), func(b *testing.B) {
 				m := compileRules(rules)
-				if allowed, rule := m.match(path); (rule >= 0) != c.match || allowed == c.match {
+				if allowed, rule := matchRule(m, path); (rule >= 0) != c.match || allowed == c.match {
 					b.Fatalf("match = %v, %d; want a match: %v", allowed, rule, c.match)
 				}
-				cputime.Loop(b, func() { m.match(path) })
+				cputime.Loop(b, func() { matchRule(m, path) })
 			})
 			if c.name == "xN/numbers+y" {
 				b.Run(fmt.Sprintf("%s/%dKiB/temoto", c.name, size>>10), func(b *testing.B) {

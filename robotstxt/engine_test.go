@@ -64,12 +64,19 @@ func bruteDecide(rules []Rule, path string) (allowed bool, prio int) {
 	return allowed, prio
 }
 
+// matchRule returns m's decision on path, normalised: whether it is
+// allowed, and the index of the rule that decided, or -1.
+func matchRule(m *ruleMatcher, path string) (allowed bool, rule int) {
+	ref := m.match(path)
+	return ref.rule < 0 || ref.allow(), int(ref.rule)
+}
+
 // checkDecision fails t unless m decides path as bruteDecide does, naming a
 // rule that matches path, is as long as the deciding pattern and of the
 // same kind.
 func checkDecision(t *testing.T, rules []Rule, m *ruleMatcher, path string) {
 	t.Helper()
-	allowed, rule := m.match(path)
+	allowed, rule := matchRule(m, path)
 	wantAllowed, prio := bruteDecide(rules, path)
 	switch {
 	case allowed != wantAllowed:
@@ -194,7 +201,7 @@ func TestRuleMatcherRFC9309(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rules, m := engineGroup(tc.rules)
 			path := normalizeTarget(tc.uri)
-			allowed, i := m.match(path)
+			allowed, i := matchRule(m, path)
 			rule := ""
 			if i >= 0 {
 				rule = rules[i].String()
@@ -244,7 +251,7 @@ func TestShapeOf(t *testing.T) {
 
 func TestRuleMatcherEmpty(t *testing.T) {
 	for _, rules := range [][]Rule{nil, {{Pattern: ""}}, {{Allow: false, Pattern: ""}, {Allow: true, Pattern: ""}}} {
-		if allowed, rule := compileRules(rules).match("/x"); !allowed || rule != -1 {
+		if allowed, rule := matchRule(compileRules(rules), "/x"); !allowed || rule != -1 {
 			t.Errorf("rules %v: match = %v, %d; want true, -1", rules, allowed, rule)
 		}
 	}
@@ -258,7 +265,7 @@ func TestRuleMatcherReportsIndex(t *testing.T) {
 	}
 	m := compileRules(rules)
 	for path, want := range map[string]int{"/a/b": 0, "/a/bx": 2, "/b": 4, "/bb": -1} {
-		if _, got := m.match(path); got != want {
+		if _, got := matchRule(m, path); got != want {
 			t.Errorf("match(%q) rule = %d; want %d", path, got, want)
 		}
 	}
@@ -299,7 +306,7 @@ func TestRuleMatcherAgreesWithBruteForce(t *testing.T) {
 		for range 20 {
 			path := engineRandomPath(r)
 			checkDecision(t, rules, m, path)
-			if allowed, rule := m.match(path); !allowed {
+			if allowed, rule := matchRule(m, path); !allowed {
 				refused++
 				if strings.Contains(rules[rule].Pattern, "*") {
 					byWildcard++
@@ -360,7 +367,7 @@ func TestRuleMatcherAllocatesNothing(t *testing.T) {
 	} {
 		m := compileRules(tc.rules)
 		for _, path := range []string{"/", normalizeTarget(robotstest.Path), "/x12/y", long} {
-			if n := testing.AllocsPerRun(50, func() { m.match(path) }); n != 0 {
+			if n := testing.AllocsPerRun(50, func() { matchRule(m, path) }); n != 0 {
 				t.Errorf("%s: match of a %d-octet path allocates %v times; want 0", tc.name, len(path), n)
 			}
 		}

@@ -12,7 +12,7 @@ func (g *Group) CrawlDelay() time.Duration { return g.delay }
 
 // NumRules returns the number of the group's Allow and Disallow rules. A
 // group with none allows every path, so a caller can skip building one.
-func (g *Group) NumRules() int { return len(g.rules) }
+func (g *Group) NumRules() int { return g.rules }
 
 // Decide decides whether the group lets a crawler fetch path, a URI's
 // escaped path and query ([url.URL.RequestURI]), as RFC 9309 §2.2.2 and
@@ -21,10 +21,29 @@ func (g *Group) NumRules() int { return len(g.rules) }
 // percent-encoding first, without allocating when path is already in
 // normal form, and allocates nothing to match. Unlike [File.Test], it
 // does not exempt /robots.txt.
-func (g *Group) Decide(path string) (allowed bool, rule Rule) {
-	allowed, i := g.matcher.match(normalizeTarget(path))
-	if i >= 0 {
-		rule = g.rules[i]
+//
+// A group with rules does not decide a path longer than [MaxPathLength]
+// in normal form: Decide returns a [*DecideError] that matches
+// [ErrPathTooLong], with allowed false.
+func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
+	if g.rules == 0 {
+		return true, Rule{}, nil
 	}
-	return allowed, rule
+	if len(path) > 3*MaxPathLength { // its normal form is longer still: spare making it
+		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
+	}
+	target := normalizeTarget(path)
+	if len(target) > MaxPathLength {
+		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
+	}
+	best, from := noRule, -1
+	for i, p := range g.parts {
+		if ref := p.matcher.match(target); ref.beats(best) {
+			best, from = ref, i
+		}
+	}
+	if from < 0 {
+		return true, Rule{}, nil
+	}
+	return best.allow(), g.parts[from].rules[best.rule], nil
 }

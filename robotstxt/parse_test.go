@@ -174,9 +174,9 @@ func TestReadingGroups(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := tc.want
 			want.Agent = ProductToken(tc.ua)
-			got := Parse([]byte(tc.robots)).Test(tc.ua, mustURL(t, "http://h"+tc.path))
-			if got != want {
-				t.Errorf("Test(%q, %q) = %+v; want %+v\nrobots.txt:\n%s", tc.ua, tc.path, got, want, tc.robots)
+			got, err := Parse([]byte(tc.robots)).Test(tc.ua, mustURL(t, "http://h"+tc.path))
+			if got != want || err != nil {
+				t.Errorf("Test(%q, %q) = %+v, %v; want %+v\nrobots.txt:\n%s", tc.ua, tc.path, got, err, want, tc.robots)
 			}
 		})
 	}

@@ -18,12 +18,15 @@ type File struct {
 	named map[string]bool // the product tokens that some group names, "*" too
 	rules int
 
-	// bound holds the bindings compiled so far, by the group token that
+	// matchers holds each group's matcher once compiled, by the group's
+	// index: a group is compiled once, however many names it has and
+	// however many bindings share it. Guarded by mu.
+	matchers []*ruleMatcher
+	// bound holds the bindings made so far, by the group token that
 	// binds: read without a lock on every decision, replaced by a copy
-	// with one more under mu, so that each group is compiled once, and
-	// shared by every product token it binds.
+	// with one more under mu.
 	bound atomic.Pointer[map[string]*Group]
-	mu    sync.Mutex // serialises compiling
+	mu    sync.Mutex // serialises compiling and binding
 
 	// last is the User-Agent or token asked for last and its Group: most
 	// transports send one User-Agent, whose decisions then cost one atomic
@@ -37,17 +40,25 @@ type tokenBinding struct {
 	b     *Group
 }
 
-// A Group is the rules that bind a User-Agent, compiled: those of every
-// group of the file that names its product token, combined; else those of
-// every "*" group; or none, when no group binds (RFC 9309 §2.2.1).
-// [File.Group] returns it, compiled once for each group token: every
-// product token that falls back to the "*" groups shares one. Its
-// decisions take no lock, and allocate nothing once a path is in normal
-// form.
+// A Group is the rules that bind a User-Agent: those of every group of the
+// file that names its product token, combined; else those of every "*"
+// group; or none, when no group binds (RFC 9309 §2.2.1). [File.Group]
+// returns it, made once for each group token: every product token that
+// falls back to the "*" groups shares one. Each group of the file is
+// compiled once, when a Group first needs it, and a Group that combines
+// several decides by each of their matchers. Its decisions take no lock,
+// and allocate nothing once a path is in normal form.
 type Group struct {
-	group   string // the group token: a product token, "*", or "" for none
+	group string // the group token: a product token, "*", or "" for none
+	parts []groupPart
+	delay time.Duration
+	rules int
+}
+
+// groupPart is one group of the file that a Group combines, with its
+// matcher.
+type groupPart struct {
 	rules   []Rule
-	delay   time.Duration
 	matcher *ruleMatcher
 }
 
@@ -63,6 +74,7 @@ func Parse(body []byte) *File {
 		}
 		r.rules += len(g.rules)
 	}
+	r.matchers = make([]*ruleMatcher, len(r.file.groups))
 	return r
 }
 
@@ -83,19 +95,21 @@ type Match struct {
 
 // Test decides whether the robots.txt lets userAgent, a User-Agent header
 // value, fetch u. It matches u's escaped path and query as RFC 9309 §2.2.2
-// and §2.2.3 say; /robots.txt itself is always allowed.
-func (r *File) Test(userAgent string, u *url.URL) Match {
+// and §2.2.3 say; /robots.txt itself is always allowed. It fails only as
+// [Group.Decide] does, for a path it does not decide; the Match then has
+// Allowed false and no Rule.
+func (r *File) Test(userAgent string, u *url.URL) (Match, error) {
 	token := ProductToken(userAgent)
 	b := r.Group(token)
 	m := Match{Allowed: true, Agent: token, Group: b.group}
 	// Only a URL whose Path is "/robots.txt" can have that escaped path,
 	// so the others are told apart without escaping theirs.
 	if u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt" {
-		return m
+		return m, nil
 	}
-	allowed, rule := b.Decide(u.RequestURI())
+	allowed, rule, err := b.Decide(u.RequestURI())
 	m.Allowed, m.Rule = allowed, rule.String()
-	return m
+	return m, err
 }
 
 // CrawlDelay returns the Crawl-delay of the groups that bind userAgent, the
@@ -149,8 +163,8 @@ func (r *File) Skipped() []SkippedLine { return slices.Clone(r.file.skippedLines
 func (r *File) NumSkipped() int { return r.file.skipped }
 
 // Group returns the [Group] that binds userAgent, a User-Agent header value
-// or its product token ("MyBot/1.0" or "mybot"), compiling it the first
-// time. It never returns nil.
+// or its product token ("MyBot/1.0" or "mybot"), compiling the groups it
+// needs the first time. It never returns nil.
 func (r *File) Group(userAgent string) *Group {
 	if l := r.last.Load(); l != nil && l.token == userAgent {
 		return l.b
@@ -160,7 +174,7 @@ func (r *File) Group(userAgent string) *Group {
 	return b
 }
 
-// bindGroup returns what binds token, through the bindings by group.
+// bindGroup returns what binds token, through the bindings by group token.
 func (r *File) bindGroup(token string) *Group {
 	group := ""
 	switch {
@@ -179,14 +193,22 @@ func (r *File) bindGroup(token string) *Group {
 	old := r.bound.Load()
 	if old != nil {
 		if b := (*old)[group]; b != nil {
-			return b // compiled while this call waited
+			return b // bound while this call waited
 		}
 	}
 	b := &Group{group: group}
-	if group != "" {
-		b.rules, b.delay, _ = r.file.rulesFor(group)
+	for i := range r.file.groups {
+		g := &r.file.groups[i]
+		if group == "" || !slices.Contains(g.agents, group) {
+			continue
+		}
+		if r.matchers[i] == nil {
+			r.matchers[i] = compileRules(g.rules)
+		}
+		b.parts = append(b.parts, groupPart{g.rules, r.matchers[i]})
+		b.delay = max(b.delay, g.crawlDelay)
+		b.rules += len(g.rules)
 	}
-	b.matcher = compileRules(b.rules)
 	m := make(map[string]*Group, 1)
 	if old != nil {
 		maps.Copy(m, *old)
