@@ -58,9 +58,11 @@ const (
 	// EventWouldRefuse: robots.txt disallowed a request that [RobotsReport]
 	// mode sent all the same: URL, Rule or Reason.
 	EventWouldRefuse
-	// EventWaited: a request waited at least [WithWaitThreshold] for its
-	// turn: URL, Duration.
-	EventWaited
+	// EventSent: a request was passed to the base transport: URL, and
+	// Duration, how long it waited for its turn, from asking for it to
+	// getting it: 0, or next to it, when nothing held it up. Every request
+	// sent makes one; the transport's own robots.txt fetches do not.
+	EventSent
 	// EventBackoff: a signal raised the host's backoff level: Level, Pause,
 	// RetryAfter.
 	EventBackoff
@@ -77,7 +79,7 @@ var eventKindNames = [...]string{
 	EventRobotsUnreachable: "robots.txt unreachable",
 	EventRefused:           "refused by robots.txt",
 	EventWouldRefuse:       "robots.txt would refuse",
-	EventWaited:            "waited",
+	EventSent:              "sent",
 	EventBackoff:           "backing off",
 	EventBackoffCleared:    "backoff cleared",
 	EventHostEvicted:       "host evicted",
@@ -112,12 +114,16 @@ func (e emitter) emit(ev Event) {
 	}
 }
 
-// logEvents returns a hook that logs events to l: refusals at Debug,
-// failures at Warn, the rest at Info. The attributes are documented at
-// [WithLogger].
+// slowWait is how long a request must wait for its turn for the logger
+// to log it at Info rather than Debug.
+const slowWait = time.Second
+
+// logEvents returns a hook that logs events to l: refusals and requests
+// sent without a long wait at Debug, failures at Warn, the rest at Info.
+// The attributes are documented at [WithLogger].
 func logEvents(l *slog.Logger) func(Event) {
 	return func(ev Event) {
-		level := slog.LevelInfo
+		level, msg := slog.LevelInfo, "polite: "+ev.Kind.String()
 		attrs := []slog.Attr{slog.String("host", ev.Host)}
 		switch ev.Kind {
 		case EventRobotsFetched:
@@ -132,11 +138,16 @@ func logEvents(l *slog.Logger) func(Event) {
 				level = slog.LevelDebug
 			}
 			attrs = append(attrs, slog.String("url", ev.URL), slog.String("rule", ev.Rule), slog.String("reason", ev.Reason))
-		case EventWaited:
+		case EventSent:
+			if ev.Duration >= slowWait {
+				msg = "polite: waited"
+			} else {
+				level = slog.LevelDebug
+			}
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Duration("wait", ev.Duration))
 		case EventBackoff:
 			attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
 		}
-		l.LogAttrs(context.Background(), level, "polite: "+ev.Kind.String(), attrs...)
+		l.LogAttrs(context.Background(), level, msg, attrs...)
 	}
 }

@@ -55,7 +55,6 @@ const (
 	DefaultRobotsTimeout = 10 * time.Second
 	DefaultMaxHosts      = 10000
 	DefaultRobotsBytes   = 256 << 20
-	DefaultWaitThreshold = 1 * time.Second
 )
 
 // config is everything the options set. Each option validates its value
@@ -76,8 +75,7 @@ type config struct {
 	robotsTimeout   time.Duration
 	robotsFailure   FailurePolicy
 	global          *rate.Limiter
-	hooks           emitter       // WithEvents' hooks and WithLogger's, in order
-	waitThreshold   time.Duration // a wait this long makes an EventWaited
+	hooks           emitter // WithEvents' hooks and WithLogger's, in order
 }
 
 // defaultPolicy is the delay policy of a transport built with no option.
@@ -101,7 +99,6 @@ func defaultConfig() config {
 		robotsBytes:   DefaultRobotsBytes,
 		robotsTTL:     DefaultRobotsTTL,
 		robotsTimeout: DefaultRobotsTimeout,
-		waitThreshold: DefaultWaitThreshold,
 	}
 }
 
@@ -327,16 +324,6 @@ func WithEvents(hook func(Event)) Option {
 	}
 }
 
-// WithWaitThreshold sets how long a request must wait for its turn to make
-// an [EventWaited] (default 1s); 0 makes one for every request. A negative
-// value panics.
-func WithWaitThreshold(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithWaitThreshold", d)
-		c.waitThreshold = d
-	}
-}
-
 // WithRobotsCacheBytes bounds the memory of the robots.txt cache (default
 // 256 MiB), so that large or hostile files are evicted rather than grow
 // the heap; WithMaxHosts still bounds the number of files. Each file counts
@@ -356,17 +343,19 @@ func WithRobotsCacheBytes(n int64) Option {
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
 // [EventRefused], Warn for [EventRobotsUnreachable] and Info for the
-// rest, with these attributes:
+// rest, but for [EventSent]: a request that waited a second or more for
+// its turn is logged at Info as "polite: waited", the others at Debug as
+// "polite: sent". The attributes are:
 //
 //	host           every event: the pacing key
-//	url            robots.txt events: the robots.txt URL; refusals and waits: the request's
+//	url            robots.txt events: the robots.txt URL; refusals and EventSent: the request's
 //	status         robots.txt events: the HTTP status, 0 for none
 //	rules          EventRobotsFetched: Allow and Disallow rules in the file
 //	skipped_lines  EventRobotsFetched: lines that could not be read
 //	duration       robots.txt events: how long the fetch took
 //	error, stale   EventRobotsUnreachable: why, and whether the last good copy stays in force
 //	rule, reason   refusals: the rule that refused, or why when no rule did
-//	wait           EventWaited: how long the request waited for its turn
+//	wait           EventSent: how long the request waited for its turn
 //	level, pause   EventBackoff: the backoff level, and how long the host is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none
 //

@@ -26,7 +26,6 @@ type PoliteTransport struct {
 	robotsFailure  FailurePolicy
 	global         *rate.Limiter // nil: no cap across hosts
 	events         emitter       // nil: no hook, no logger
-	waitThreshold  time.Duration // a wait this long makes an EventWaited
 	robots         *robotsCache
 	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacer
@@ -55,7 +54,6 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
 		events:         cfg.hooks,
-		waitThreshold:  cfg.waitThreshold,
 	}
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
@@ -144,9 +142,8 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	waited := time.Since(asked)
 	resp, err := t.send(tk, out)
-	if waited >= t.waitThreshold { // reported after the call, which the hook must not delay
-		t.events.emit(Event{Kind: EventWaited, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
-	}
+	// Reported after the call, which the hook must not delay.
+	t.events.emit(Event{Kind: EventSent, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
 	return resp, err
 }
 

@@ -133,25 +133,13 @@ func New(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Option returns the option that makes a transport report to m. Besides
-// the hook, it sets [polite.WithWaitThreshold] to 0, so that every request
-// makes a [polite.EventWaited] event, which counts it: that costs each
-// request a few hundred nanoseconds and one allocation, its URL as a
-// string (BenchmarkRoundTrip), and makes a [polite.WithLogger] logger log
-// every request's wait. A WithWaitThreshold after Option undoes it, and the requests that
-// wait less go uncounted.
+// Option returns the option that makes a transport report to m: its
+// hook, given to [polite.WithEvents], counts every request from its
+// [polite.EventSent] event. With a hook, every request costs a few hundred
+// nanoseconds more and one allocation, its URL as a string
+// (BenchmarkRoundTrip).
 func (m *Metrics) Option() polite.Option {
-	return join(polite.WithEvents(m.observe), polite.WithWaitThreshold(0))
-}
-
-// join returns an option that applies opts in order. It is generic only to
-// name the option's argument, whose type package polite does not export.
-func join[O ~func(C), C any](opts ...O) O {
-	return func(c C) {
-		for _, o := range opts {
-			o(c)
-		}
-	}
+	return polite.WithEvents(m.observe)
 }
 
 // Track adds t to the transports whose state the gauges report. At each
@@ -167,7 +155,7 @@ func (m *Metrics) Track(t *polite.PoliteTransport) {
 // observe is the transport's hook.
 func (m *Metrics) observe(ev polite.Event) {
 	switch ev.Kind {
-	case polite.EventWaited:
+	case polite.EventSent:
 		m.requests.Inc()
 		m.wait.Observe(ev.Duration.Seconds())
 	case polite.EventRefused:

@@ -163,13 +163,13 @@ polite_requests_waiting 0
 	})
 }
 
-// TestEveryRequestCounted checks that Option makes requests that do not
-// wait count, whatever wait threshold came before it.
+// TestEveryRequestCounted checks that requests that do not wait count,
+// and that their wait is observed as 0.
 func TestEveryRequestCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site(""), polite.APIDefaults(), polite.WithWaitThreshold(time.Hour), m.Option())
+		tr := polite.New(site(""), polite.APIDefaults(), m.Option())
 		for range 3 {
 			mustFetch(t, tr, "http://api/v1/items")
 		}
