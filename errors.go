@@ -95,3 +95,39 @@ func (e *DeadlineError) Timeout() bool { return true }
 
 // Unwrap returns [context.DeadlineExceeded].
 func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
+
+// ErrInvalidConfig is matched by every [*ConfigError].
+var ErrInvalidConfig = errors.New("polite: invalid configuration")
+
+// A ConfigError reports an option or a field given an invalid value. [New]
+// panics with one; [Validate] returns it. It matches [ErrInvalidConfig]
+// with [errors.Is].
+type ConfigError struct {
+	// Option is the option or function given the value: "WithPacing",
+	// "WithLimits", "WithRobotsTTL", "NewMemoryPacer"...
+	Option string
+	// Field is the field of a [PacingPolicy] or [Limits] given the value,
+	// such as "BaseDelay"; "" for a value that is not a field.
+	Field string
+	// Value is the value given.
+	Value any
+	// Reason says what is wrong with it, for example "must not be
+	// negative (None turns it off)".
+	Reason string
+}
+
+// Error implements the error interface, for example
+// "polite: WithPacing: BaseDelay -5s: must not be negative (None turns it off)".
+func (e *ConfigError) Error() string {
+	what := "nil"
+	if e.Value != nil {
+		what = fmt.Sprint(e.Value)
+	}
+	if e.Field != "" {
+		what = e.Field + " " + what
+	}
+	return "polite: " + e.Option + ": " + what + ": " + e.Reason
+}
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }

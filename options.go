@@ -11,9 +11,35 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// An Option configures a [PoliteTransport]. Options are applied in order by
-// [New]; an invalid value makes New panic with a message naming the option.
-type Option func(*config)
+// An Option configures a [PoliteTransport]; see [New].
+type Option interface{ apply(*config) error }
+
+// optionFunc is an Option made of the function that applies it.
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// Validate reports the first option in opts that [New] would refuse, as a
+// [*ConfigError], or nil.
+func Validate(opts ...Option) error {
+	_, err := configure(opts)
+	return err
+}
+
+// configure applies opts in order to the default configuration. It stops
+// at the first that fails.
+func configure(opts []Option) (config, error) {
+	c := defaultConfig()
+	for i, o := range opts {
+		if o == nil {
+			return c, &ConfigError{Option: "New", Reason: fmt.Sprintf("option %d is nil", i)}
+		}
+		if err := o.apply(&c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
 
 // FailurePolicy says what the transport does when an origin's robots.txt is
 // unreachable: a 429 or 5xx answer, a network error or a timeout.
@@ -109,43 +135,48 @@ func defaultConfig() config {
 // A request with no User-Agent, sent by a transport with none, is matched as
 // Go's default "Go-http-client".
 func WithUserAgent(ua string) Option {
-	return func(c *config) { c.userAgent = ua }
+	return optionFunc(func(c *config) error {
+		c.userAgent = ua
+		return nil
+	})
 }
 
 // WithBaseDelay sets the least time between the starts of two requests to
 // one host (default 1s). Zero is allowed: robots.txt, Crawl-delay, latency
-// and backoff still apply. A negative delay panics.
+// and backoff still apply. A negative delay is an error.
 func WithBaseDelay(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithBaseDelay", d)
+	return optionFunc(func(c *config) error {
 		c.policy.baseDelay = d
-	}
+		return notNegative("WithBaseDelay", d)
+	})
 }
 
 // WithJitter sets the upward jitter factor J (default 0.5): each gap is the
 // pace times 1+J·U with U uniform in [0,1), so the pace stays a hard
-// minimum. Zero turns jitter off; a negative value panics.
+// minimum. Zero turns jitter off; a negative value is an error.
 func WithJitter(f float64) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if !(f >= 0) {
-			panic(fmt.Sprintf("polite: WithJitter(%v): jitter must be >= 0", f))
+			return &ConfigError{Option: "WithJitter", Value: f, Reason: "jitter must be >= 0"}
 		}
 		c.policy.jitter = f
-	}
+		return nil
+	})
 }
 
 // WithLatencyFactor sets how many times the server's smoothed time to
 // response headers the pace is at least (default 2, which keeps a server
 // at most half busy with this client). Zero turns latency pacing off, so
 // that with WithBaseDelay(0) nothing paces a host until the server
-// signals; a negative or infinite value panics.
+// signals; a negative or infinite value is an error.
 func WithLatencyFactor(f float64) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if !(f >= 0) || math.IsInf(f, 0) {
-			panic(fmt.Sprintf("polite: WithLatencyFactor(%v): must be >= 0 and finite", f))
+			return &ConfigError{Option: "WithLatencyFactor", Value: f, Reason: "must be >= 0 and finite"}
 		}
 		c.policy.latencyFactor = f
-	}
+		return nil
+	})
 }
 
 // WithBackoff sets the pause after a backoff signal (a 429, a 5xx but 501
@@ -153,98 +184,109 @@ func WithLatencyFactor(f float64) Option {
 // with each level, at most max (defaults 5s and 10m). A Retry-After is a
 // floor on the pause, so with a small base the server's Retry-After is the
 // wait: WithBackoff(0, time.Minute) pauses a host exactly as long as it
-// asks. A negative value panics.
+// asks. A negative value is an error.
 func WithBackoff(base, max time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithBackoff", base)
-		mustNotBeNegative("WithBackoff", max)
+	return optionFunc(func(c *config) error {
 		c.policy.backoffBase, c.policy.maxBackoff = base, max
-	}
+		if err := notNegative("WithBackoff", base); err != nil {
+			return err
+		}
+		return notNegative("WithBackoff", max)
+	})
 }
 
 // WithMaxDelay caps the adaptive part of the pace, base delay times latency
 // and backoff factors (default 60s). It does not cap Crawl-delay, Retry-After
-// or backoff pauses. A negative value panics.
+// or backoff pauses. A negative value is an error.
 func WithMaxDelay(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithMaxDelay", d)
+	return optionFunc(func(c *config) error {
 		c.policy.maxDelay = d
-	}
+		return notNegative("WithMaxDelay", d)
+	})
 }
 
 // WithMaxCrawlDelay sets the longest robots.txt Crawl-delay honoured
-// (default 60s); a longer one is clamped to it. A negative value panics.
+// (default 60s); a longer one is clamped to it. A negative value is an
+// error.
 func WithMaxCrawlDelay(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithMaxCrawlDelay", d)
+	return optionFunc(func(c *config) error {
 		c.policy.maxCrawlDelay = d
-	}
+		return notNegative("WithMaxCrawlDelay", d)
+	})
 }
 
 // WithMaxInFlight sets how many requests to one host may be in flight at
 // once (default 1). A request counts until its response headers arrive.
-// Values below 1 panic.
+// Values below 1 are an error.
 func WithMaxInFlight(n int) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if n < 1 {
-			panic(fmt.Sprintf("polite: WithMaxInFlight(%d): must be >= 1", n))
+			return &ConfigError{Option: "WithMaxInFlight", Value: n, Reason: "must be >= 1"}
 		}
 		c.maxInFlight = n
-	}
+		return nil
+	})
 }
 
 // WithRobotsTTL sets how long a fetched robots.txt is used before it is
 // fetched again (default 24h, the most RFC 9309 §2.4 allows). A failed fetch
-// is retried after the smaller of this and 5 minutes. Values below 1ns panic.
+// is retried after the smaller of this and 5 minutes. Values below 1ns are
+// an error.
 func WithRobotsTTL(d time.Duration) Option {
-	return func(c *config) {
-		mustBePositive("WithRobotsTTL", d)
+	return optionFunc(func(c *config) error {
 		c.robotsTTL = d
-	}
+		return positive("WithRobotsTTL", d)
+	})
 }
 
 // WithRobotsTimeout bounds each request of a robots.txt fetch (a redirect
 // makes another), from sending it to reading its body (default 10s); past it
 // the file counts as unreachable. Waiting for the host's turn is not
 // counted: a host paused by a backoff is not unreachable. Values below 1ns
-// panic.
+// are an error.
 func WithRobotsTimeout(d time.Duration) Option {
-	return func(c *config) {
-		mustBePositive("WithRobotsTimeout", d)
+	return optionFunc(func(c *config) error {
 		c.robotsTimeout = d
-	}
+		return positive("WithRobotsTimeout", d)
+	})
 }
 
 // WithRobotsFailure sets what happens when robots.txt is unreachable:
-// [FailOpen] (the default) or [FailClosed].
+// [FailOpen] (the default) or [FailClosed]. Any other value is an error.
 func WithRobotsFailure(p FailurePolicy) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if p != FailOpen && p != FailClosed {
-			panic(fmt.Sprintf("polite: WithRobotsFailure(%v): unknown policy", p))
+			return &ConfigError{Option: "WithRobotsFailure", Value: p, Reason: "unknown policy"}
 		}
 		c.robotsFailure = p
-	}
+		return nil
+	})
 }
 
 // WithGlobalLimiter caps the rate of requests across all hosts, robots.txt
 // fetches included. Each request waits on l before it waits for its host's
 // turn. Nil means no cap.
 func WithGlobalLimiter(l *rate.Limiter) Option {
-	return func(c *config) { c.global = l }
+	return optionFunc(func(c *config) error {
+		c.global = l
+		return nil
+	})
 }
 
 // WithMaxHosts bounds the hosts whose pacing state is kept and the origins
 // whose robots.txt is cached (default 10000 each). Past the bound, idle
 // hosts are forgotten and cached robots.txt files are dropped, but never a
 // host that is backed off, waited on or has a request in flight, so the
-// bound is exceeded rather than forget a backoff. Values below 1 panic.
+// bound is exceeded rather than forget a backoff. Values below 1 are an
+// error.
 func WithMaxHosts(n int) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if n < 1 {
-			panic(fmt.Sprintf("polite: WithMaxHosts(%d): must be >= 1", n))
+			return &ConfigError{Option: "WithMaxHosts", Value: n, Reason: "must be >= 1"}
 		}
 		c.maxHosts = n
-	}
+		return nil
+	})
 }
 
 // WithPacingKey sets the key requests are paced by: [PacingKeyHost], the
@@ -252,24 +294,28 @@ func WithMaxHosts(n int) Option {
 // [PacingKeyOrigin] paces each scheme, host and port apart; any other
 // function groups URLs as it likes (by registrable domain, say). It is
 // given http and https URLs with a host and must be safe for concurrent
-// use; a URL for which it returns "" is paced by its host. Nil panics.
+// use; a URL for which it returns "" is paced by its host. Nil is an error.
 func WithPacingKey(f PacingKeyFunc) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if f == nil {
-			panic("polite: WithPacingKey(nil)")
+			return &ConfigError{Option: "WithPacingKey", Reason: "must not be nil"}
 		}
 		c.pacingKey = f
-	}
+		return nil
+	})
 }
 
 // WithRobotsMode sets what robots.txt does for every origin (default
 // [RobotsEnforce]). [WithRobotsModeFunc] chooses per origin, and
-// [ContextWithRobotsMode] per request.
+// [ContextWithRobotsMode] per request. An unknown mode is an error.
 func WithRobotsMode(m RobotsMode) Option {
-	return func(c *config) {
-		m.mustBeValid("WithRobotsMode")
+	return optionFunc(func(c *config) error {
+		if err := m.check("WithRobotsMode"); err != nil {
+			return err
+		}
 		c.robotsMode = m
-	}
+		return nil
+	})
 }
 
 // WithRobotsModeFunc makes f choose the robots.txt mode of each request
@@ -278,7 +324,10 @@ func WithRobotsMode(m RobotsMode) Option {
 // [ContextWithRobotsMode] still overrides it. Nil means WithRobotsMode's
 // mode for every request.
 func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
-	return func(c *config) { c.robotsModeFunc = f }
+	return optionFunc(func(c *config) error {
+		c.robotsModeFunc = f
+		return nil
+	})
 }
 
 // WithRobotsTransport sends robots.txt fetches through rt instead of the
@@ -286,7 +335,10 @@ func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
 // Transport, an API key header) that a robots.txt fetch should not carry:
 // give it the transport under the credentials. Nil means the base.
 func WithRobotsTransport(rt http.RoundTripper) Option {
-	return func(c *config) { c.robotsTransport = rt }
+	return optionFunc(func(c *config) error {
+		c.robotsTransport = rt
+		return nil
+	})
 }
 
 // APIDefaults returns the options for a client of an API rather than a
@@ -296,18 +348,26 @@ func WithRobotsTransport(rt http.RoundTripper) Option {
 // doubling to at most a minute, with a Retry-After and rate-limit fields
 // honoured exactly. Options after it override its choices.
 func APIDefaults() Option {
-	return func(c *config) {
-		for _, o := range []Option{
-			WithRobotsMode(RobotsOff),
-			WithBaseDelay(0),
-			WithJitter(0),
-			WithLatencyFactor(0),
-			WithMaxInFlight(8),
-			WithBackoff(time.Second, time.Minute),
-		} {
-			o(c)
+	return all(
+		WithRobotsMode(RobotsOff),
+		WithBaseDelay(0),
+		WithJitter(0),
+		WithLatencyFactor(0),
+		WithMaxInFlight(8),
+		WithBackoff(time.Second, time.Minute),
+	)
+}
+
+// all returns an option that applies opts in order.
+func all(opts ...Option) Option {
+	return optionFunc(func(c *config) error {
+		for _, o := range opts {
+			if err := o.apply(c); err != nil {
+				return err
+			}
 		}
-	}
+		return nil
+	})
 }
 
 // WithEvents adds hook to the functions that receive the transport's
@@ -317,11 +377,12 @@ func APIDefaults() Option {
 // quick, since the request that caused the event waits for it. Nil is
 // ignored. With no hook and no logger, events cost nothing.
 func WithEvents(hook func(Event)) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if hook != nil {
 			c.hooks = append(c.hooks, hook)
 		}
-	}
+		return nil
+	})
 }
 
 // WithRobotsCacheBytes bounds the memory of the robots.txt cache (default
@@ -329,14 +390,15 @@ func WithEvents(hook func(Event)) Option {
 // the heap; WithMaxHosts still bounds the number of files. Each file counts
 // as 16 times its size plus 2 KiB, a bound on what it keeps parsed and
 // compiled. Past the budget, expired files go first, then files at random,
-// never one being fetched. Values below 1 panic.
+// never one being fetched. Values below 1 are an error.
 func WithRobotsCacheBytes(n int64) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if n < 1 {
-			panic(fmt.Sprintf("polite: WithRobotsCacheBytes(%d): must be >= 1", n))
+			return &ConfigError{Option: "WithRobotsCacheBytes", Value: n, Reason: "must be >= 1"}
 		}
 		c.robotsBytes = n
-	}
+		return nil
+	})
 }
 
 // WithLogger makes l one of the receivers of the transport's events (see
@@ -361,21 +423,28 @@ func WithRobotsCacheBytes(n int64) Option {
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if l != nil {
 			c.hooks = append(c.hooks, logEvents(l))
 		}
-	}
+		return nil
+	})
 }
 
-func mustNotBeNegative(name string, d time.Duration) {
+// notNegative returns an error unless d, the value of option name, is 0 or
+// more.
+func notNegative(name string, d time.Duration) error {
 	if d < 0 {
-		panic(fmt.Sprintf("polite: %s(%v): must not be negative", name, d))
+		return &ConfigError{Option: name, Value: d, Reason: "must not be negative"}
 	}
+	return nil
 }
 
-func mustBePositive(name string, d time.Duration) {
+// positive returns an error unless d, the value of option name, is more
+// than 0.
+func positive(name string, d time.Duration) error {
 	if d <= 0 {
-		panic(fmt.Sprintf("polite: %s(%v): must be positive", name, d))
+		return &ConfigError{Option: name, Value: d, Reason: "must be positive"}
 	}
+	return nil
 }

@@ -89,9 +89,16 @@ func (l *memoryLease) Release(o Outcome) { l.p.observe(l.t, o) }
 // WithPacer makes the transport pace requests with the Pacer that
 // newPacer returns for the transport's policy, instead of its own. The
 // transport's Stats, Check and Ready then know nothing of pacing state,
-// unless the Pacer is NewMemoryPacer's.
+// unless the Pacer is NewMemoryPacer's. Nil is an error, and so is a nil
+// Pacer returned: New panics with a [*ConfigError].
 func WithPacer(newPacer func(PacingPolicy) Pacer) Option {
-	return func(c *config) { c.newPacer = newPacer }
+	return optionFunc(func(c *config) error {
+		if newPacer == nil {
+			return &ConfigError{Option: "WithPacer", Reason: "must not be nil"}
+		}
+		c.newPacer = newPacer
+		return nil
+	})
 }
 
 // leasePacer adapts a Pacer of WithPacer to the transport's pacer.

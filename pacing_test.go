@@ -90,8 +90,8 @@ type externalOnly struct{ Pacer }
 // is built.
 func TestWithPacerNil(t *testing.T) {
 	defer func() {
-		if recover() == nil {
-			t.Error("New accepted a WithPacer function that returned nil")
+		if err, ok := recover().(*ConfigError); !ok || err.Option != "WithPacer" {
+			t.Errorf("New panicked with %v; want a *ConfigError of WithPacer", err)
 		}
 	}()
 	New(http.DefaultTransport, WithPacer(func(PacingPolicy) Pacer { return nil }))

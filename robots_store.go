@@ -44,12 +44,16 @@ type RobotsStore interface {
 // [WithRobotsTTL] and the file's Cache-Control say. When s fails, requests
 // fail with its error until it answers again; a store that would rather
 // fall back to fetching in this process does so inside its Load. The
-// transport's robots.txt events report the fetches it made itself.
+// transport's robots.txt events report the fetches it made itself. Nil is
+// an error.
 func WithRobotsStore(s RobotsStore) Option {
-	if s == nil {
-		panic("polite: WithRobotsStore(nil)")
-	}
-	return func(c *config) { c.robotsStore = s }
+	return optionFunc(func(c *config) error {
+		if s == nil {
+			return &ConfigError{Option: "WithRobotsStore", Reason: "must not be nil"}
+		}
+		c.robotsStore = s
+		return nil
+	})
 }
 
 // A RobotsFetch is how the last fetch of an origin's robots.txt went, and

@@ -32,15 +32,17 @@ type PoliteTransport struct {
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
-// [http.DefaultTransport] when base is nil. It panics when an option is
-// given an invalid value.
+// [http.DefaultTransport] when base is nil, configured by opts. Options are
+// applied in order, and for every setting the last one wins. New panics
+// with a [*ConfigError] when an option is given an invalid value; use
+// [Validate] to report it instead.
 func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
+	cfg, err := configure(opts)
+	if err != nil {
+		panic(err)
 	}
 	t := &PoliteTransport{
 		base:           base,
@@ -69,7 +71,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 			p.cfg.events = cfg.hooks
 			t.pacer = p
 		case nil:
-			panic("polite: WithPacer: the function returned a nil Pacer")
+			panic(&ConfigError{Option: "WithPacer", Reason: "the function returned a nil Pacer"})
 		default:
 			t.pacer = leasePacer{p}
 		}

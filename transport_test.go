@@ -513,34 +513,6 @@ func TestGlobalLimiter(t *testing.T) {
 	})
 }
 
-func TestNewPanicsOnInvalidOptions(t *testing.T) {
-	tests := []struct {
-		name string
-		opt  Option
-	}{
-		{"WithBaseDelay", WithBaseDelay(-1)},
-		{"WithJitter", WithJitter(-0.1)},
-		{"WithMaxDelay", WithMaxDelay(-1)},
-		{"WithMaxCrawlDelay", WithMaxCrawlDelay(-1)},
-		{"WithMaxInFlight", WithMaxInFlight(0)},
-		{"WithRobotsTTL", WithRobotsTTL(0)},
-		{"WithRobotsTimeout", WithRobotsTimeout(-1)},
-		{"WithRobotsFailure", WithRobotsFailure(FailurePolicy(7))},
-		{"WithMaxHosts", WithMaxHosts(0)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				msg := fmt.Sprint(recover())
-				if !strings.Contains(msg, tt.name) {
-					t.Errorf("panic %q; want one naming %s", msg, tt.name)
-				}
-			}()
-			New(nil, tt.opt)
-		})
-	}
-}
-
 func TestLogger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var buf strings.Builder

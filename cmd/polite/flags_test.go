@@ -78,7 +78,7 @@ func TestOptionsValidatedByLibrary(t *testing.T) {
 	for _, cmd := range []string{"check", "get", "crawl"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, stdout, stderr := runCmd(t, cmd, "-delay", "-1s", "http://example.com/")
-			want := "polite " + cmd + ": invalid -delay: polite: WithBaseDelay(-1s): must not be negative\n"
+			want := "polite " + cmd + ": invalid -delay: polite: WithBaseDelay: -1s: must not be negative\n"
 			if code != exitError || stdout != "" || !strings.HasPrefix(stderr, want) {
 				t.Errorf("exit status %d, stdout %q, stderr %q; want %d, nothing, and %q first", code, stdout, stderr, exitError, want)
 			}
@@ -93,20 +93,20 @@ func TestNewTransport(t *testing.T) {
 		wantErr string // "" for none
 	}{
 		{"valid", []flagOption{
-			{"-ua", "WithUserAgent", polite.WithUserAgent("Bot/1")},
-			{"-delay", "WithBaseDelay", polite.WithBaseDelay(0)},
+			{"-ua", "WithUserAgent", "", polite.WithUserAgent("Bot/1")},
+			{"-delay", "WithBaseDelay", "", polite.WithBaseDelay(0)},
 		}, ""},
 		{"named by its flag", []flagOption{
-			{"-ua", "WithUserAgent", polite.WithUserAgent("Bot/1")},
-			{"-delay", "WithBaseDelay", polite.WithBaseDelay(-1)},
-		}, "invalid -delay: polite: WithBaseDelay(-1ns): must not be negative"},
+			{"-ua", "WithUserAgent", "", polite.WithUserAgent("Bot/1")},
+			{"-delay", "WithBaseDelay", "", polite.WithBaseDelay(-1)},
+		}, "invalid -delay: polite: WithBaseDelay: -1ns: must not be negative"},
 		{"the first invalid option", []flagOption{
-			{"-jitter", "WithJitter", polite.WithJitter(-1)},
-			{"-max", "WithMaxDelay", polite.WithMaxDelay(-1)},
-		}, "invalid -jitter: polite: WithJitter(-1): jitter must be >= 0"},
+			{"-jitter", "WithJitter", "", polite.WithJitter(-1)},
+			{"-max", "WithMaxDelay", "", polite.WithMaxDelay(-1)},
+		}, "invalid -jitter: polite: WithJitter: -1: jitter must be >= 0"},
 		{"an option no flag names", []flagOption{
-			{"-delay", "WithDelay", polite.WithMaxDelay(-1)},
-		}, "polite: WithMaxDelay(-1ns): must not be negative"},
+			{"-delay", "WithDelay", "", polite.WithMaxDelay(-1)},
+		}, "polite: WithMaxDelay: -1ns: must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
