@@ -14,7 +14,8 @@ import (
 )
 
 // TestRobotsModes checks what each mode does with a URL robots.txt
-// disallows, chosen for the transport, per origin and per request.
+// disallows, chosen for the transport, per origin and per request, and
+// that of WithRobotsMode and WithRobotsModeFunc the last one wins.
 func TestRobotsModes(t *testing.T) {
 	perOrigin := func(u *url.URL) RobotsMode {
 		if u.Hostname() == "api.example" {
@@ -40,6 +41,11 @@ func TestRobotsModes(t *testing.T) {
 		{"per origin, enforce", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", nil, true, 1, 0, false},
 		{"per request overrides the transport", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", ptr(RobotsOff), false, 0, 0, false},
 		{"per request enforces on an off transport", []Option{WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
+		{"a mode replaces an earlier func", []Option{WithRobotsModeFunc(perOrigin), WithRobotsMode(RobotsReport)}, "http://www.example/private", nil, false, 1, 1, true},
+		{"a func replaces an earlier mode", []Option{WithRobotsMode(RobotsOff), WithRobotsModeFunc(perOrigin)}, "http://www.example/private", nil, true, 1, 0, false},
+		{"a nil func replaces an earlier mode", []Option{WithRobotsMode(RobotsOff), WithRobotsModeFunc(nil)}, "http://h/private", nil, true, 1, 0, false},
+		{"APIDefaults replaces an earlier func", []Option{WithRobotsModeFunc(perOrigin), APIDefaults()}, "http://www.example/private", nil, false, 0, 0, false},
+		{"per request overrides a later mode", []Option{WithRobotsModeFunc(perOrigin), WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

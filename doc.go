@@ -57,8 +57,9 @@
 //
 // What robots.txt does is a [RobotsMode]: [RobotsEnforce] (the default),
 // [RobotsReport], which decides and counts but sends every request, or
-// [RobotsOff]. [WithRobotsMode] sets it for the transport,
-// [WithRobotsModeFunc] per origin and [ContextWithRobotsMode] per request.
+// [RobotsOff]. [WithRobotsMode] sets it for the transport, or
+// [WithRobotsModeFunc] per origin, whichever comes last; and
+// [ContextWithRobotsMode] per request, over both.
 //
 // # Pacing
 //

@@ -89,12 +89,12 @@ type config struct {
 	userAgent       string
 	policy          delayPolicy
 	maxInFlight     int
-	maxHosts        int                      // bounds the pacer's hosts and the robots.txt cache's origins
-	robotsBytes     int64                    // bounds the robots.txt cache\'s bytes
-	pacingKey       PacingKeyFunc            // nil: PacingKeyHost
-	newPacer        func(PacingPolicy) Pacer // nil: the in-memory pacer
-	robotsStore     RobotsStore              // nil: none
-	robotsMode      RobotsMode
+	maxHosts        int                       // bounds the pacer's hosts and the robots.txt cache's origins
+	robotsBytes     int64                     // bounds the robots.txt cache\'s bytes
+	pacingKey       PacingKeyFunc             // nil: PacingKeyHost
+	newPacer        func(PacingPolicy) Pacer  // nil: the in-memory pacer
+	robotsStore     RobotsStore               // nil: none
+	robotsMode      RobotsMode                // when robotsModeFunc is nil
 	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
 	robotsTransport http.RoundTripper         // nil: the base
 	robotsTTL       time.Duration
@@ -305,27 +305,30 @@ func WithPacingKey(f PacingKeyFunc) Option {
 	})
 }
 
-// WithRobotsMode sets what robots.txt does for every origin (default
-// [RobotsEnforce]). [WithRobotsModeFunc] chooses per origin, and
-// [ContextWithRobotsMode] per request. An unknown mode is an error.
+// WithRobotsMode sets what robots.txt does for every request (default
+// [RobotsEnforce]). It and [WithRobotsModeFunc] make one setting: the
+// later of them replaces the earlier. [ContextWithRobotsMode] overrides
+// it per request. An unknown mode is an error.
 func WithRobotsMode(m RobotsMode) Option {
 	return optionFunc(func(c *config) error {
 		if err := m.check("WithRobotsMode"); err != nil {
 			return err
 		}
-		c.robotsMode = m
+		c.robotsMode, c.robotsModeFunc = m, nil
 		return nil
 	})
 }
 
 // WithRobotsModeFunc makes f choose the robots.txt mode of each request
 // from its URL, for example RobotsOff for an API host and RobotsEnforce
-// for the rest. f must be safe for concurrent use and return a valid mode;
-// [ContextWithRobotsMode] still overrides it. Nil means WithRobotsMode's
-// mode for every request.
+// for the rest. f must be safe for concurrent use and return a valid mode.
+// It replaces the mode of an earlier [WithRobotsMode] or
+// WithRobotsModeFunc, as a later one replaces f; [ContextWithRobotsMode]
+// still overrides it per request. Nil means the default, RobotsEnforce,
+// for every request.
 func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
 	return optionFunc(func(c *config) error {
-		c.robotsModeFunc = f
+		c.robotsMode, c.robotsModeFunc = RobotsEnforce, f
 		return nil
 	})
 }
