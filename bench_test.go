@@ -125,7 +125,7 @@ func benchRequest(tb testing.TB, rawURL, ua string) *http.Request {
 // binds (base delay 0, no jitter), room for hosts, and the robots.txt
 // fetched for every request in reqs.
 func benchTransport(tb testing.TB, robots string, hosts int, reqs ...*http.Request) *PoliteTransport {
-	tr := New(newNopBase(robots), WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(hosts))
+	tr := New(newNopBase(robots), WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
 	for _, req := range reqs {
 		if _, err := tr.RoundTrip(req); err != nil {
 			tb.Fatal(err)
@@ -192,7 +192,7 @@ func BenchmarkRoundTripHosts(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("hosts=%d/base", hosts), func(b *testing.B) { run(b, base) })
 		b.Run(fmt.Sprintf("hosts=%d/polite", hosts), func(b *testing.B) {
-			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(2*hosts))
+			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithLimits(Limits{MaxKeys: 2 * hosts, MaxOrigins: 2 * hosts}))
 			for _, u := range urls {
 				if _, err := tr.RoundTrip(benchRequest(b, u, benchUA)); err != nil {
 					b.Fatal(err)
@@ -387,7 +387,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		measure(b, func() any {
 			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 				return &robotsRecord{url: k.String() + "/robots.txt", status: 404, counts: new(robotsCounts)}
-			}, nil, time.Hour, hosts, DefaultRobotsBytes)
+			}, nil, time.Hour, hosts, defaultLimits.RobotsCacheBytes)
 			ctx := context.Background()
 			for _, k := range origins {
 				if _, err := c.get(ctx, k); err != nil {
@@ -405,7 +405,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		}
 		base := newNopBase("")
 		measure(b, func() any {
-			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(hosts))
+			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
 			for _, req := range reqs {
 				if _, err := tr.RoundTrip(req); err != nil {
 					b.Fatal(err)

@@ -116,8 +116,9 @@
 //
 // # Memory
 //
-// Pacing state is kept for at most [WithMaxHosts] keys and robots.txt for
-// as many origins, within [WithRobotsCacheBytes]. Past the bound, keys
+// [WithLimits] bounds the memory: pacing state is kept for at most 10,000
+// keys and robots.txt for as many origins, within 256 MiB, by default
+// (see [Limits]). Past the bound, keys
 // with nothing left to enforce are dropped first, then keys whose pause
 // and pace are over (forgetting a remembered backoff level), but never a
 // key that is paused, waited on or busy, nor one before any Crawl-delay it

@@ -69,8 +69,8 @@ const (
 	// EventBackoffCleared: the host's backoff level came back to 0, after
 	// successes or a quiet spell.
 	EventBackoffCleared
-	// EventHostEvicted: the host's pacing state was dropped to keep within
-	// [WithMaxHosts].
+	// EventHostEvicted: the key's pacing state was dropped to keep within
+	// [Limits].MaxKeys.
 	EventHostEvicted
 )
 

@@ -79,8 +79,6 @@ const (
 	DefaultMaxInFlight   = 1
 	DefaultRobotsTTL     = 24 * time.Hour
 	DefaultRobotsTimeout = 10 * time.Second
-	DefaultMaxHosts      = 10000
-	DefaultRobotsBytes   = 256 << 20
 )
 
 // config is everything the options set. Each option validates its value
@@ -89,8 +87,7 @@ type config struct {
 	userAgent       string
 	policy          delayPolicy
 	maxInFlight     int
-	maxHosts        int                       // bounds the pacer's hosts and the robots.txt cache's origins
-	robotsBytes     int64                     // bounds the robots.txt cache\'s bytes
+	limits          Limits                    // every field set
 	pacingKey       PacingKeyFunc             // nil: PacingKeyHost
 	newPacer        func(PacingPolicy) Pacer  // nil: the in-memory pacer
 	robotsStore     RobotsStore               // nil: none
@@ -121,8 +118,7 @@ func defaultConfig() config {
 	return config{
 		policy:        defaultPolicy(),
 		maxInFlight:   DefaultMaxInFlight,
-		maxHosts:      DefaultMaxHosts,
-		robotsBytes:   DefaultRobotsBytes,
+		limits:        defaultLimits,
 		robotsTTL:     DefaultRobotsTTL,
 		robotsTimeout: DefaultRobotsTimeout,
 	}
@@ -273,22 +269,6 @@ func WithGlobalLimiter(l *rate.Limiter) Option {
 	})
 }
 
-// WithMaxHosts bounds the hosts whose pacing state is kept and the origins
-// whose robots.txt is cached (default 10000 each). Past the bound, idle
-// hosts are forgotten and cached robots.txt files are dropped, but never a
-// host that is backed off, waited on or has a request in flight, so the
-// bound is exceeded rather than forget a backoff. Values below 1 are an
-// error.
-func WithMaxHosts(n int) Option {
-	return optionFunc(func(c *config) error {
-		if n < 1 {
-			return &ConfigError{Option: "WithMaxHosts", Value: n, Reason: "must be >= 1"}
-		}
-		c.maxHosts = n
-		return nil
-	})
-}
-
 // WithPacingKey sets the key requests are paced by: [PacingKeyHost], the
 // default, paces each host name apart, whatever its scheme and port;
 // [PacingKeyOrigin] paces each scheme, host and port apart; any other
@@ -384,22 +364,6 @@ func WithEvents(hook func(Event)) Option {
 		if hook != nil {
 			c.hooks = append(c.hooks, hook)
 		}
-		return nil
-	})
-}
-
-// WithRobotsCacheBytes bounds the memory of the robots.txt cache (default
-// 256 MiB), so that large or hostile files are evicted rather than grow
-// the heap; WithMaxHosts still bounds the number of files. Each file counts
-// as 16 times its size plus 2 KiB, a bound on what it keeps parsed and
-// compiled. Past the budget, expired files go first, then files at random,
-// never one being fetched. Values below 1 are an error.
-func WithRobotsCacheBytes(n int64) Option {
-	return optionFunc(func(c *config) error {
-		if n < 1 {
-			return &ConfigError{Option: "WithRobotsCacheBytes", Value: n, Reason: "must be >= 1"}
-		}
-		c.robotsBytes = n
 		return nil
 	})
 }

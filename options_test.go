@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -14,31 +15,34 @@ func TestInvalidOptions(t *testing.T) {
 		name   string
 		opt    Option
 		option string // the ConfigError's
+		field  string
 		value  any
 	}{
-		{"negative base delay", WithBaseDelay(-1), "WithBaseDelay", time.Duration(-1)},
-		{"negative jitter", WithJitter(-0.1), "WithJitter", -0.1},
-		{"negative max delay", WithMaxDelay(-1), "WithMaxDelay", time.Duration(-1)},
-		{"negative max Crawl-delay", WithMaxCrawlDelay(-1), "WithMaxCrawlDelay", time.Duration(-1)},
-		{"no request in flight", WithMaxInFlight(0), "WithMaxInFlight", 0},
-		{"zero robots.txt TTL", WithRobotsTTL(0), "WithRobotsTTL", time.Duration(0)},
-		{"negative robots.txt timeout", WithRobotsTimeout(-1), "WithRobotsTimeout", time.Duration(-1)},
-		{"unknown failure policy", WithRobotsFailure(FailurePolicy(7)), "WithRobotsFailure", FailurePolicy(7)},
-		{"unknown robots mode", WithRobotsMode(RobotsMode(7)), "WithRobotsMode", RobotsMode(7)},
-		{"no host", WithMaxHosts(0), "WithMaxHosts", 0},
-		{"nil pacing key", WithPacingKey(nil), "WithPacingKey", nil},
-		{"nil pacer", WithPacer(nil), "WithPacer", nil},
-		{"nil robots store", WithRobotsStore(nil), "WithRobotsStore", nil},
+		{"negative base delay", WithBaseDelay(-1), "WithBaseDelay", "", time.Duration(-1)},
+		{"negative jitter", WithJitter(-0.1), "WithJitter", "", -0.1},
+		{"negative max delay", WithMaxDelay(-1), "WithMaxDelay", "", time.Duration(-1)},
+		{"negative max Crawl-delay", WithMaxCrawlDelay(-1), "WithMaxCrawlDelay", "", time.Duration(-1)},
+		{"no request in flight", WithMaxInFlight(0), "WithMaxInFlight", "", 0},
+		{"zero robots.txt TTL", WithRobotsTTL(0), "WithRobotsTTL", "", time.Duration(0)},
+		{"negative robots.txt timeout", WithRobotsTimeout(-1), "WithRobotsTimeout", "", time.Duration(-1)},
+		{"unknown failure policy", WithRobotsFailure(FailurePolicy(7)), "WithRobotsFailure", "", FailurePolicy(7)},
+		{"unknown robots mode", WithRobotsMode(RobotsMode(7)), "WithRobotsMode", "", RobotsMode(7)},
+		{"negative MaxKeys", WithLimits(Limits{MaxKeys: -1}), "WithLimits", "MaxKeys", -1},
+		{"negative MaxOrigins", WithLimits(Limits{MaxKeys: 5, MaxOrigins: -1}), "WithLimits", "MaxOrigins", -1},
+		{"negative RobotsCacheBytes", WithLimits(Limits{RobotsCacheBytes: -1}), "WithLimits", "RobotsCacheBytes", int64(-1)},
+		{"nil pacing key", WithPacingKey(nil), "WithPacingKey", "", nil},
+		{"nil pacer", WithPacer(nil), "WithPacer", "", nil},
+		{"nil robots store", WithRobotsStore(nil), "WithRobotsStore", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Validate(WithUserAgent("Bot/1"), tt.opt, WithMaxHosts(-5))
+			err := Validate(WithUserAgent("Bot/1"), tt.opt, WithRobotsTTL(-5))
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Validate = %v; want a *ConfigError", err)
 			}
-			if ce.Option != tt.option || ce.Value != tt.value {
-				t.Errorf("Validate = %#v; want Option %q, Value %v: the first invalid option", ce, tt.option, tt.value)
+			if ce.Option != tt.option || ce.Field != tt.field || ce.Value != tt.value {
+				t.Errorf("Validate = %#v; want Option %q, Field %q, Value %v: the first invalid option", ce, tt.option, tt.field, tt.value)
 			}
 			if !errors.Is(err, ErrInvalidConfig) {
 				t.Errorf("errors.Is(%v, ErrInvalidConfig) = false", err)
@@ -79,6 +83,68 @@ func TestConfigErrorText(t *testing.T) {
 			if got := tt.err.Error(); got != tt.want {
 				t.Errorf("Error() = %q; want %q", got, tt.want)
 			}
+		})
+	}
+}
+
+// TestLimitsMerge checks that WithLimits sets the fields it is given and
+// keeps the others: what earlier options set, or the defaults.
+func TestLimitsMerge(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		want Limits
+	}{
+		{"none", nil, defaultLimits},
+		{"one field", []Option{WithLimits(Limits{MaxKeys: 5})}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}},
+		{"field by field", []Option{WithLimits(Limits{MaxKeys: 5, RobotsCacheBytes: 1 << 20}), WithLimits(Limits{MaxOrigins: 7})},
+			Limits{MaxKeys: 5, MaxOrigins: 7, RobotsCacheBytes: 1 << 20}},
+		{"the last wins", []Option{WithLimits(Limits{MaxKeys: 5, MaxOrigins: 6}), WithLimits(Limits{MaxKeys: 9})},
+			Limits{MaxKeys: 9, MaxOrigins: 6, RobotsCacheBytes: 256 << 20}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := configure(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.limits != tt.want {
+				t.Errorf("limits %+v; want %+v", c.limits, tt.want)
+			}
+		})
+	}
+}
+
+// TestLimitsApart checks that MaxKeys bounds the pacer's keys and
+// MaxOrigins the robots.txt cache's origins, each alone.
+func TestLimitsApart(t *testing.T) {
+	tests := []struct {
+		name               string
+		limits             Limits
+		wantKeys, wantOrig int
+	}{
+		{"keys bounded", Limits{MaxKeys: 1}, 1, 3},
+		{"origins bounded", Limits{MaxOrigins: 1}, 3, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := New(site(""), opts(WithLimits(tt.limits))...)
+				for _, u := range []string{"http://a/", "http://b/", "http://c/"} {
+					time.Sleep(time.Hour) // past every pace, and every robots.txt's failure lifetime
+					resp, err := get(tr, u, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				if got := len(tr.pacer.snapshot()); got != tt.wantKeys {
+					t.Errorf("%d keys kept; want %d", got, tt.wantKeys)
+				}
+				if got := int(tr.robots.size.Load()); got != tt.wantOrig {
+					t.Errorf("%d origins cached; want %d", got, tt.wantOrig)
+				}
+			})
 		})
 	}
 }

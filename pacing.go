@@ -38,7 +38,6 @@ type PacingPolicy struct {
 	BackoffBase   time.Duration // WithBackoff's base
 	MaxBackoff    time.Duration // WithBackoff's max
 	MaxInFlight   int           // WithMaxInFlight
-	MaxHosts      int           // WithMaxHosts: a soft bound on the keys kept
 }
 
 // DefaultPacingPolicy returns the policy of a transport built with no
@@ -51,19 +50,23 @@ func pacingPolicyOf(c config) PacingPolicy {
 	p := c.policy
 	return PacingPolicy{BaseDelay: p.baseDelay, Jitter: p.jitter, LatencyFactor: p.latencyFactor,
 		MaxDelay: p.maxDelay, MaxCrawlDelay: p.maxCrawlDelay, BackoffBase: p.backoffBase, MaxBackoff: p.maxBackoff,
-		MaxInFlight: c.maxInFlight, MaxHosts: c.maxHosts}
+		MaxInFlight: c.maxInFlight}
 }
 
 // NewMemoryPacer returns the transport's own in-memory Pacer for policy p,
-// whose values must be valid as the options define them. It is what a
-// transport uses without [WithPacer]; a Pacer of a fleet may use it as its
-// fallback when its shared store is out of reach.
-func NewMemoryPacer(p PacingPolicy) Pacer {
+// whose values must be valid as the options define them, keeping state for
+// at most maxKeys keys (a soft bound; 0: 10,000). It is what a transport
+// uses without [WithPacer]; a Pacer of a fleet may use it as its fallback
+// when its shared store is out of reach.
+func NewMemoryPacer(p PacingPolicy, maxKeys int) Pacer {
+	if maxKeys == 0 {
+		maxKeys = defaultLimits.MaxKeys
+	}
 	return newMemoryPacer(pacerConfig{
 		policy: delayPolicy{baseDelay: p.BaseDelay, jitter: p.Jitter, latencyFactor: p.LatencyFactor,
 			maxDelay: p.MaxDelay, maxCrawlDelay: p.MaxCrawlDelay, backoffBase: p.BackoffBase, maxBackoff: p.MaxBackoff},
 		maxInFlight: p.MaxInFlight,
-		maxHosts:    p.MaxHosts,
+		maxHosts:    maxKeys,
 	})
 }
 

@@ -50,7 +50,7 @@ func TestWithPacer(t *testing.T) {
 		var got PacingPolicy
 		tr := New(site("User-agent: *\nCrawl-delay: 2\n"), WithJitter(0), WithMaxInFlight(3), WithPacer(func(p PacingPolicy) Pacer {
 			got = p
-			cp = &countingPacer{Pacer: &externalOnly{NewMemoryPacer(p)}}
+			cp = &countingPacer{Pacer: &externalOnly{NewMemoryPacer(p, 0)}}
 			return cp
 		}))
 		want := DefaultPacingPolicy()

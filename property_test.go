@@ -27,8 +27,8 @@ import (
 // and 503 with and without Retry-After (seconds and HTTP-dates), other
 // 5xx, reset connections, panics, (nil, nil) and a response together with
 // an error; robots.txt files whose Crawl-delay changes from one fetch to
-// the next, or that answer 404, 429, 503, a reset or a panic. WithMaxHosts
-// is small, so that hosts and robots.txt files are forgotten and fetched
+// the next, or that answer 404, 429, 503, a reset or a panic. The Limits
+// are small, so that hosts and robots.txt files are forgotten and fetched
 // again. What the base transport saw, and what RoundTrip returned, must
 // keep these invariants, which checkTransportSequence states exactly:
 //
@@ -85,7 +85,7 @@ func (c propConfig) options() []Option {
 	return []Option{
 		WithUserAgent(propUA),
 		WithBaseDelay(c.baseDelay), WithMaxDelay(c.maxDelay), WithMaxCrawlDelay(c.maxCrawlDelay),
-		WithJitter(c.jitter), WithMaxInFlight(c.maxInFlight), WithMaxHosts(c.maxHosts),
+		WithJitter(c.jitter), WithMaxInFlight(c.maxInFlight), WithLimits(Limits{MaxKeys: c.maxHosts, MaxOrigins: c.maxHosts}),
 		WithRobotsTTL(c.robotsTTL), WithRobotsTimeout(c.robotsTimeout), WithRobotsFailure(c.failure),
 	}
 }
@@ -903,7 +903,7 @@ func TestSweepKeepsCrawlDelay(t *testing.T) {
 					}
 					return respond(r, 404, ""), nil
 				}}
-				tr := New(base, WithJitter(0), WithBaseDelay(100*time.Millisecond), WithMaxHosts(2))
+				tr := New(base, WithJitter(0), WithBaseDelay(100*time.Millisecond), WithLimits(Limits{MaxKeys: 2, MaxOrigins: 2}))
 				for _, u := range tt.first {
 					if tt.check {
 						req, _ := http.NewRequest("GET", u, nil)

@@ -302,7 +302,7 @@ func TestHostileRobots(t *testing.T) {
 }
 
 func TestRobotsCacheIsBounded(t *testing.T) {
-	tr := New(site(""), opts(WithMaxHosts(10))...)
+	tr := New(site(""), opts(WithLimits(Limits{MaxKeys: 10, MaxOrigins: 10}))...)
 	for i := range 100 {
 		resp, err := get(tr, fmt.Sprintf("http://h%d.example/x", i), "")
 		if err != nil {

@@ -64,7 +64,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		t.defaultToken = tok
 	}
 	if cfg.newPacer == nil {
-		t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.maxHosts, events: cfg.hooks})
+		t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.limits.MaxKeys, events: cfg.hooks})
 	} else {
 		switch p := cfg.newPacer(pacingPolicyOf(cfg)).(type) {
 		case *memoryPacer:
@@ -83,7 +83,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if cfg.robotsStore != nil {
 		t.store, fetch = cfg.robotsStore, t.fetchShared
 	}
-	t.robots = newRobotsCache(fetch, t.robotsTooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
+	t.robots = newRobotsCache(fetch, t.robotsTooLate, cfg.robotsTTL, cfg.limits.MaxOrigins, cfg.limits.RobotsCacheBytes)
 	return t
 }
 

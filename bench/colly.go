@@ -59,7 +59,7 @@ type politeCrawler struct{ c *http.Client }
 
 func newPoliteCrawler(s *site, delay time.Duration, hosts int) *politeCrawler {
 	tr := polite.New(s.transport(), polite.WithUserAgent("BenchBot/1.0"), polite.WithBaseDelay(delay),
-		polite.WithJitter(0), polite.WithMaxHosts(2*hosts+10))
+		polite.WithJitter(0), polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10}))
 	return &politeCrawler{c: &http.Client{Transport: tr}}
 }
 
@@ -129,7 +129,7 @@ func (cc *collyCrawler) crawl(urls []string) (int, error) {
 // deadline counted from when polite passes it on.
 func newRecipeCrawler(s *site, delay time.Duration, hosts int) *collyCrawler {
 	c, _ := newPoliteCollector("BenchBot/1.0", s.transport(), 30*time.Second,
-		polite.WithBaseDelay(delay), polite.WithJitter(0), polite.WithMaxHosts(2*hosts+10))
+		polite.WithBaseDelay(delay), polite.WithJitter(0), polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10}))
 	c.Async = true
 	cc := &collyCrawler{c: c}
 	c.OnResponse(func(r *colly.Response) {

@@ -69,12 +69,12 @@ func loopback(args []string) error {
 
 	const botUA = "BenchBot/1.0"
 	opts := []polite.Option{polite.WithUserAgent(botUA), polite.WithBaseDelay(0),
-		polite.WithJitter(0), polite.WithMaxHosts(2 * *hosts)}
+		polite.WithJitter(0), polite.WithLimits(polite.Limits{MaxKeys: 2 * *hosts, MaxOrigins: 2 * *hosts})}
 	pacing := "pacing off (BaseDelay 0, MaxDelay 0)"
 	switch {
 	case *api:
 		pacing = "polite.APIDefaults()"
-		opts = []polite.Option{polite.WithUserAgent(botUA), polite.APIDefaults(), polite.WithMaxHosts(2 * *hosts)}
+		opts = []polite.Option{polite.WithUserAgent(botUA), polite.APIDefaults(), polite.WithLimits(polite.Limits{MaxKeys: 2 * *hosts, MaxOrigins: 2 * *hosts})}
 	case *adaptive:
 		pacing = "latency-adaptive pace only (BaseDelay 0)"
 	default:

@@ -9,5 +9,5 @@ import (
 
 // TestMemoryPacer holds the transport's own Pacer to the policy.
 func TestMemoryPacer(t *testing.T) {
-	politetest.RunPacer(t, polite.NewMemoryPacer)
+	politetest.RunPacer(t, func(p polite.PacingPolicy) polite.Pacer { return polite.NewMemoryPacer(p, 0) })
 }

@@ -18,7 +18,7 @@
 //	polite_robots_disallowed_total  counter    action          requests robots.txt disallowed: action "refused", or "sent" in RobotsReport mode
 //	polite_backoffs_total           counter    retry_after     rises of a host's backoff level: retry_after "true" when the signal carried a Retry-After
 //	polite_robots_fetches_total     counter    status, result  robots.txt fetches: status "2xx", "3xx", "4xx", "5xx", or "error" with no response; result "fetched" or "unreachable"
-//	polite_hosts_evicted_total      counter                    hosts whose pacing state was dropped to keep within WithMaxHosts
+//	polite_hosts_evicted_total      counter                    hosts whose pacing state was dropped to keep within Limits.MaxKeys
 //	polite_hosts                    gauge                      hosts tracked: with pacing state or a cached robots.txt
 //	polite_hosts_paused             gauge                      hosts paused now by a backoff or an exhausted rate limit
 //	polite_requests_waiting         gauge                      requests waiting for their turn
@@ -119,7 +119,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"status", "result"}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "polite_hosts_evicted_total",
-			Help: "Hosts whose pacing state was dropped to keep within the transport's WithMaxHosts.",
+			Help: "Hosts whose pacing state was dropped to keep within the transport's Limits.MaxKeys.",
 		}),
 	}
 	// Series that exist from the start read 0 rather than nothing.
@@ -144,7 +144,7 @@ func (m *Metrics) Option() polite.Option {
 
 // Track adds t to the transports whose state the gauges report. At each
 // scrape, [Metrics.Collect] calls t.Stats, which takes time and memory in
-// proportion to the hosts t tracks, a number that [polite.WithMaxHosts]
+// proportion to the hosts t tracks, a number that [polite.Limits]
 // bounds. t is kept, and reported, for as long as m is.
 func (m *Metrics) Track(t *polite.PoliteTransport) {
 	m.mu.Lock()

@@ -290,13 +290,13 @@ func TestHostsEvicted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site(""), polite.WithRobotsMode(polite.RobotsOff), polite.WithMaxHosts(1), m.Option())
+		tr := polite.New(site(""), polite.WithRobotsMode(polite.RobotsOff), polite.WithLimits(polite.Limits{MaxKeys: 1, MaxOrigins: 1}), m.Option())
 		m.Track(tr)
 		mustFetch(t, tr, "http://one/")
 		time.Sleep(time.Hour)
 		mustFetch(t, tr, "http://two/")
 		compare(t, reg, `
-# HELP polite_hosts_evicted_total Hosts whose pacing state was dropped to keep within the transport's WithMaxHosts.
+# HELP polite_hosts_evicted_total Hosts whose pacing state was dropped to keep within the transport's Limits.MaxKeys.
 # TYPE polite_hosts_evicted_total counter
 polite_hosts_evicted_total 1
 # HELP polite_hosts Hosts the transports track: hosts with pacing state or a cached robots.txt.

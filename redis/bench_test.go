@@ -241,7 +241,7 @@ func requestContext() (context.Context, context.CancelFunc) {
 // BenchmarkAcquireReleaseMemory is BenchmarkAcquireRelease's loop on the
 // in-memory Pacer, for comparison: what a process pays for pacing alone.
 func BenchmarkAcquireReleaseMemory(b *testing.B) {
-	p := polite.NewMemoryPacer(unpaced())
+	p := polite.NewMemoryPacer(unpaced(), 0)
 	keys := make([]string, 100_000)
 	for i := range keys {
 		keys[i] = "host" + strconv.Itoa(i) + ".example"

@@ -19,11 +19,10 @@ import (
 //
 // client may be a single server, a Sentinel failover client or a Cluster.
 // Every process that paces the same hosts must use the same policy and the
-// same options. The policy's MaxHosts has no effect: idle hosts' keys
-// expire by themselves. The Pacer keeps no goroutine running: the ones it
-// starts to send queued calls in pipelines end when the queue is empty
-// (see Calls and waits in the package documentation). It closes nothing;
-// the client stays the caller's.
+// same options. Idle hosts' keys expire by themselves. The Pacer keeps no
+// goroutine running: the ones it starts to send queued calls in pipelines
+// end when the queue is empty (see Calls and waits in the package
+// documentation). It closes nothing; the client stays the caller's.
 func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
 	o := defaults()
 	for _, opt := range opts {
@@ -69,7 +68,7 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		release:  release,
 		admits:   &batcher{client: client, timeout: o.timeout},
 		releases: &batcher{client: client, timeout: o.timeout},
-		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
+		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy, 0) }),
 		watches:  make(map[string]*watch),
 		health: &health{logger: o.logger, probe: o.probe,
 			fallback: "pacing in this process's memory", resumed: "pacing in redis"},
