@@ -35,7 +35,7 @@ type Decision struct {
 	// it is set, an earlier good copy may still be in force.
 	RobotsErr string
 	// CrawlDelay is the group's Crawl-delay as written, before
-	// [WithMaxCrawlDelay] clamps it; 0 when there is none.
+	// [PacingPolicy].MaxCrawlDelay clamps it; 0 when there is none.
 	CrawlDelay time.Duration
 	// Pace is the least gap, before jitter, that would separate the next two
 	// starts of requests like this one to its host, as things stand now.

@@ -44,7 +44,7 @@ func TestCheck(t *testing.T) {
 					answer = site(robots).fn
 				}
 				base := &fakeBase{fn: answer}
-				tr := New(base, WithJitter(0), WithRobotsFailure(tt.policy))
+				tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithRobotsFailure(tt.policy))
 				req, _ := http.NewRequest("GET", tt.url, nil)
 				if tt.ua != "" {
 					req.Header.Set("User-Agent", tt.ua)
@@ -91,7 +91,7 @@ func TestStats(t *testing.T) {
 			}
 			return respond(r, 200, "ok"), nil
 		}}
-		tr := New(base, WithJitter(0))
+		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
 		for _, u := range []string{"http://a/1", "http://a/private", "https://a/2", "http://a/busy", "http://b/1"} {
 			if resp, err := get(tr, u, ""); err == nil {
 				resp.Body.Close()
@@ -136,7 +136,7 @@ func TestStats(t *testing.T) {
 // started, and that the pace is the clamped Crawl-delay.
 func TestPaceAgreesWithCrawlDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site("User-agent: *\nCrawl-delay: 86400\n"), WithJitter(0))
+		tr := New(site("User-agent: *\nCrawl-delay: 86400\n"), WithPacing(PacingPolicy{Jitter: None}))
 		req, _ := http.NewRequest("GET", "http://h/page", nil)
 		d, err := tr.Check(req)
 		if err != nil {
@@ -146,8 +146,8 @@ func TestPaceAgreesWithCrawlDelay(t *testing.T) {
 		if len(stats) != 1 {
 			t.Fatalf("Stats() has %d hosts; want 1", len(stats))
 		}
-		if d.Pace != DefaultMaxCrawlDelay || stats[0].Pace != DefaultMaxCrawlDelay {
-			t.Errorf("Decision.Pace = %v, HostStats.Pace = %v; want both %v", d.Pace, stats[0].Pace, DefaultMaxCrawlDelay)
+		if d.Pace != defaultPacing.MaxCrawlDelay || stats[0].Pace != defaultPacing.MaxCrawlDelay {
+			t.Errorf("Decision.Pace = %v, HostStats.Pace = %v; want both %v", d.Pace, stats[0].Pace, defaultPacing.MaxCrawlDelay)
 		}
 	})
 }

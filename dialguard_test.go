@@ -88,7 +88,7 @@ func newGuardedClient(t *testing.T, allowed func(netip.AddrPort) bool, opts ...p
 	guarded := guardedTransport(allowed)
 	t.Cleanup(guarded.CloseIdleConnections)
 	rec := &recordingBase{base: guarded}
-	tr := polite.New(rec, append([]polite.Option{polite.WithUserAgent("GuardBot/1.0"), polite.WithBaseDelay(0)}, opts...)...)
+	tr := polite.New(rec, append([]polite.Option{polite.WithUserAgent("GuardBot/1.0"), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}, opts...)...)
 	return &http.Client{Transport: tr}, tr, rec
 }
 

@@ -27,7 +27,7 @@ func TestEvents(t *testing.T) {
 			mu.Unlock()
 		}
 		base := site("User-agent: *\nDisallow: /private\nnonsense\n")
-		tr := New(base, WithJitter(0), WithEvents(hook))
+		tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithEvents(hook))
 		for _, u := range []string{"http://h/a", "http://h/private", "http://h/b"} {
 			if resp, err := get(tr, u, ""); err == nil {
 				resp.Body.Close()
@@ -65,9 +65,9 @@ func TestEventSentForEveryRequest(t *testing.T) {
 		wantLog string
 	}{
 		{"no wait", quick, 0, `level=DEBUG msg="polite: sent" host=h url=http://h/b wait=0s`},
-		{"a short wait", []Option{WithBaseDelay(999 * time.Millisecond), WithJitter(0)}, 999 * time.Millisecond,
+		{"a short wait", []Option{WithPacing(PacingPolicy{BaseDelay: 999 * time.Millisecond, Jitter: None})}, 999 * time.Millisecond,
 			`level=DEBUG msg="polite: sent" host=h url=http://h/b wait=999ms`},
-		{"a long wait", []Option{WithJitter(0)}, time.Second, `level=INFO msg="polite: waited" host=h url=http://h/b wait=1s`},
+		{"a long wait", []Option{WithPacing(PacingPolicy{Jitter: None})}, time.Second, `level=INFO msg="polite: waited" host=h url=http://h/b wait=1s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -212,7 +212,7 @@ func TestDeadlineWhileRobotsWaitsBehindABackoff(t *testing.T) {
 // callers see it as a timeout.
 func TestDeadlineErrorIsATimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site(""), WithJitter(0), WithBaseDelay(2100*time.Millisecond))
+		tr := New(site(""), WithPacing(PacingPolicy{Jitter: None, BaseDelay: 2100 * time.Millisecond}))
 		resp, err := get(tr, "http://h/a", "")
 		if err != nil {
 			t.Fatal(err)

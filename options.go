@@ -3,7 +3,6 @@ package polite
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"time"
@@ -67,26 +66,11 @@ func (p FailurePolicy) String() string {
 	return fmt.Sprintf("FailurePolicy(%d)", int(p))
 }
 
-// Defaults, each explained in the package documentation.
-const (
-	DefaultBaseDelay     = 1 * time.Second
-	DefaultJitter        = 0.5
-	DefaultLatencyFactor = 2.0
-	DefaultMaxDelay      = 60 * time.Second
-	DefaultMaxCrawlDelay = 60 * time.Second
-	DefaultBackoffBase   = 5 * time.Second
-	DefaultMaxBackoff    = 10 * time.Minute
-	DefaultMaxInFlight   = 1
-	DefaultRobotsTTL     = 24 * time.Hour
-	DefaultRobotsTimeout = 10 * time.Second
-)
-
 // config is everything the options set. Each option validates its value
 // when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent       string
-	policy          delayPolicy
-	maxInFlight     int
+	pacing          PacingPolicy              // Effective: every field set
 	limits          Limits                    // every field set
 	pacingKey       PacingKeyFunc             // nil: PacingKeyHost
 	newPacer        func(PacingPolicy) Pacer  // nil: the in-memory pacer
@@ -101,26 +85,13 @@ type config struct {
 	hooks           emitter // WithEvents' hooks and WithLogger's, in order
 }
 
-// defaultPolicy is the delay policy of a transport built with no option.
-func defaultPolicy() delayPolicy {
-	return delayPolicy{
-		baseDelay:     DefaultBaseDelay,
-		jitter:        DefaultJitter,
-		latencyFactor: DefaultLatencyFactor,
-		maxDelay:      DefaultMaxDelay,
-		maxCrawlDelay: DefaultMaxCrawlDelay,
-		backoffBase:   DefaultBackoffBase,
-		maxBackoff:    DefaultMaxBackoff,
-	}
-}
-
+// defaultConfig is the configuration of a transport built with no option.
 func defaultConfig() config {
 	return config{
-		policy:        defaultPolicy(),
-		maxInFlight:   DefaultMaxInFlight,
+		pacing:        defaultPacing,
 		limits:        defaultLimits,
-		robotsTTL:     DefaultRobotsTTL,
-		robotsTimeout: DefaultRobotsTimeout,
+		robotsTTL:     24 * time.Hour,
+		robotsTimeout: 10 * time.Second,
 	}
 }
 
@@ -137,101 +108,17 @@ func WithUserAgent(ua string) Option {
 	})
 }
 
-// WithBaseDelay sets the least time between the starts of two requests to
-// one host (default 1s). Zero is allowed: robots.txt, Crawl-delay, latency
-// and backoff still apply. A negative delay is an error.
-func WithBaseDelay(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		c.policy.baseDelay = d
-		return notNegative("WithBaseDelay", d)
-	})
-}
-
-// WithJitter sets the upward jitter factor J (default 0.5): each gap is the
-// pace times 1+J·U with U uniform in [0,1), so the pace stays a hard
-// minimum. Zero turns jitter off; a negative value is an error.
-func WithJitter(f float64) Option {
-	return optionFunc(func(c *config) error {
-		if !(f >= 0) {
-			return &ConfigError{Option: "WithJitter", Value: f, Reason: "jitter must be >= 0"}
-		}
-		c.policy.jitter = f
-		return nil
-	})
-}
-
-// WithLatencyFactor sets how many times the server's smoothed time to
-// response headers the pace is at least (default 2, which keeps a server
-// at most half busy with this client). Zero turns latency pacing off, so
-// that with WithBaseDelay(0) nothing paces a host until the server
-// signals; a negative or infinite value is an error.
-func WithLatencyFactor(f float64) Option {
-	return optionFunc(func(c *config) error {
-		if !(f >= 0) || math.IsInf(f, 0) {
-			return &ConfigError{Option: "WithLatencyFactor", Value: f, Reason: "must be >= 0 and finite"}
-		}
-		c.policy.latencyFactor = f
-		return nil
-	})
-}
-
-// WithBackoff sets the pause after a backoff signal (a 429, a 5xx but 501
-// and 505, a timeout or a reset connection): base after the first, doubled
-// with each level, at most max (defaults 5s and 10m). A Retry-After is a
-// floor on the pause, so with a small base the server's Retry-After is the
-// wait: WithBackoff(0, time.Minute) pauses a host exactly as long as it
-// asks. A negative value is an error.
-func WithBackoff(base, max time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		c.policy.backoffBase, c.policy.maxBackoff = base, max
-		if err := notNegative("WithBackoff", base); err != nil {
-			return err
-		}
-		return notNegative("WithBackoff", max)
-	})
-}
-
-// WithMaxDelay caps the adaptive part of the pace, base delay times latency
-// and backoff factors (default 60s). It does not cap Crawl-delay, Retry-After
-// or backoff pauses. A negative value is an error.
-func WithMaxDelay(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		c.policy.maxDelay = d
-		return notNegative("WithMaxDelay", d)
-	})
-}
-
-// WithMaxCrawlDelay sets the longest robots.txt Crawl-delay honoured
-// (default 60s); a longer one is clamped to it. A negative value is an
-// error.
-func WithMaxCrawlDelay(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		c.policy.maxCrawlDelay = d
-		return notNegative("WithMaxCrawlDelay", d)
-	})
-}
-
-// WithMaxInFlight sets how many requests to one host may be in flight at
-// once (default 1). A request counts until its response headers arrive.
-// Values below 1 are an error.
-func WithMaxInFlight(n int) Option {
-	return optionFunc(func(c *config) error {
-		if n < 1 {
-			return &ConfigError{Option: "WithMaxInFlight", Value: n, Reason: "must be >= 1"}
-		}
-		c.maxInFlight = n
-		return nil
-	})
-}
-
 // WithRobotsTTL sets how long a fetched robots.txt is used before it is
 // fetched again (default 24h, the most RFC 9309 §2.4 allows). A failed fetch
 // is retried after the smaller of this and 5 minutes. Values below 1ns are
 // an error.
 func WithRobotsTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
+		if err := positive("WithRobotsTTL", d); err != nil {
+			return err
+		}
 		c.robotsTTL = d
-		return positive("WithRobotsTTL", d)
+		return nil
 	})
 }
 
@@ -242,8 +129,11 @@ func WithRobotsTTL(d time.Duration) Option {
 // are an error.
 func WithRobotsTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
+		if err := positive("WithRobotsTimeout", d); err != nil {
+			return err
+		}
 		c.robotsTimeout = d
-		return positive("WithRobotsTimeout", d)
+		return nil
 	})
 }
 
@@ -325,19 +215,23 @@ func WithRobotsTransport(rt http.RoundTripper) Option {
 }
 
 // APIDefaults returns the options for a client of an API rather than a
-// crawler: robots.txt off (it speaks to crawlers), no base delay, no
-// jitter, no latency pacing and eight requests in flight per host, so that
-// nothing paces a host until the server signals; then a backoff of 1s
-// doubling to at most a minute, with a Retry-After and rate-limit fields
-// honoured exactly. Options after it override its choices.
+// crawler: robots.txt off (it speaks to crawlers), and
+//
+//	WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
+//		MaxInFlight: 8, BackoffBase: time.Second, MaxBackoff: time.Minute})
+//
+// no base delay, no jitter, no latency pacing and eight requests in flight
+// per key, so that nothing paces a key until the server signals; then a
+// backoff of 1s doubling to at most a minute, with a Retry-After and
+// rate-limit fields honoured exactly. Since options merge field by field
+// and the last one wins, options before APIDefaults lose only what it
+// sets, the robots.txt mode and those six fields, and options after it
+// override what they set.
 func APIDefaults() Option {
 	return all(
 		WithRobotsMode(RobotsOff),
-		WithBaseDelay(0),
-		WithJitter(0),
-		WithLatencyFactor(0),
-		WithMaxInFlight(8),
-		WithBackoff(time.Second, time.Minute),
+		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
+			MaxInFlight: 8, BackoffBase: time.Second, MaxBackoff: time.Minute}),
 	)
 }
 
@@ -396,15 +290,6 @@ func WithLogger(l *slog.Logger) Option {
 		}
 		return nil
 	})
-}
-
-// notNegative returns an error unless d, the value of option name, is 0 or
-// more.
-func notNegative(name string, d time.Duration) error {
-	if d < 0 {
-		return &ConfigError{Option: name, Value: d, Reason: "must not be negative"}
-	}
-	return nil
 }
 
 // positive returns an error unless d, the value of option name, is more

@@ -2,6 +2,7 @@ package polite
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -18,11 +19,10 @@ func TestInvalidOptions(t *testing.T) {
 		field  string
 		value  any
 	}{
-		{"negative base delay", WithBaseDelay(-1), "WithBaseDelay", "", time.Duration(-1)},
-		{"negative jitter", WithJitter(-0.1), "WithJitter", "", -0.1},
-		{"negative max delay", WithMaxDelay(-1), "WithMaxDelay", "", time.Duration(-1)},
-		{"negative max Crawl-delay", WithMaxCrawlDelay(-1), "WithMaxCrawlDelay", "", time.Duration(-1)},
-		{"no request in flight", WithMaxInFlight(0), "WithMaxInFlight", "", 0},
+		{"negative BaseDelay", WithPacing(PacingPolicy{BaseDelay: -2}), "WithPacing", "BaseDelay", time.Duration(-2)},
+		{"negative Jitter", WithPacing(PacingPolicy{Jitter: -0.1}), "WithPacing", "Jitter", -0.1},
+		{"infinite LatencyFactor", WithPacing(PacingPolicy{LatencyFactor: math.Inf(1)}), "WithPacing", "LatencyFactor", math.Inf(1)},
+		{"negative MaxInFlight", WithPacing(PacingPolicy{BaseDelay: None, MaxInFlight: -8}), "WithPacing", "MaxInFlight", -8},
 		{"zero robots.txt TTL", WithRobotsTTL(0), "WithRobotsTTL", "", time.Duration(0)},
 		{"negative robots.txt timeout", WithRobotsTimeout(-1), "WithRobotsTimeout", "", time.Duration(-1)},
 		{"unknown failure policy", WithRobotsFailure(FailurePolicy(7)), "WithRobotsFailure", "", FailurePolicy(7)},

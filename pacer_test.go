@@ -31,7 +31,7 @@ var (
 
 // testPolicy returns the transport's default policy, changed by edit.
 func testPolicy(edit func(*delayPolicy)) delayPolicy {
-	p := defaultPolicy()
+	p := defaultPacing.delayPolicy()
 	edit(&p)
 	return p
 }

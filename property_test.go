@@ -84,8 +84,9 @@ type propConfig struct {
 func (c propConfig) options() []Option {
 	return []Option{
 		WithUserAgent(propUA),
-		WithBaseDelay(c.baseDelay), WithMaxDelay(c.maxDelay), WithMaxCrawlDelay(c.maxCrawlDelay),
-		WithJitter(c.jitter), WithMaxInFlight(c.maxInFlight), WithLimits(Limits{MaxKeys: c.maxHosts, MaxOrigins: c.maxHosts}),
+		WithPacing(PacingPolicy{BaseDelay: noneIfZero(c.baseDelay), MaxDelay: noneIfZero(c.maxDelay),
+			MaxCrawlDelay: noneIfZero(c.maxCrawlDelay), Jitter: noneIfZero(c.jitter), MaxInFlight: c.maxInFlight}),
+		WithLimits(Limits{MaxKeys: c.maxHosts, MaxOrigins: c.maxHosts}),
 		WithRobotsTTL(c.robotsTTL), WithRobotsTimeout(c.robotsTimeout), WithRobotsFailure(c.failure),
 	}
 }
@@ -903,7 +904,7 @@ func TestSweepKeepsCrawlDelay(t *testing.T) {
 					}
 					return respond(r, 404, ""), nil
 				}}
-				tr := New(base, WithJitter(0), WithBaseDelay(100*time.Millisecond), WithLimits(Limits{MaxKeys: 2, MaxOrigins: 2}))
+				tr := New(base, WithPacing(PacingPolicy{Jitter: None, BaseDelay: 100 * time.Millisecond}), WithLimits(Limits{MaxKeys: 2, MaxOrigins: 2}))
 				for _, u := range tt.first {
 					if tt.check {
 						req, _ := http.NewRequest("GET", u, nil)

@@ -64,9 +64,9 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		t.defaultToken = tok
 	}
 	if cfg.newPacer == nil {
-		t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.limits.MaxKeys, events: cfg.hooks})
+		t.pacer = newMemoryPacer(memoryPacerConfig(cfg.pacing, cfg.limits.MaxKeys, cfg.hooks))
 	} else {
-		switch p := cfg.newPacer(pacingPolicyOf(cfg)).(type) {
+		switch p := cfg.newPacer(cfg.pacing.Effective()).(type) {
 		case *memoryPacer:
 			p.cfg.events = cfg.hooks
 			t.pacer = p

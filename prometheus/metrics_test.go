@@ -113,7 +113,7 @@ func TestRequestsAndRefusals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithJitter(0), m.Option())
+		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -213,7 +213,7 @@ func TestBackoffs(t *testing.T) {
 			}
 			return respond(r, http.StatusServiceUnavailable, ""), nil
 		})
-		tr := polite.New(base, polite.WithJitter(0), m.Option())
+		tr := polite.New(base, polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -318,7 +318,7 @@ func TestGauges(t *testing.T) {
 			<-release
 			return respond(r, http.StatusOK, "ok"), nil
 		})
-		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithBaseDelay(0), polite.WithLatencyFactor(0), m.Option()}
+		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}), m.Option()}
 		first, second := polite.New(base, opts...), polite.New(base, opts...)
 		m.Track(first)
 		m.Track(second)

@@ -61,8 +61,7 @@ func stateField(t *testing.T, c redis.Cmdable, key, field string) any {
 
 func TestServerClock(t *testing.T) {
 	c := newClient(t)
-	policy := polite.DefaultPacingPolicy()
-	policy.BaseDelay, policy.Jitter, policy.LatencyFactor = 50*time.Millisecond, 0, 0
+	policy := polite.PacingPolicy{BaseDelay: 50 * time.Millisecond, Jitter: polite.None, LatencyFactor: polite.None}
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(policy)
 	ctx := context.Background()
@@ -101,8 +100,7 @@ func TestLeaseExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.BaseDelay, policy.LatencyFactor, policy.Jitter, policy.MaxInFlight = 0, 0, 0, 1
+		policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 		prefix := freshPrefix()
 		opts := []Option{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
 		crashed := NewPacer(c, opts...)(policy)
@@ -126,7 +124,7 @@ func TestLeaseExpires(t *testing.T) {
 func TestFailWhenUnreachable(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
 	_, err := p.Acquire(context.Background(), "a", 0)
 	if err == nil || !strings.Contains(err.Error(), "redis unreachable") {
 		t.Fatalf("Acquire = %v; want an error naming redis", err)
@@ -138,8 +136,7 @@ func TestFailWhenUnreachable(t *testing.T) {
 // checks that the Pacer goes back to it.
 func TestOutage(t *testing.T) {
 	c := newClient(t)
-	policy := polite.DefaultPacingPolicy()
-	policy.BaseDelay, policy.LatencyFactor, policy.Jitter = 10*time.Millisecond, 0, 0
+	policy := polite.PacingPolicy{BaseDelay: 10 * time.Millisecond, LatencyFactor: polite.None, Jitter: polite.None}
 	var log syncBuffer
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(500*time.Millisecond),
@@ -200,7 +197,7 @@ func TestOutage(t *testing.T) {
 func TestFailWhenUnreachableNeverFallsBack(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
 	for range 3 {
 		if _, err := p.Acquire(context.Background(), "a", 0); err == nil {
 			t.Fatal("Acquire succeeded with redis unreachable")
@@ -215,8 +212,7 @@ func TestJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.Jitter, policy.LatencyFactor = 0.5, 0
+		policy := polite.PacingPolicy{Jitter: 0.5, LatencyFactor: polite.None}
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
 		draws := []float64{0.25, 1, 0, 0.5, 0}
 		var u float64
@@ -248,8 +244,7 @@ func TestHungServer(t *testing.T) {
 	opts.ContextTimeoutEnabled = true
 	c := redis.NewClient(opts)
 	defer c.Close()
-	policy := polite.DefaultPacingPolicy()
-	policy.BaseDelay, policy.LatencyFactor = 0, 0
+	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithLogger(nil))(policy)
 	if l, err := p.Acquire(context.Background(), "a", 0); err != nil {
 		t.Fatal(err)
@@ -283,8 +278,7 @@ func TestIgnore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.Jitter = 0
+		policy := polite.PacingPolicy{Jitter: polite.None}
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
 		ctx := context.Background()
 		l, err := p.Acquire(ctx, "a", 0)
@@ -311,8 +305,7 @@ func TestEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.Jitter = 0
+		policy := polite.PacingPolicy{Jitter: polite.None}
 		var got []polite.Event
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable(),
 			WithEvents(func(e polite.Event) { got = append(got, e) }))(policy)

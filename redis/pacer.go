@@ -18,8 +18,10 @@ import (
 //	t := polite.New(nil, polite.WithPacer(politeredis.NewPacer(client)))
 //
 // client may be a single server, a Sentinel failover client or a Cluster.
-// Every process that paces the same hosts must use the same policy and the
-// same options. Idle hosts' keys expire by themselves. The Pacer keeps no
+// The function runs the policy's [polite.PacingPolicy.Effective]: the
+// transport gives it that already, and a caller may leave fields zero for
+// their defaults. Every process that paces the same hosts must use the
+// same policy and the same options. Idle hosts' keys expire by themselves. The Pacer keeps no
 // goroutine running: the ones it starts to send queued calls in pipelines
 // end when the queue is empty (see Calls and waits in the package
 // documentation). It closes nothing; the client stays the caller's.
@@ -29,14 +31,14 @@ func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPo
 		opt(&o)
 	}
 	return func(policy polite.PacingPolicy) polite.Pacer {
-		return newPacer(client, policy, o)
+		return newPacer(client, policy.Effective(), o)
 	}
 }
 
 // pacer is the Pacer that NewPacer makes.
 type pacer struct {
 	client   redis.UniversalClient
-	policy   polite.PacingPolicy
+	policy   polite.PacingPolicy // Effective
 	o        options
 	admit    *redis.Script // admitLua for policy
 	release  *redis.Script // releaseLua for policy
@@ -58,6 +60,7 @@ type watch struct {
 	n  int           // goroutines waiting
 }
 
+// newPacer returns the Pacer of an Effective policy.
 func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
 	admit, release := newScripts(policy, o.lease)
 	return &pacer{
@@ -68,8 +71,14 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		release:  release,
 		admits:   &batcher{client: client, timeout: o.timeout},
 		releases: &batcher{client: client, timeout: o.timeout},
-		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy, 0) }),
-		watches:  make(map[string]*watch),
+		fallback: sync.OnceValue(func() polite.Pacer {
+			p, err := polite.NewMemoryPacer(policy, 0)
+			if err != nil {
+				panic(err) // the transport validated policy
+			}
+			return p
+		}),
+		watches: make(map[string]*watch),
 		health: &health{logger: o.logger, probe: o.probe,
 			fallback: "pacing in this process's memory", resumed: "pacing in redis"},
 		rand: rand.Float64,
@@ -99,7 +108,7 @@ func (p *pacer) argv(extra ...string) []any {
 
 // draw returns a jitter draw in [0, 1) as a script argument.
 func (p *pacer) draw() string {
-	if p.policy.Jitter == 0 {
+	if p.policy.Jitter == polite.None {
 		return "0"
 	}
 	return strconv.FormatFloat(p.rand(), 'g', -1, 64)

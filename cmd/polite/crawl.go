@@ -51,7 +51,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "%v", err)
 	}
 
-	floor := paceFloor{base: c.delay, maxCrawlDelay: polite.DefaultMaxCrawlDelay}
+	floor := paceFloor{base: c.delay, maxCrawlDelay: defaultPacing.MaxCrawlDelay}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)

@@ -17,6 +17,10 @@ import (
 // is what robots.txt groups name to address it.
 const defaultUA = "polite/1.0 (+https://github.com/polite-go/polite)"
 
+// defaultPacing is the library's pacing policy, whose defaults the flags
+// and the verdicts use.
+var defaultPacing = polite.PacingPolicy{}.Effective()
+
 // commonFlags are the transport settings every network command takes.
 type commonFlags struct {
 	ua    string
@@ -42,7 +46,7 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	}
 	if c != nil {
 		fs.StringVar(&c.ua, "ua", defaultUA, "the `User-Agent`; its product token chooses the robots.txt group")
-		fs.DurationVar(&c.delay, "delay", polite.DefaultBaseDelay, "least time between two requests to one host")
+		fs.DurationVar(&c.delay, "delay", defaultPacing.BaseDelay, "least time between two requests to one host; 0 for none")
 	}
 	return fs
 }
@@ -50,8 +54,8 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 // A flagOption is a transport option that a flag sets.
 type flagOption struct {
 	flag   string // "-delay"
-	name   string // the option, as a *polite.ConfigError names it: "WithBaseDelay"
-	field  string // the field of the option's argument, likewise; "" for none
+	name   string // the option, as a *polite.ConfigError names it: "WithPacing"
+	field  string // the field of the option's argument, likewise: "BaseDelay"; "" for none
 	option polite.Option
 }
 
@@ -59,8 +63,17 @@ type flagOption struct {
 func (c *commonFlags) options() []flagOption {
 	return []flagOption{
 		{"-ua", "WithUserAgent", "", polite.WithUserAgent(c.ua)},
-		{"-delay", "WithBaseDelay", "", polite.WithBaseDelay(c.delay)},
+		{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: noneIfZero(c.delay)})},
 	}
+}
+
+// noneIfZero returns d as a PacingPolicy field: -delay 0 means no delay,
+// which the policy writes polite.None, since 0 there means the default.
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return polite.None
+	}
+	return d
 }
 
 // newTransport returns a PoliteTransport over base with opts. The library

@@ -74,7 +74,7 @@ func throughTransport(t *testing.T, status int, header func(now time.Time) http.
 		return resp, nil
 	})
 	wire := &wireRecorder{base: server}
-	tr := polite.New(wire, polite.WithJitter(0))
+	tr := polite.New(wire, polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}))
 	req, err := http.NewRequest(http.MethodGet, "http://example.com/page", nil)
 	if err != nil {
 		t.Fatal(err)
