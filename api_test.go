@@ -30,7 +30,7 @@ func TestRobotsModes(t *testing.T) {
 		ctxMode     *RobotsMode
 		wantBlocked bool
 		wantRobots  int    // robots.txt fetches
-		wantWould   uint64 // HostStats.WouldBlock
+		wantWould   uint64 // HostStats.WouldRefuse
 		wantLog     bool   // "would refuse" logged
 	}{
 		{"enforce", nil, "http://h/private", nil, true, 1, 0, false},
@@ -72,10 +72,10 @@ func TestRobotsModes(t *testing.T) {
 				}
 				var would uint64
 				for _, s := range tr.Stats() {
-					would += s.WouldBlock
+					would += s.WouldRefuse
 				}
 				if would != tt.wantWould {
-					t.Errorf("WouldBlock = %d; want %d", would, tt.wantWould)
+					t.Errorf("WouldRefuse = %d; want %d", would, tt.wantWould)
 				}
 				mu.Lock()
 				gotLog := strings.Contains(logged.String(), "would refuse")

@@ -102,7 +102,7 @@ func TestStats(t *testing.T) {
 			t.Fatalf("Stats() has %d hosts; want 2: %+v", len(got), got)
 		}
 		a, b := got[0], got[1]
-		if a.Host != "a" || a.Requests != 5 || a.Blocked != 1 || a.InFlight != 0 || a.Level != 1 || a.Backoffs != 1 || a.RetryAfters != 1 {
+		if a.Key != "a" || a.Requests != 5 || a.Refused != 1 || a.InFlight != 0 || a.Level != 1 || a.Backoffs != 1 || a.RetryAfters != 1 {
 			t.Errorf("host a = %+v; want 5 requests (2 robots.txt), 1 blocked, level 1, one backoff with Retry-After", a)
 		}
 		var busyAt time.Time
@@ -111,7 +111,7 @@ func TestStats(t *testing.T) {
 				busyAt = h.at
 			}
 		}
-		if pause := a.BlockedUntil.Sub(busyAt); pause != 30*time.Second {
+		if pause := a.PausedUntil.Sub(busyAt); pause != 30*time.Second {
 			t.Errorf("host a paused %v after the 429; want Retry-After's 30s", pause)
 		}
 		if a.Pace != 2*time.Second {
@@ -121,11 +121,11 @@ func TestStats(t *testing.T) {
 			t.Fatalf("host a robots = %+v; want the http and https files", a.Robots)
 		}
 		r := a.Robots[0]
-		if r.Status != 200 || r.Rules != 1 || r.CrawlDelay != 2*time.Second || r.Blocked != 1 || r.Err != "" ||
+		if r.Status != 200 || r.Rules != 1 || r.CrawlDelay != 2*time.Second || r.Refused != 1 || r.Err != "" ||
 			!reflect.DeepEqual(r.Sitemaps, []string{"http://a/s.xml"}) {
 			t.Errorf("http://a robots = %+v", r)
 		}
-		if b.Host != "b" || len(b.Robots) != 1 || b.Robots[0].Status != 503 || b.Robots[0].Err == "" || b.Level != 1 {
+		if b.Key != "b" || len(b.Robots) != 1 || b.Robots[0].Status != 503 || b.Robots[0].Err == "" || b.Level != 1 {
 			t.Errorf("host b = %+v; want an unreachable robots.txt and a backoff", b)
 		}
 	})

@@ -57,9 +57,9 @@ func (e *RobotsBlockedError) Is(target error) bool { return target == ErrRobotsB
 // transport fails at once instead of waiting for a deadline it cannot meet.
 // It matches [context.DeadlineExceeded] with [errors.Is].
 type DeadlineError struct {
-	// Host is the pacing key: the lower-cased host name.
-	Host string
-	// Earliest is the earliest start the host's pace allowed.
+	// Key is the pacing key: by default the host name in canonical form.
+	Key string
+	// Earliest is the earliest start the key's pace allowed.
 	Earliest time.Time
 	// Deadline is the request context's deadline.
 	Deadline time.Time
@@ -73,10 +73,10 @@ type DeadlineError struct {
 func (e *DeadlineError) Error() string {
 	if e.now.IsZero() {
 		return fmt.Sprintf("polite: next start to %s at %s is past the context deadline %s",
-			e.Host, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
+			e.Key, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
 	}
 	return fmt.Sprintf("polite: next start to %s in %v, context deadline in %v",
-		e.Host, roundDuration(e.Earliest.Sub(e.now)), roundDuration(e.Deadline.Sub(e.now)))
+		e.Key, roundDuration(e.Earliest.Sub(e.now)), roundDuration(e.Deadline.Sub(e.now)))
 }
 
 // roundDuration rounds d to three significant digits or so, for messages.

@@ -14,8 +14,8 @@ type Event struct {
 	Kind EventKind
 	// Time is when it happened.
 	Time time.Time
-	// Host is the pacing key it concerns.
-	Host string
+	// Key is the pacing key it concerns.
+	Key string
 	// URL is the request's URL, or the robots.txt URL for robots events.
 	URL string
 
@@ -124,7 +124,7 @@ const slowWait = time.Second
 func logEvents(l *slog.Logger) func(Event) {
 	return func(ev Event) {
 		level, msg := slog.LevelInfo, "polite: "+ev.Kind.String()
-		attrs := []slog.Attr{slog.String("host", ev.Host)}
+		attrs := []slog.Attr{slog.String("host", ev.Key)}
 		switch ev.Kind {
 		case EventRobotsFetched:
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status),

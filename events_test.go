@@ -38,12 +38,12 @@ func TestEvents(t *testing.T) {
 			resp.Body.Close()
 		}
 		want := []Event{
-			{Kind: EventRobotsFetched, Host: "h", URL: "http://h/robots.txt", Status: 200, Rules: 1, Skipped: 1},
-			{Kind: EventSent, Host: "h", URL: "http://h/a", Duration: time.Second},
-			{Kind: EventRefused, Host: "h", URL: "http://h/private", Rule: "Disallow: /private"},
-			{Kind: EventSent, Host: "h", URL: "http://h/b", Duration: time.Second},
-			{Kind: EventWouldRefuse, Host: "h", URL: "http://h/private", Rule: "Disallow: /private"},
-			{Kind: EventSent, Host: "h", URL: "http://h/private", Duration: time.Second},
+			{Kind: EventRobotsFetched, Key: "h", URL: "http://h/robots.txt", Status: 200, Rules: 1, Skipped: 1},
+			{Kind: EventSent, Key: "h", URL: "http://h/a", Duration: time.Second},
+			{Kind: EventRefused, Key: "h", URL: "http://h/private", Rule: "Disallow: /private"},
+			{Kind: EventSent, Key: "h", URL: "http://h/b", Duration: time.Second},
+			{Kind: EventWouldRefuse, Key: "h", URL: "http://h/private", Rule: "Disallow: /private"},
+			{Kind: EventSent, Key: "h", URL: "http://h/private", Duration: time.Second},
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -104,9 +104,9 @@ func TestEventSentForEveryRequest(t *testing.T) {
 				defer mu.Unlock()
 				// The first page waits the pace after the robots.txt fetch.
 				want := []Event{
-					{Kind: EventSent, Host: "h", URL: "http://h/a", Duration: tt.wait},
-					{Kind: EventSent, Host: "h", URL: "http://h/b", Duration: tt.wait},
-					{Kind: EventSent, Host: "h", URL: "http://h/c", Duration: tt.wait},
+					{Kind: EventSent, Key: "h", URL: "http://h/a", Duration: tt.wait},
+					{Kind: EventSent, Key: "h", URL: "http://h/b", Duration: tt.wait},
+					{Kind: EventSent, Key: "h", URL: "http://h/c", Duration: tt.wait},
 				}
 				if !slices.Equal(got, want) {
 					t.Errorf("events\n%+v\nwant\n%+v", got, want)

@@ -85,7 +85,7 @@ func ExampleContextWithRobotsMode() {
 		return
 	}
 	resp.Body.Close()
-	fmt.Println(resp.Status, "sent; would have been refused:", tr.Stats()[0].WouldBlock)
+	fmt.Println(resp.Status, "sent; would have been refused:", tr.Stats()[0].WouldRefuse)
 	// Output:
 	// 200 OK sent; would have been refused: 1
 }
@@ -109,7 +109,7 @@ func ExampleWithPacing() {
 	}
 	resp.Body.Close()
 	s := tr.Stats()[0]
-	fmt.Println(resp.Status, "; level", s.Level, "; paused for about", time.Until(s.BlockedUntil).Round(time.Second))
+	fmt.Println(resp.Status, "; level", s.Level, "; paused for about", time.Until(s.PausedUntil).Round(time.Second))
 	// Output:
 	// 429 Too Many Requests ; level 1 ; paused for about 1s
 }

@@ -106,7 +106,7 @@ func ExamplePoliteTransport_Stats() {
 		}
 	}
 	for _, h := range tr.Stats() {
-		fmt.Printf("%s: %d requests, %d blocked, backoff level %d\n", h.Host, h.Requests, h.Blocked, h.Level)
+		fmt.Printf("%s: %d requests, %d blocked, backoff level %d\n", h.Key, h.Requests, h.Refused, h.Level)
 		for _, r := range h.Robots {
 			fmt.Printf("  robots.txt status %d, %d rules\n", r.Status, r.Rules)
 		}

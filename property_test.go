@@ -674,12 +674,12 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 		rq := requests[i]
 		var stats HostStats
 		for _, h := range tr.Stats() {
-			if h.Host == rq.origin.host {
+			if h.Key == rq.origin.host {
 				stats = h
 			}
 		}
 		fault(rq.origin.host, results[i].called, "liveness: %v still waited 30 days after the last request came; the host has %d in flight, %d waiting, blocked until %v",
-			rq, stats.InFlight, stats.Waiting, stats.BlockedUntil.Format(time.DateTime))
+			rq, stats.InFlight, stats.Waiting, stats.PausedUntil.Format(time.DateTime))
 	}
 	for _, rq := range requests {
 		res := &results[rq.id]
@@ -725,7 +725,7 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 
 	for _, h := range tr.Stats() {
 		if h.InFlight != 0 || h.Waiting != 0 {
-			fault(h.Host, time.Time{}, "at the end: %d in flight and %d waiting; want none", h.InFlight, h.Waiting)
+			fault(h.Key, time.Time{}, "at the end: %d in flight and %d waiting; want none", h.InFlight, h.Waiting)
 		}
 	}
 	robots, refused := 0, 0

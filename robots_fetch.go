@@ -45,8 +45,8 @@ type robotsRecord struct {
 
 // robotsCounts counts what an origin's robots.txt did to requests.
 type robotsCounts struct {
-	blocked    atomic.Uint64 // requests refused
-	wouldBlock atomic.Uint64 // requests RobotsReport let through that it would have refused
+	refused     atomic.Uint64 // requests refused
+	wouldRefuse atomic.Uint64 // requests RobotsReport let through that it would have refused
 }
 
 // countsOf returns prev's counts, so that every copy of an origin's record
@@ -296,7 +296,7 @@ func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, t
 	if !t.events.on() {
 		return
 	}
-	ev := Event{Kind: EventRobotsFetched, Host: t.originPacingKey(k),
+	ev := Event{Kind: EventRobotsFetched, Key: t.originPacingKey(k),
 		URL: k.fetchURL(), Status: status, Duration: took}
 	if r.err != "" {
 		ev.Kind, ev.Err, ev.Stale = EventRobotsUnreachable, r.err, r.stale

@@ -14,7 +14,7 @@ const (
 	// with an error that matches [ErrRobotsBlocked]. This is the default.
 	RobotsEnforce RobotsMode = iota
 	// RobotsReport fetches robots.txt and decides every request, counts
-	// the ones it would refuse (HostStats.WouldBlock) and logs them, but
+	// the ones it would refuse (HostStats.WouldRefuse) and logs them, but
 	// sends them all: for auditing a crawl before enforcing robots.txt.
 	// Crawl-delay is honoured.
 	RobotsReport

@@ -45,7 +45,7 @@ func TestRobotsStoreSharesOneFetch(t *testing.T) {
 		t.Errorf("robots.txt fetched %d times by 3 transports sharing a store; want 1", n)
 	}
 	for i, tr := range trs {
-		if s := robotsStats(tr); len(s) != 1 || s[0].Blocked != 1 || s[0].Rules != 1 {
+		if s := robotsStats(tr); len(s) != 1 || s[0].Refused != 1 || s[0].Rules != 1 {
 			t.Errorf("transport %d: robots stats %+v; want one file, one rule, one refusal", i, s)
 		}
 	}

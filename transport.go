@@ -145,7 +145,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	waited := time.Since(asked)
 	resp, err := t.send(tk, out)
 	// Reported after the call, which the hook must not delay.
-	t.events.emit(Event{Kind: EventSent, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
+	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
 	return resp, err
 }
 

@@ -478,7 +478,7 @@ func TestDeadlineBeforeTurnFailsAtOnce(t *testing.T) {
 			t.Fatalf("err = %v; want one matching context.DeadlineExceeded", err)
 		}
 		var de *DeadlineError
-		if !errors.As(err, &de) || de.Host != "h" {
+		if !errors.As(err, &de) || de.Key != "h" {
 			t.Errorf("errors.As DeadlineError = %+v; want host h", de)
 		}
 		if waited := time.Since(start); waited != 0 {

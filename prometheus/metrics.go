@@ -211,7 +211,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, t := range tracked {
 		for _, h := range t.Stats() {
 			hosts++
-			if h.BlockedUntil.After(now) {
+			if h.PausedUntil.After(now) {
 				paused++
 			}
 			waiting += h.Waiting

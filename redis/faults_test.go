@@ -323,10 +323,10 @@ func TestEvents(t *testing.T) {
 		if len(got) != 2 {
 			t.Fatalf("events = %+v; want a backoff and its clearing", got)
 		}
-		if e := got[0]; e.Kind != polite.EventBackoff || e.Host != "a" || e.Level != 1 || e.Pause != 7*time.Second || e.RetryAfter != 7*time.Second {
+		if e := got[0]; e.Kind != polite.EventBackoff || e.Key != "a" || e.Level != 1 || e.Pause != 7*time.Second || e.RetryAfter != 7*time.Second {
 			t.Errorf("first event = %+v; want EventBackoff for a at level 1 with a 7s pause", e)
 		}
-		if e := got[1]; e.Kind != polite.EventBackoffCleared || e.Host != "a" {
+		if e := got[1]; e.Kind != polite.EventBackoffCleared || e.Key != "a" {
 			t.Errorf("second event = %+v; want EventBackoffCleared for a", e)
 		}
 	})

@@ -157,7 +157,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		next, wake := time.Duration(r[1])*time.Microsecond, time.Duration(r[2])*time.Microsecond
 		if deadline, ok := ctx.Deadline(); ok && next > 0 {
 			if now := time.Now(); !now.Add(next).Before(deadline) {
-				return nil, &polite.DeadlineError{Host: key, Earliest: now.Add(next), Deadline: deadline}
+				return nil, &polite.DeadlineError{Key: key, Earliest: now.Add(next), Deadline: deadline}
 			}
 		}
 		if next == 0 {
@@ -300,10 +300,10 @@ func (l *lease) Release(o polite.Outcome) {
 	if hook := l.p.o.events; hook != nil {
 		switch r[0] {
 		case 1:
-			hook(polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Host: l.key, Level: int(r[1]),
+			hook(polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Key: l.key, Level: int(r[1]),
 				Pause: time.Duration(r[2]) * time.Microsecond, RetryAfter: o.RetryAfter})
 		case 2:
-			hook(polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Host: l.key})
+			hook(polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Key: l.key})
 		}
 	}
 }

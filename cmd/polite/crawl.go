@@ -158,7 +158,7 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 func (r crawlResult) timeline() timelineData {
 	d := timelineData{Start: r.start, End: r.end, Wire: r.wire}
 	for _, s := range r.stats {
-		d.Hosts = append(d.Hosts, s.Host)
+		d.Hosts = append(d.Hosts, s.Key)
 	}
 	for _, rec := range r.records {
 		if rec.Blocked != "" {

@@ -92,16 +92,16 @@ func buildReport(wire []wireRequest, stats []polite.HostStats, floor paceFloor) 
 		byHost[r.Host] = append(byHost[r.Host], r)
 	}
 	for _, s := range stats {
-		if _, ok := byHost[s.Host]; !ok {
-			hosts = append(hosts, s.Host)
+		if _, ok := byHost[s.Key]; !ok {
+			hosts = append(hosts, s.Key)
 		}
-		statsOf[s.Host] = s
+		statsOf[s.Key] = s
 	}
 	slices.Sort(hosts)
 	reports := make([]hostReport, 0, len(hosts))
 	for _, host := range hosts {
 		s := statsOf[host] // zero when the transport does not know the host
-		rep := hostReport{Host: host, Blocked: s.Blocked, Backoffs: s.Backoffs}
+		rep := hostReport{Host: host, Blocked: s.Refused, Backoffs: s.Backoffs}
 		delays := make(map[string]time.Duration) // Crawl-delay by robots.txt URL
 		for _, rs := range s.Robots {
 			delays[rs.URL] = rs.CrawlDelay

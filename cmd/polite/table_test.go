@@ -38,8 +38,8 @@ func TestBuildReport(t *testing.T) {
 		withRetryAfter(wreq("a", "/4", 9500, 9501, 503), 10*time.Second),
 	}
 	stats := []polite.HostStats{
-		{Host: "a", Blocked: 2, Backoffs: 2, Robots: []polite.RobotsStats{{URL: "http://a:80/robots.txt", CrawlDelay: 2 * time.Second}}},
-		{Host: "b", Robots: []polite.RobotsStats{{URL: "http://b:80/robots.txt"}}},
+		{Key: "a", Refused: 2, Backoffs: 2, Robots: []polite.RobotsStats{{URL: "http://a:80/robots.txt", CrawlDelay: 2 * time.Second}}},
+		{Key: "b", Robots: []polite.RobotsStats{{URL: "http://b:80/robots.txt"}}},
 	}
 	reports := buildReport(wire, stats, paceFloor{base: 400 * time.Millisecond, maxCrawlDelay: time.Minute})
 	if len(reports) != 2 {
@@ -137,7 +137,7 @@ func TestShort(t *testing.T) {
 // wire is what is judged.
 func TestBuildReportWireOnly(t *testing.T) {
 	wire := []wireRequest{wreq("c", "/", 0, 1, 200), wreq("c", "/x", 100, 101, 200)}
-	reports := buildReport(wire, []polite.HostStats{{Host: "a"}}, paceFloor{base: time.Second})
+	reports := buildReport(wire, []polite.HostStats{{Key: "a"}}, paceFloor{base: time.Second})
 	if len(reports) != 2 || reports[0].Host != "a" || reports[1].Host != "c" {
 		t.Fatalf("reports = %+v; want a and c", reports)
 	}
