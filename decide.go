@@ -85,9 +85,9 @@ func (v verdict) reason() string {
 	case r == nil:
 		return "/robots.txt is always allowed"
 	case r.disallow:
-		return "robots.txt unreachable (" + r.err + "), and the policy is FailClosed"
-	case r.file == nil && r.err != "":
-		return "robots.txt unreachable (" + r.err + "), and the policy is FailOpen"
+		return "robots.txt unreachable (" + r.err.Error() + "), and the policy is FailClosed"
+	case r.file == nil && r.err != nil:
+		return "robots.txt unreachable (" + r.err.Error() + "), and the policy is FailOpen"
 	case r.file == nil:
 		return fmt.Sprintf("robots.txt unavailable (status %d): no rules apply", r.status)
 	}

@@ -26,8 +26,8 @@ type RobotsBlockedError struct {
 	// Agent is the product token that chose the robots.txt group,
 	// for example "MyBot" for the User-Agent "MyBot/1.0 (+https://example.com/bot)".
 	Agent string
-	// RobotsURL is the robots.txt that decided, for example
-	// "https://example.com:443/robots.txt".
+	// RobotsURL is the robots.txt that decided, as fetched, for example
+	// "https://example.com/robots.txt".
 	RobotsURL string
 	// Rule is the rule that decided, as "Disallow: /private/" or "" when it
 	// is not known.

@@ -22,7 +22,7 @@ type Event struct {
 	// Status is the HTTP status of a robots.txt fetch; 0 when it got none.
 	Status int
 	// Err says why a robots.txt fetch failed.
-	Err string
+	Err error
 	// Stale reports that a failed robots.txt fetch left the last good copy in force.
 	Stale bool
 	// Rules and Skipped count a fetched robots.txt's rules and the lines
@@ -131,7 +131,7 @@ func logEvents(l *slog.Logger) func(Event) {
 				slog.Int("rules", ev.Rules), slog.Int("skipped_lines", ev.Skipped), slog.Duration("duration", ev.Duration))
 		case EventRobotsUnreachable:
 			level = slog.LevelWarn
-			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status), slog.String("error", ev.Err),
+			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status), slog.Any("error", ev.Err),
 				slog.Bool("stale", ev.Stale), slog.Duration("duration", ev.Duration))
 		case EventRefused, EventWouldRefuse:
 			if ev.Kind == EventRefused {

@@ -122,3 +122,11 @@ func noneIfZero[T number](v T) T {
 }
 
 func opts(extra ...Option) []Option { return append(append([]Option(nil), quick...), extra...) }
+
+// errText returns err's text, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -107,11 +107,11 @@ func TestRobotsStoreCopies(t *testing.T) {
 		wantRuleCount  int
 		wantStaleStats bool
 	}{
-		{"a file", RobotsFetch{Status: 200, Body: rules}, false, false, 1, false},
-		{"an empty file", RobotsFetch{Status: 200, Body: []byte{}}, true, true, 0, false},
-		{"no file (404)", RobotsFetch{Status: 404}, true, true, 0, false},
-		{"unreachable", RobotsFetch{Status: 503, Err: "503"}, true, false, 0, false},
-		{"unreachable, a stale copy", RobotsFetch{Status: 200, Err: "503", Stale: true, Body: rules}, false, false, 1, true},
+		{"a file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: rules}, false, false, 1, false},
+		{"an empty file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: []byte{}}, true, true, 0, false},
+		{"no file (404)", RobotsFetch{RobotsResult: RobotsResult{Status: 404}}, true, true, 0, false},
+		{"unreachable", RobotsFetch{RobotsResult: RobotsResult{Status: 503, Err: errors.New("503")}}, true, false, 0, false},
+		{"unreachable, a stale copy", RobotsFetch{RobotsResult: RobotsResult{Status: 200, Err: errors.New("503"), Stale: true}, Body: rules}, false, false, 1, true},
 	}
 	for _, tt := range tests {
 		for _, fp := range []FailurePolicy{FailOpen, FailClosed} {

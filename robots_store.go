@@ -62,18 +62,13 @@ func WithRobotsStore(s RobotsStore) Option {
 // a nil one: nil means no file (a 4xx, or a file unreachable with no
 // earlier copy). A store shared by processes keeps how long a copy has
 // left to live rather than the instant, so that Expires reads on each
-// process's own clock.
+// process's own clock, and may keep Err as its text alone.
 type RobotsFetch struct {
-	URL      string        // the file's URL, "scheme://host:port/robots.txt"
-	Status   int           // the HTTP status of the last response; 0 when none came
-	Body     []byte        // the file in force, as read (RFC 9309 §2.5: its first 500 KiB); nil when no file applies
-	Err      string        // why the file was unreachable; "" when it was reached
-	Stale    bool          // Err is set, and Body is the last copy that was reached
-	ETag     string        // the file's ETag, to revalidate it with; "" when none
-	Modified string        // the file's Last-Modified, likewise
-	Fetched  time.Time     // when the fetch ended
-	Duration time.Duration // how long it took
-	Expires  time.Time     // when it is due to be fetched again
+	RobotsResult           // how the fetch went; when Stale, Body is the last copy that was reached
+	Body         []byte    // the file in force, as read (RFC 9309 §2.5: its first 500 KiB); nil when no file applies
+	ETag         string    // the file's ETag, to revalidate it with; "" when none
+	LastModified string    // the file's Last-Modified, likewise
+	Expires      time.Time // when it is due to be fetched again
 }
 
 // NewMemoryRobotsStore returns a RobotsStore that keeps at most max files

@@ -48,21 +48,10 @@ type HostStats struct {
 
 // RobotsStats describes one origin's cached robots.txt.
 type RobotsStats struct {
-	// URL is the robots.txt URL, "scheme://host:port/robots.txt".
-	URL string
-	// Status is the HTTP status of the fetch whose result is in force: the
-	// last fetch, or for a Stale copy the last good one. It is 0 when that
-	// fetch got no response.
-	Status int
-	// Err says why the last fetch failed; "" when it succeeded.
-	Err string
-	// Stale reports that the last fetch failed and an earlier good copy is
-	// in force.
-	Stale bool
-	// FetchedAt is when the copy in force was fetched.
-	FetchedAt time.Time
-	// Duration is how long that fetch took, redirects and waiting included.
-	Duration time.Duration
+	// RobotsResult is how the fetch whose result is in force went: the
+	// last fetch, or for a Stale copy the last good one, whose Err is the
+	// last fetch's.
+	RobotsResult
 	// Rules counts the Allow and Disallow rules in the file.
 	Rules int
 	// CrawlDelay is the Crawl-delay of the group that binds the transport's
@@ -100,8 +89,8 @@ func (t *PoliteTransport) Stats() []HostStats {
 	}
 	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(t.originPacingKey(k))
-		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
-			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Refused: r.counts.refused.Load(), WouldRefuse: r.counts.wouldRefuse.Load()}
+		rs := RobotsStats{RobotsResult: r.result(), CrawlDelay: r.crawlDelay(t.defaultToken),
+			Refused: r.counts.refused.Load(), WouldRefuse: r.counts.wouldRefuse.Load()}
 		if r.file != nil {
 			rs.Rules, rs.Sitemaps = r.file.Rules(), r.file.Sitemaps()
 		}

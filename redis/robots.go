@@ -82,7 +82,7 @@ func (s *robotsStore) Load(ctx context.Context, origin string, fetch func(contex
 			return s.unreachable(ctx, fetch, fmt.Errorf("politeredis: robots.txt of %s: %w", origin, err))
 		}
 		s.health.answered()
-		landed := waiting && prev != nil && (seen == nil || !prev.Fetched.Equal(seen.Fetched))
+		landed := waiting && prev != nil && (seen == nil || !prev.FetchedAt.Equal(seen.FetchedAt))
 		switch {
 		case state == robotsFresh:
 			return prev, nil

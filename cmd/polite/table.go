@@ -149,24 +149,22 @@ func buildReport(wire []wireRequest, stats []polite.HostStats, floor paceFloor) 
 }
 
 // robotsURLOf returns the robots.txt URL of rawURL's origin in the form the
-// transport reports it: "scheme://host:port/robots.txt".
+// transport reports it, as fetched: "scheme://host/robots.txt", with the
+// port only when it is not the scheme's default.
 func robotsURLOf(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if strings.EqualFold(u.Scheme, "https") {
-			port = "443"
-		}
-	}
+	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Hostname())
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	return strings.ToLower(u.Scheme) + "://" + host + ":" + port + "/robots.txt"
+	if port := u.Port(); port != "" && !(scheme == "http" && port == "80" || scheme == "https" && port == "443") {
+		host += ":" + port
+	}
+	return scheme + "://" + host + "/robots.txt"
 }
 
 // writeTable writes one line per host: requests on the wire, refusals by
