@@ -160,7 +160,7 @@ func TestReleaseOnHungServer(t *testing.T) {
 	defer c.Close()
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 100}
 	const timeout = 500 * time.Millisecond
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithLogger(nil), WithTimeout(timeout))(policy)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(timeout))(policy)
 	var leases []polite.Lease
 	for range 50 {
 		l, err := p.Acquire(context.Background(), "a", 0)

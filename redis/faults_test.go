@@ -102,7 +102,7 @@ func TestLeaseExpires(t *testing.T) {
 		defer c.Close()
 		policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 		prefix := freshPrefix()
-		opts := []Option{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
+		opts := []PacerOption{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
 		crashed := NewPacer(c, opts...)(policy)
 		if _, err := crashed.Acquire(context.Background(), "a", 0); err != nil {
 			t.Fatal(err)
@@ -245,7 +245,7 @@ func TestHungServer(t *testing.T) {
 	c := redis.NewClient(opts)
 	defer c.Close()
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithLogger(nil))(policy)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(policy)
 	if l, err := p.Acquire(context.Background(), "a", 0); err != nil {
 		t.Fatal(err)
 	} else {
@@ -300,14 +300,17 @@ func TestIgnore(t *testing.T) {
 	})
 }
 
+// TestEvents checks the events of a Pacer's releases, and that WithEvents
+// adds a hook to the earlier ones, as in package polite.
 func TestEvents(t *testing.T) {
 	newClient(t)
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
 		policy := polite.PacingPolicy{Jitter: polite.None}
-		var got []polite.Event
+		var got, first []polite.Event
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable(),
+			WithEvents(func(e polite.Event) { first = append(first, e) }), WithEvents(nil),
 			WithEvents(func(e polite.Event) { got = append(got, e) }))(policy)
 		request := func(o polite.Outcome) {
 			l, err := p.Acquire(context.Background(), "a", 0)
@@ -328,6 +331,9 @@ func TestEvents(t *testing.T) {
 		}
 		if e := got[1]; e.Kind != polite.EventBackoffCleared || e.Key != "a" {
 			t.Errorf("second event = %+v; want EventBackoffCleared for a", e)
+		}
+		if !slices.Equal(first, got) {
+			t.Errorf("the first hook got %+v; want the same events as the last", first)
 		}
 	})
 }

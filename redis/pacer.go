@@ -21,15 +21,14 @@ import (
 // The function runs the policy's [polite.PacingPolicy.Effective]: the
 // transport gives it that already, and a caller may leave fields zero for
 // their defaults. Every process that paces the same hosts must use the
-// same policy and the same options. Idle hosts' keys expire by themselves. The Pacer keeps no
-// goroutine running: the ones it starts to send queued calls in pipelines
-// end when the queue is empty (see Calls and waits in the package
-// documentation). It closes nothing; the client stays the caller's.
-func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
-	o := defaults()
-	for _, opt := range opts {
-		opt(&o)
-	}
+// same policy and the same options. Idle hosts' keys expire by themselves.
+// The Pacer keeps no goroutine running: the ones it starts to send queued
+// calls in pipelines end when the queue is empty (see Calls and waits in
+// the package documentation). It closes nothing; the client stays the
+// caller's. An invalid option makes NewPacer panic with a
+// [*polite.ConfigError].
+func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.PacingPolicy) polite.Pacer {
+	o := apply(opts, PacerOption.applyPacer)
 	return func(policy polite.PacingPolicy) polite.Pacer {
 		return newPacer(client, policy.Effective(), o)
 	}
@@ -297,13 +296,19 @@ func (l *lease) Release(o polite.Outcome) {
 		}
 		return
 	}
-	if hook := l.p.o.events; hook != nil {
+	if hooks := l.p.o.events; len(hooks) > 0 {
+		var ev polite.Event
 		switch r[0] {
 		case 1:
-			hook(polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Key: l.key, Level: int(r[1]),
-				Pause: time.Duration(r[2]) * time.Microsecond, RetryAfter: o.RetryAfter})
+			ev = polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Key: l.key, Level: int(r[1]),
+				Pause: time.Duration(r[2]) * time.Microsecond, RetryAfter: o.RetryAfter}
 		case 2:
-			hook(polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Key: l.key})
+			ev = polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Key: l.key}
+		default:
+			return
+		}
+		for _, hook := range hooks {
+			hook(ev)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func TestRobotsStoreRenewsClaim(t *testing.T) {
 	prefix := freshPrefix()
 	const o = "https://slow.example:443"
 	claim := prefix + ":robots:{slow.example}" + o + ":claim"
-	opts := []Option{WithKeyPrefix(prefix), FailWhenUnreachable(), WithFetchClaim(2 * time.Second), WithPollInterval(20 * time.Millisecond)}
+	opts := []RobotsOption{WithKeyPrefix(prefix), FailWhenUnreachable(), WithFetchClaim(2 * time.Second), WithPollInterval(20 * time.Millisecond)}
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
@@ -128,7 +128,7 @@ func TestRobotsStoreWaitersTakeExpired(t *testing.T) {
 	c := newClient(t)
 	prefix := freshPrefix()
 	const o = "https://expired.example:443"
-	opts := []Option{WithKeyPrefix(prefix), FailWhenUnreachable(), WithPollInterval(5 * time.Millisecond)}
+	opts := []RobotsOption{WithKeyPrefix(prefix), FailWhenUnreachable(), WithPollInterval(5 * time.Millisecond)}
 	expired := copyOf(o, -time.Second)
 	release := make(chan struct{})
 	var fetches atomic.Int32
