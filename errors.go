@@ -53,9 +53,9 @@ func (e *RobotsBlockedError) Error() string {
 func (e *RobotsBlockedError) Is(target error) bool { return target == ErrRobotsBlocked }
 
 // DeadlineError is returned when the earliest moment a request may start,
-// given the host's pace or backoff, falls after its context's deadline. The
-// transport fails at once instead of waiting for a deadline it cannot meet.
-// It matches [context.DeadlineExceeded] with [errors.Is].
+// given its pacing key's pace or backoff, falls after its context's
+// deadline. The transport fails at once instead of waiting for a deadline
+// it cannot meet. It matches [context.DeadlineExceeded] with [errors.Is].
 type DeadlineError struct {
 	// Key is the pacing key: by default the host name in canonical form.
 	Key string
