@@ -29,28 +29,22 @@ var defaultLimits = Limits{MaxKeys: 10_000, MaxOrigins: 10_000, RobotsCacheBytes
 // keep what earlier options gave them, or their defaults. A negative bound
 // is an error.
 func WithLimits(l Limits) Option {
-	return optionFunc(func(c *config) error {
-		if err := l.validate("WithLimits"); err != nil {
-			return err
-		}
-		c.limits = l.over(c.limits)
-		return nil
-	})
+	return merging("WithLimits", l, func(c *config) *Limits { return &c.limits })
 }
 
 // validate returns a *ConfigError naming option and the first negative
 // field of l, or nil.
 func (l Limits) validate(option string) error {
-	negative := func(field string, v any) error {
+	bad := func(field string, v any) error {
 		return &ConfigError{Option: option, Field: field, Value: v, Reason: "must not be negative"}
 	}
 	switch {
 	case l.MaxKeys < 0:
-		return negative("MaxKeys", l.MaxKeys)
+		return bad("MaxKeys", l.MaxKeys)
 	case l.MaxOrigins < 0:
-		return negative("MaxOrigins", l.MaxOrigins)
+		return bad("MaxOrigins", l.MaxOrigins)
 	case l.RobotsCacheBytes < 0:
-		return negative("RobotsCacheBytes", l.RobotsCacheBytes)
+		return bad("RobotsCacheBytes", l.RobotsCacheBytes)
 	}
 	return nil
 }

@@ -95,6 +95,26 @@ func defaultConfig() config {
 	}
 }
 
+// A fieldSet is a struct of settings, such as PacingPolicy, whose option
+// sets the fields it is given and keeps the others.
+type fieldSet[T any] interface {
+	validate(option string) error // a *ConfigError naming option, or nil
+	over(base T) T                // base with the fields set replaced
+}
+
+// merging returns the option named option that validates v and sets the
+// fields that v sets in the struct of a config that setting returns.
+func merging[T fieldSet[T]](option string, v T, setting func(*config) *T) Option {
+	return optionFunc(func(c *config) error {
+		if err := v.validate(option); err != nil {
+			return err
+		}
+		s := setting(c)
+		*s = v.over(*s)
+		return nil
+	})
+}
+
 // WithUserAgent sets the User-Agent header of requests that have none (on a
 // copy of the request) and of the transport's own robots.txt fetches. The
 // robots.txt group that binds a request is chosen by the product token of

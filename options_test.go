@@ -87,34 +87,6 @@ func TestConfigErrorText(t *testing.T) {
 	}
 }
 
-// TestLimitsMerge checks that WithLimits sets the fields it is given and
-// keeps the others: what earlier options set, or the defaults.
-func TestLimitsMerge(t *testing.T) {
-	tests := []struct {
-		name string
-		opts []Option
-		want Limits
-	}{
-		{"none", nil, defaultLimits},
-		{"one field", []Option{WithLimits(Limits{MaxKeys: 5})}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}},
-		{"field by field", []Option{WithLimits(Limits{MaxKeys: 5, RobotsCacheBytes: 1 << 20}), WithLimits(Limits{MaxOrigins: 7})},
-			Limits{MaxKeys: 5, MaxOrigins: 7, RobotsCacheBytes: 1 << 20}},
-		{"the last wins", []Option{WithLimits(Limits{MaxKeys: 5, MaxOrigins: 6}), WithLimits(Limits{MaxKeys: 9})},
-			Limits{MaxKeys: 9, MaxOrigins: 6, RobotsCacheBytes: 256 << 20}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := configure(tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.limits != tt.want {
-				t.Errorf("limits %+v; want %+v", c.limits, tt.want)
-			}
-		})
-	}
-}
-
 // TestLimitsApart checks that MaxKeys bounds the pacer's keys and
 // MaxOrigins the robots.txt cache's origins, each alone.
 func TestLimitsApart(t *testing.T) {

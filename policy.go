@@ -77,13 +77,7 @@ var defaultPacing = PacingPolicy{
 // keeps the API policy with 64 in flight. An invalid p (see
 // [PacingPolicy.Validate]) is an error.
 func WithPacing(p PacingPolicy) Option {
-	return optionFunc(func(c *config) error {
-		if err := p.validate("WithPacing"); err != nil {
-			return err
-		}
-		c.pacing = p.over(c.pacing)
-		return nil
-	})
+	return merging("WithPacing", p, func(c *config) *PacingPolicy { return &c.pacing })
 }
 
 // Validate reports a field that is negative but not None, a Jitter or
@@ -92,33 +86,42 @@ func (p PacingPolicy) Validate() error { return p.validate("PacingPolicy") }
 
 // validate is Validate, its error naming option.
 func (p PacingPolicy) validate(option string) error {
-	bad := func(field string, v any, reason string) error {
-		return &ConfigError{Option: option, Field: field, Value: v, Reason: reason}
-	}
-	const negative = "must not be negative (None turns it off)"
-	switch {
-	case !noneOrMore(p.BaseDelay):
-		return bad("BaseDelay", p.BaseDelay, negative)
-	case math.IsNaN(p.Jitter) || math.IsInf(p.Jitter, 0):
-		return bad("Jitter", p.Jitter, "must be finite")
-	case !noneOrMore(p.Jitter):
-		return bad("Jitter", p.Jitter, negative)
-	case math.IsNaN(p.LatencyFactor) || math.IsInf(p.LatencyFactor, 0):
-		return bad("LatencyFactor", p.LatencyFactor, "must be finite")
-	case !noneOrMore(p.LatencyFactor):
-		return bad("LatencyFactor", p.LatencyFactor, negative)
-	case !noneOrMore(p.MaxDelay):
-		return bad("MaxDelay", p.MaxDelay, negative)
-	case !noneOrMore(p.MaxCrawlDelay):
-		return bad("MaxCrawlDelay", p.MaxCrawlDelay, negative)
-	case !noneOrMore(p.BackoffBase):
-		return bad("BackoffBase", p.BackoffBase, negative)
-	case !noneOrMore(p.MaxBackoff):
-		return bad("MaxBackoff", p.MaxBackoff, negative)
-	case !noneOrMore(p.MaxInFlight):
-		return bad("MaxInFlight", p.MaxInFlight, negative)
+	for _, f := range []struct {
+		name  string
+		value any
+		bad   string // why value is invalid; "" when it is not
+	}{
+		{"BaseDelay", p.BaseDelay, negative(p.BaseDelay)},
+		{"Jitter", p.Jitter, badFactor(p.Jitter)},
+		{"LatencyFactor", p.LatencyFactor, badFactor(p.LatencyFactor)},
+		{"MaxDelay", p.MaxDelay, negative(p.MaxDelay)},
+		{"MaxCrawlDelay", p.MaxCrawlDelay, negative(p.MaxCrawlDelay)},
+		{"BackoffBase", p.BackoffBase, negative(p.BackoffBase)},
+		{"MaxBackoff", p.MaxBackoff, negative(p.MaxBackoff)},
+		{"MaxInFlight", p.MaxInFlight, negative(p.MaxInFlight)},
+	} {
+		if f.bad != "" {
+			return &ConfigError{Option: option, Field: f.name, Value: f.value, Reason: f.bad}
+		}
 	}
 	return nil
+}
+
+// negative says why v, a field of PacingPolicy, is invalid: it is
+// negative but not None. It returns "" for a valid v.
+func negative[T number](v T) string {
+	if v >= 0 || v == None {
+		return ""
+	}
+	return "must not be negative (None turns it off)"
+}
+
+// badFactor is negative for a factor, which must be finite too.
+func badFactor(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "must be finite"
+	}
+	return negative(v)
 }
 
 // Effective returns p with each zero field set to its default. Each field
@@ -165,9 +168,6 @@ func (p PacingPolicy) maxInFlight() int {
 
 // number is the type of a field of PacingPolicy.
 type number interface{ ~int | ~int64 | ~float64 }
-
-// noneOrMore reports whether v is None or not negative.
-func noneOrMore[T number](v T) bool { return v >= 0 || v == None }
 
 // noneAsZero returns v, or 0 for None.
 func noneAsZero[T number](v T) T {

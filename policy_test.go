@@ -78,31 +78,40 @@ func TestPacingPolicyEffective(t *testing.T) {
 	}
 }
 
-// TestWithPacingMerge checks that WithPacing sets the fields it is given
-// and keeps the others, what earlier options set or the defaults, so that
-// the last option wins field by field.
-func TestWithPacingMerge(t *testing.T) {
+// TestMerge checks that WithPacing and WithLimits set the fields they are
+// given and keep the others, what earlier options set or the defaults, so
+// that the last option wins field by field.
+func TestMerge(t *testing.T) {
 	api := PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None, MaxDelay: time.Minute,
 		MaxCrawlDelay: time.Minute, BackoffBase: time.Second, MaxBackoff: time.Minute, MaxInFlight: 8}
+	with := func(p PacingPolicy, edit func(*PacingPolicy)) PacingPolicy {
+		edit(&p)
+		return p
+	}
 	tests := []struct {
-		name string
-		opts []Option
-		want PacingPolicy
+		name       string
+		opts       []Option
+		wantPacing PacingPolicy // zero: the default
+		wantLimits Limits       // zero: the default
 	}{
-		{"none", nil, defaultPacing},
-		{"one field", []Option{WithPacing(PacingPolicy{MaxDelay: 3 * time.Second})}, PacingPolicy{BaseDelay: time.Second, Jitter: 0.5,
-			LatencyFactor: 2, MaxDelay: 3 * time.Second, MaxCrawlDelay: time.Minute, BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: 1}},
+		{"none", nil, PacingPolicy{}, Limits{}},
+		{"one field", []Option{WithPacing(PacingPolicy{MaxDelay: 3 * time.Second})},
+			with(defaultPacing, func(p *PacingPolicy) { p.MaxDelay = 3 * time.Second }), Limits{}},
 		{"field by field", []Option{WithPacing(PacingPolicy{BaseDelay: 2 * time.Second}), WithPacing(PacingPolicy{Jitter: None})},
-			PacingPolicy{BaseDelay: 2 * time.Second, Jitter: None, LatencyFactor: 2, MaxDelay: time.Minute, MaxCrawlDelay: time.Minute,
-				BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: 1}},
+			with(defaultPacing, func(p *PacingPolicy) { p.BaseDelay, p.Jitter = 2*time.Second, None }), Limits{}},
 		{"the last wins", []Option{WithPacing(PacingPolicy{BaseDelay: 2 * time.Second}), WithPacing(PacingPolicy{BaseDelay: None})},
-			PacingPolicy{BaseDelay: None, Jitter: 0.5, LatencyFactor: 2, MaxDelay: time.Minute, MaxCrawlDelay: time.Minute,
-				BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: 1}},
-		{"APIDefaults", []Option{APIDefaults()}, api},
-		{"after APIDefaults", []Option{APIDefaults(), WithPacing(PacingPolicy{MaxInFlight: 64})}, func() PacingPolicy { p := api; p.MaxInFlight = 64; return p }()},
-		{"before APIDefaults, a field it sets", []Option{WithPacing(PacingPolicy{MaxInFlight: 64}), APIDefaults()}, api},
+			with(defaultPacing, func(p *PacingPolicy) { p.BaseDelay = None }), Limits{}},
+		{"APIDefaults", []Option{APIDefaults()}, api, Limits{}},
+		{"after APIDefaults", []Option{APIDefaults(), WithPacing(PacingPolicy{MaxInFlight: 64})},
+			with(api, func(p *PacingPolicy) { p.MaxInFlight = 64 }), Limits{}},
+		{"before APIDefaults, a field it sets", []Option{WithPacing(PacingPolicy{MaxInFlight: 64}), APIDefaults()}, api, Limits{}},
 		{"before APIDefaults, a field it leaves", []Option{WithPacing(PacingPolicy{MaxCrawlDelay: 5 * time.Second}), APIDefaults()},
-			func() PacingPolicy { p := api; p.MaxCrawlDelay = 5 * time.Second; return p }()},
+			with(api, func(p *PacingPolicy) { p.MaxCrawlDelay = 5 * time.Second }), Limits{}},
+		{"one limit", []Option{WithLimits(Limits{MaxKeys: 5})}, PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}},
+		{"limits field by field", []Option{WithLimits(Limits{MaxKeys: 5, RobotsCacheBytes: 1 << 20}), WithLimits(Limits{MaxOrigins: 7})},
+			PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 7, RobotsCacheBytes: 1 << 20}},
+		{"the last limit wins", []Option{WithLimits(Limits{MaxKeys: 5, MaxOrigins: 6}), WithLimits(Limits{MaxKeys: 9})},
+			PacingPolicy{}, Limits{MaxKeys: 9, MaxOrigins: 6, RobotsCacheBytes: 256 << 20}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,8 +119,14 @@ func TestWithPacingMerge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.pacing != tt.want {
-				t.Errorf("pacing %+v; want %+v", c.pacing, tt.want)
+			if tt.wantPacing == (PacingPolicy{}) {
+				tt.wantPacing = defaultPacing
+			}
+			if tt.wantLimits == (Limits{}) {
+				tt.wantLimits = defaultLimits
+			}
+			if c.pacing != tt.wantPacing || c.limits != tt.wantLimits {
+				t.Errorf("pacing %+v, limits %+v; want %+v, %+v", c.pacing, c.limits, tt.wantPacing, tt.wantLimits)
 			}
 		})
 	}
