@@ -90,7 +90,8 @@
 // for BackoffBase·2^(level−1), at most MaxBackoff, jittered upward. A
 // Retry-After header, in seconds or as an HTTP date measured against the
 // response's Date header, is a floor on that pause, never a ceiling, and
-// is capped at one hour; with a BackoffBase of [None] it is the wait.
+// is capped at one hour; with a small BackoffBase, or [None], it is the
+// wait.
 // A timeout is no latency sample. Five successes started after the last
 // rise lower the level by one; 30 minutes without a signal forget it.
 //
