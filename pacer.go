@@ -209,7 +209,7 @@ func (p *memoryPacer) use(key string) *hostState {
 	if h == nil && p.sweepDue() {
 		s.mu.Unlock() // a sweep takes every shard's lock in turn
 		for _, k := range p.sweep() {
-			p.cfg.events.emit(Event{Kind: EventHostEvicted, Host: k})
+			p.cfg.events.emit(Event{Kind: EventHostEvicted, Key: k})
 		}
 		s.mu.Lock()
 		h = s.hosts[key] // another goroutine may have inserted it meanwhile
@@ -243,7 +243,7 @@ func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor tim
 // a start in the future, and nil otherwise.
 func (p *memoryPacer) deadlineError(key string, now, next instant, deadline time.Time) error {
 	if next > now && next >= p.clock.instantOf(deadline) {
-		return &DeadlineError{Host: key, Earliest: p.clock.timeOf(next), Deadline: deadline, now: p.clock.timeOf(now)}
+		return &DeadlineError{Key: key, Earliest: p.clock.timeOf(next), Deadline: deadline, now: p.clock.timeOf(now)}
 	}
 	return nil
 }
@@ -394,9 +394,9 @@ func (p *memoryPacer) observe(t ticket, o Outcome) {
 	switch {
 	case !p.cfg.events.on():
 	case change == levelRaised:
-		p.cfg.events.emit(Event{Kind: EventBackoff, Host: h.key, Level: level, Pause: pause, RetryAfter: o.RetryAfter})
+		p.cfg.events.emit(Event{Kind: EventBackoff, Key: h.key, Level: level, Pause: pause, RetryAfter: o.RetryAfter})
 	case change == levelCleared:
-		p.cfg.events.emit(Event{Kind: EventBackoffCleared, Host: h.key})
+		p.cfg.events.emit(Event{Kind: EventBackoffCleared, Key: h.key})
 	}
 }
 

@@ -31,7 +31,7 @@ var (
 
 // testPolicy returns the transport's default policy, changed by edit.
 func testPolicy(edit func(*delayPolicy)) delayPolicy {
-	p := defaultPolicy()
+	p := defaultPacing.delayPolicy()
 	edit(&p)
 	return p
 }
@@ -489,9 +489,9 @@ func TestPacerDeadline(t *testing.T) {
 		if !errors.As(err, &de) {
 			t.Fatalf("acquire = %v; want a *DeadlineError", err)
 		}
-		if de.Host != pacerKey || !de.Earliest.Equal(earliest) || !de.Deadline.Equal(deadline) {
+		if de.Key != pacerKey || !de.Earliest.Equal(earliest) || !de.Deadline.Equal(deadline) {
 			t.Errorf("DeadlineError{%q, %v, %v}; want {%q, %v, %v}",
-				de.Host, de.Earliest, de.Deadline, pacerKey, earliest, deadline)
+				de.Key, de.Earliest, de.Deadline, pacerKey, earliest, deadline)
 		}
 		if waited := time.Since(called); waited != 0 {
 			t.Errorf("acquire waited %v before failing; want 0", waited)
@@ -769,10 +769,10 @@ func TestPacerEventsOutsideLocks(t *testing.T) {
 		time.Sleep(time.Minute)
 		request(t, p, "other.example", 0, 0, outSuccess)
 		want := []Event{
-			{Kind: EventBackoff, Host: pacerKey, Level: 1, Pause: 2 * time.Minute, RetryAfter: 2 * time.Minute},
-			{Kind: EventBackoff, Host: pacerKey, Level: 2, Pause: 10 * time.Second},
-			{Kind: EventBackoffCleared, Host: pacerKey},
-			{Kind: EventHostEvicted, Host: pacerKey},
+			{Kind: EventBackoff, Key: pacerKey, Level: 1, Pause: 2 * time.Minute, RetryAfter: 2 * time.Minute},
+			{Kind: EventBackoff, Key: pacerKey, Level: 2, Pause: 10 * time.Second},
+			{Kind: EventBackoffCleared, Key: pacerKey},
+			{Kind: EventHostEvicted, Key: pacerKey},
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("events\n%+v\nwant\n%+v", got, want)
@@ -957,7 +957,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 				var de *DeadlineError
 				switch {
 				case errors.As(err, &de):
-					if de.Host != key || de.Earliest.Before(de.Deadline) || time.Now().After(de.Deadline) {
+					if de.Key != key || de.Earliest.Before(de.Deadline) || time.Now().After(de.Deadline) {
 						t.Errorf("seed %d: %v returned at %v", seed, err, time.Now())
 					}
 				case err != context.Canceled && err != context.DeadlineExceeded:

@@ -27,44 +27,31 @@ type Lease interface {
 	Release(Outcome)
 }
 
-// PacingPolicy is the delay policy, as the options set it, that a [Pacer]
-// runs; the package documentation states the policy.
-type PacingPolicy struct {
-	BaseDelay     time.Duration // WithBaseDelay
-	Jitter        float64       // WithJitter
-	LatencyFactor float64       // WithLatencyFactor
-	MaxDelay      time.Duration // WithMaxDelay
-	MaxCrawlDelay time.Duration // WithMaxCrawlDelay
-	BackoffBase   time.Duration // WithBackoff's base
-	MaxBackoff    time.Duration // WithBackoff's max
-	MaxInFlight   int           // WithMaxInFlight
-	MaxHosts      int           // WithMaxHosts: a soft bound on the keys kept
+// NewMemoryPacer returns the transport's own in-memory Pacer for policy
+// p, keeping state for at most maxKeys keys (a soft bound; 0: 10,000). It
+// runs p.Effective(), so that NewMemoryPacer(PacingPolicy{}, 0) paces by
+// the defaults. An invalid p (see [PacingPolicy.Validate]) or a negative
+// maxKeys is a [*ConfigError]. It is what a transport uses without
+// [WithPacer]; a Pacer of a fleet may use it as its fallback when its
+// shared store is out of reach.
+func NewMemoryPacer(p PacingPolicy, maxKeys int) (Pacer, error) {
+	if err := p.validate("NewMemoryPacer"); err != nil {
+		return nil, err
+	}
+	if maxKeys < 0 {
+		return nil, &ConfigError{Option: "NewMemoryPacer", Value: maxKeys, Reason: "maxKeys must not be negative"}
+	}
+	return newMemoryPacer(memoryPacerConfig(p.Effective(), maxKeys, nil)), nil
 }
 
-// DefaultPacingPolicy returns the policy of a transport built with no
-// option.
-func DefaultPacingPolicy() PacingPolicy {
-	return pacingPolicyOf(defaultConfig())
-}
-
-func pacingPolicyOf(c config) PacingPolicy {
-	p := c.policy
-	return PacingPolicy{BaseDelay: p.baseDelay, Jitter: p.jitter, LatencyFactor: p.latencyFactor,
-		MaxDelay: p.maxDelay, MaxCrawlDelay: p.maxCrawlDelay, BackoffBase: p.backoffBase, MaxBackoff: p.maxBackoff,
-		MaxInFlight: c.maxInFlight, MaxHosts: c.maxHosts}
-}
-
-// NewMemoryPacer returns the transport's own in-memory Pacer for policy p,
-// whose values must be valid as the options define them. It is what a
-// transport uses without [WithPacer]; a Pacer of a fleet may use it as its
-// fallback when its shared store is out of reach.
-func NewMemoryPacer(p PacingPolicy) Pacer {
-	return newMemoryPacer(pacerConfig{
-		policy: delayPolicy{baseDelay: p.BaseDelay, jitter: p.Jitter, latencyFactor: p.LatencyFactor,
-			maxDelay: p.MaxDelay, maxCrawlDelay: p.MaxCrawlDelay, backoffBase: p.BackoffBase, maxBackoff: p.MaxBackoff},
-		maxInFlight: p.MaxInFlight,
-		maxHosts:    p.MaxHosts,
-	})
+// memoryPacerConfig returns the configuration of an in-memory pacer for
+// p, an Effective policy, that keeps at most maxKeys keys (0: the
+// default) and delivers its events to events.
+func memoryPacerConfig(p PacingPolicy, maxKeys int, events emitter) pacerConfig {
+	if maxKeys == 0 {
+		maxKeys = defaultLimits.MaxKeys
+	}
+	return pacerConfig{policy: p.delayPolicy(), maxInFlight: p.maxInFlight(), maxHosts: maxKeys, events: events}
 }
 
 // Acquire implements [Pacer].
@@ -88,10 +75,19 @@ func (l *memoryLease) Release(o Outcome) { l.p.observe(l.t, o) }
 
 // WithPacer makes the transport pace requests with the Pacer that
 // newPacer returns for the transport's policy, instead of its own. The
-// transport's Stats, Check and Ready then know nothing of pacing state,
-// unless the Pacer is NewMemoryPacer's.
+// policy newPacer is given is the [PacingPolicy.Effective] one: each field
+// its default, the value an option gave, or [None]. The transport's Stats,
+// Check and Ready then know nothing of pacing state, unless the Pacer is
+// NewMemoryPacer's. Nil is an error, and so is a nil Pacer returned: New
+// panics with a [*ConfigError].
 func WithPacer(newPacer func(PacingPolicy) Pacer) Option {
-	return func(c *config) { c.newPacer = newPacer }
+	return optionFunc(func(c *config) error {
+		if newPacer == nil {
+			return &ConfigError{Option: "WithPacer", Reason: "must not be nil"}
+		}
+		c.newPacer = newPacer
+		return nil
+	})
 }
 
 // leasePacer adapts a Pacer of WithPacer to the transport's pacer.

@@ -119,7 +119,7 @@ func BenchmarkPacingPrecision(b *testing.B) {
 			MaxIdleConnsPerHost: 4,
 		}
 		calls := &callRecorder{base: base, calls: map[string][]time.Time{}}
-		tr := New(calls, WithUserAgent(benchUA), WithBaseDelay(pace), WithJitter(0), WithMaxHosts(2*others))
+		tr := New(calls, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: pace, Jitter: None}), WithLimits(Limits{MaxKeys: 2 * others, MaxOrigins: 2 * others}))
 		admits := &recordingPacer{pacer: tr.pacer, starts: map[string][]time.Time{}}
 		tr.pacer = admits
 		client := &http.Client{Transport: tr}

@@ -45,7 +45,7 @@ func TestRobotsStoreSharesOneFetch(t *testing.T) {
 		t.Errorf("robots.txt fetched %d times by 3 transports sharing a store; want 1", n)
 	}
 	for i, tr := range trs {
-		if s := robotsStats(tr); len(s) != 1 || s[0].Blocked != 1 || s[0].Rules != 1 {
+		if s := robotsStats(tr); len(s) != 1 || s[0].Refused != 1 || s[0].Rules != 1 {
 			t.Errorf("transport %d: robots stats %+v; want one file, one rule, one refusal", i, s)
 		}
 	}
@@ -107,11 +107,11 @@ func TestRobotsStoreCopies(t *testing.T) {
 		wantRuleCount  int
 		wantStaleStats bool
 	}{
-		{"a file", RobotsFetch{Status: 200, Body: rules}, false, false, 1, false},
-		{"an empty file", RobotsFetch{Status: 200, Body: []byte{}}, true, true, 0, false},
-		{"no file (404)", RobotsFetch{Status: 404}, true, true, 0, false},
-		{"unreachable", RobotsFetch{Status: 503, Err: "503"}, true, false, 0, false},
-		{"unreachable, a stale copy", RobotsFetch{Status: 200, Err: "503", Stale: true, Body: rules}, false, false, 1, true},
+		{"a file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: rules}, false, false, 1, false},
+		{"an empty file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: []byte{}}, true, true, 0, false},
+		{"no file (404)", RobotsFetch{RobotsResult: RobotsResult{Status: 404}}, true, true, 0, false},
+		{"unreachable", RobotsFetch{RobotsResult: RobotsResult{Status: 503, Err: errors.New("503")}}, true, false, 0, false},
+		{"unreachable, a stale copy", RobotsFetch{RobotsResult: RobotsResult{Status: 200, Err: errors.New("503"), Stale: true}, Body: rules}, false, false, 1, true},
 	}
 	for _, tt := range tests {
 		for _, fp := range []FailurePolicy{FailOpen, FailClosed} {

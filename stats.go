@@ -6,19 +6,19 @@ import (
 	"time"
 )
 
-// HostStats is a snapshot of what a [PoliteTransport] knows about one host,
-// the unit of pacing.
+// HostStats is a snapshot of what a [PoliteTransport] knows about one
+// pacing key, by default a host.
 type HostStats struct {
-	// Host is the pacing key: by default the host name in canonical form
+	// Key is the pacing key: by default the host name in canonical form
 	// (see [PacingKeyHost]).
-	Host string
+	Key string
 	// Requests counts requests started, robots.txt fetches included.
 	Requests uint64
-	// Blocked counts requests refused by robots.txt.
-	Blocked uint64
-	// WouldBlock counts requests that robots.txt disallowed and that
+	// Refused counts requests refused by robots.txt.
+	Refused uint64
+	// WouldRefuse counts requests that robots.txt disallowed and that
 	// [RobotsReport] mode sent all the same.
-	WouldBlock uint64
+	WouldRefuse uint64
 	// InFlight counts requests started whose response headers have not come.
 	InFlight int
 	// Waiting counts requests waiting for their turn.
@@ -30,9 +30,9 @@ type HostStats struct {
 	// Level is the backoff level: the adaptive part of Pace is doubled this
 	// many times.
 	Level int
-	// BlockedUntil is the end of the host's backoff pause; zero or past when
+	// PausedUntil is the end of the key's backoff pause; zero or past when
 	// it is not paused.
-	BlockedUntil time.Time
+	PausedUntil time.Time
 	// Latency is the smoothed time to response headers.
 	Latency time.Duration
 	// LastStart is when the last request started.
@@ -48,21 +48,10 @@ type HostStats struct {
 
 // RobotsStats describes one origin's cached robots.txt.
 type RobotsStats struct {
-	// URL is the robots.txt URL, "scheme://host:port/robots.txt".
-	URL string
-	// Status is the HTTP status of the fetch whose result is in force: the
-	// last fetch, or for a Stale copy the last good one. It is 0 when that
-	// fetch got no response.
-	Status int
-	// Err says why the last fetch failed; "" when it succeeded.
-	Err string
-	// Stale reports that the last fetch failed and an earlier good copy is
-	// in force.
-	Stale bool
-	// FetchedAt is when the copy in force was fetched.
-	FetchedAt time.Time
-	// Duration is how long that fetch took, redirects and waiting included.
-	Duration time.Duration
+	// RobotsResult is how the fetch whose result is in force went: the
+	// last fetch, or for a Stale copy the last good one, whose Err is the
+	// last fetch's.
+	RobotsResult
 	// Rules counts the Allow and Disallow rules in the file.
 	Rules int
 	// CrawlDelay is the Crawl-delay of the group that binds the transport's
@@ -70,23 +59,23 @@ type RobotsStats struct {
 	CrawlDelay time.Duration
 	// Sitemaps lists the file's Sitemap lines.
 	Sitemaps []string
-	// Blocked counts requests this file refused.
-	Blocked uint64
-	// WouldBlock counts requests this file disallowed and that
+	// Refused counts requests this file refused.
+	Refused uint64
+	// WouldRefuse counts requests this file disallowed and that
 	// [RobotsReport] mode sent all the same.
-	WouldBlock uint64
+	WouldRefuse uint64
 }
 
-// Stats returns a snapshot of every host the transport tracks, ordered by
-// host name: hosts with pacing state, and hosts with only a cached
+// Stats returns a snapshot of every key the transport tracks, ordered by
+// key: keys with pacing state, and keys with only a cached
 // robots.txt. It is safe to call while requests run, and costs time in
-// proportion to the hosts tracked.
+// proportion to the keys tracked.
 func (t *PoliteTransport) Stats() []HostStats {
 	byHost := make(map[string]*HostStats)
 	get := func(host string) *HostStats {
 		s := byHost[host]
 		if s == nil {
-			s = &HostStats{Host: host}
+			s = &HostStats{Key: host}
 			byHost[host] = s
 		}
 		return s
@@ -94,19 +83,19 @@ func (t *PoliteTransport) Stats() []HostStats {
 	for _, h := range t.pacer.snapshot() {
 		s := get(h.key)
 		s.Requests, s.InFlight, s.Waiting = h.requests, h.inFlight, h.waiting
-		s.Pace, s.Level, s.BlockedUntil = h.pace, h.level, h.blockedUntil
+		s.Pace, s.Level, s.PausedUntil = h.pace, h.level, h.blockedUntil
 		s.Latency, s.LastStart = h.latency, h.lastStart
 		s.Backoffs, s.RetryAfters = h.backoffs, h.retryAfters
 	}
 	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(t.originPacingKey(k))
-		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
-			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Blocked: r.counts.blocked.Load(), WouldBlock: r.counts.wouldBlock.Load()}
+		rs := RobotsStats{RobotsResult: r.result(), CrawlDelay: r.crawlDelay(t.defaultToken),
+			Refused: r.counts.refused.Load(), WouldRefuse: r.counts.wouldRefuse.Load()}
 		if r.file != nil {
 			rs.Rules, rs.Sitemaps = r.file.NumRules(), r.file.Sitemaps()
 		}
-		s.Blocked += rs.Blocked
-		s.WouldBlock += rs.WouldBlock
+		s.Refused += rs.Refused
+		s.WouldRefuse += rs.WouldRefuse
 		s.Robots = append(s.Robots, rs)
 	})
 	out := make([]HostStats, 0, len(byHost))
@@ -116,11 +105,11 @@ func (t *PoliteTransport) Stats() []HostStats {
 			floor = max(floor, r.CrawlDelay)
 		}
 		if floor > 0 {
-			s.Pace = max(s.Pace, t.pacer.paceOf(s.Host, floor))
+			s.Pace = max(s.Pace, t.pacer.paceOf(s.Key, floor))
 		}
 		slices.SortFunc(s.Robots, func(a, b RobotsStats) int { return strings.Compare(a.URL, b.URL) })
 		out = append(out, *s)
 	}
-	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Host, b.Host) })
+	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }

@@ -28,22 +28,23 @@ type PoliteTransport struct {
 	robotsFailure  FailurePolicy
 	global         *rate.Limiter // nil: no cap across hosts
 	events         emitter       // nil: no hook, no logger
-	waitThreshold  time.Duration // a wait this long makes an EventWaited
 	robots         *robotsCache
 	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacer
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
-// [http.DefaultTransport] when base is nil. It panics when an option is
-// given an invalid value.
+// [http.DefaultTransport] when base is nil, configured by opts. Options are
+// applied in order, and for every setting the last one wins. New panics
+// with a [*ConfigError] when an option is given an invalid value; use
+// [Validate] to report it instead.
 func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
+	cfg, err := configure(opts)
+	if err != nil {
+		panic(err)
 	}
 	t := &PoliteTransport{
 		base:           base,
@@ -57,7 +58,6 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
 		events:         cfg.hooks,
-		waitThreshold:  cfg.waitThreshold,
 	}
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
@@ -66,14 +66,14 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		t.defaultToken = tok
 	}
 	if cfg.newPacer == nil {
-		t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.maxHosts, events: cfg.hooks})
+		t.pacer = newMemoryPacer(memoryPacerConfig(cfg.pacing, cfg.limits.MaxKeys, cfg.hooks))
 	} else {
-		switch p := cfg.newPacer(pacingPolicyOf(cfg)).(type) {
+		switch p := cfg.newPacer(cfg.pacing.Effective()).(type) {
 		case *memoryPacer:
 			p.cfg.events = cfg.hooks
 			t.pacer = p
 		case nil:
-			panic("polite: WithPacer: the function returned a nil Pacer")
+			panic(&ConfigError{Option: "WithPacer", Reason: "the function returned a nil Pacer"})
 		default:
 			t.pacer = leasePacer{p}
 		}
@@ -85,7 +85,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if cfg.robotsStore != nil {
 		t.store, fetch = cfg.robotsStore, t.fetchShared
 	}
-	t.robots = newRobotsCache(fetch, t.robotsTooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
+	t.robots = newRobotsCache(fetch, t.robotsTooLate, cfg.robotsTTL, cfg.limits.MaxOrigins, cfg.limits.RobotsCacheBytes)
 	return t
 }
 
@@ -146,9 +146,8 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	waited := time.Since(asked)
 	resp, err := t.send(tk, out)
-	if waited >= t.waitThreshold { // reported after the call, which the hook must not delay
-		t.events.emit(Event{Kind: EventWaited, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
-	}
+	// Reported after the call, which the hook must not delay.
+	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
 	return resp, err
 }
 

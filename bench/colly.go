@@ -57,9 +57,19 @@ type crawler interface {
 // politeCrawler is an http.Client over PoliteTransport, one goroutine per URL.
 type politeCrawler struct{ c *http.Client }
 
+// baseDelay returns d as a PacingPolicy's BaseDelay: None for 0, which
+// means no delay here and the default there.
+func baseDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return polite.None
+	}
+	return d
+}
+
 func newPoliteCrawler(s *site, delay time.Duration, hosts int) *politeCrawler {
-	tr := polite.New(s.transport(), polite.WithUserAgent("BenchBot/1.0"), polite.WithBaseDelay(delay),
-		polite.WithJitter(0), polite.WithMaxHosts(2*hosts+10))
+	tr := polite.New(s.transport(), polite.WithUserAgent("BenchBot/1.0"),
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(delay), Jitter: polite.None}),
+		polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10}))
 	return &politeCrawler{c: &http.Client{Transport: tr}}
 }
 
@@ -129,7 +139,8 @@ func (cc *collyCrawler) crawl(urls []string) (int, error) {
 // deadline counted from when polite passes it on.
 func newRecipeCrawler(s *site, delay time.Duration, hosts int) *collyCrawler {
 	c, _ := newPoliteCollector("BenchBot/1.0", s.transport(), 30*time.Second,
-		polite.WithBaseDelay(delay), polite.WithJitter(0), polite.WithMaxHosts(2*hosts+10))
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(delay), Jitter: polite.None}),
+		polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10}))
 	c.Async = true
 	cc := &collyCrawler{c: c}
 	c.OnResponse(func(r *colly.Response) {

@@ -30,7 +30,7 @@ func Example_retryablehttp() {
 
 	client := retryablehttp.NewClient()
 	client.Logger = nil
-	client.HTTPClient.Transport = polite.New(nil, polite.WithBaseDelay(0))
+	client.HTTPClient.Transport = polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}))
 	tries := 0
 	client.RequestLogHook = func(retryablehttp.Logger, *http.Request, int) { tries++ }
 	client.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {

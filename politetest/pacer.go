@@ -12,17 +12,18 @@ import (
 )
 
 // RunPacer checks the Pacers that newPacer makes against every case, each a
-// subtest named for the rule it checks.
+// subtest named for the rule it checks. Each case gives newPacer an
+// Effective policy, the defaults with no jitter but for what the case
+// changes, as a transport does.
 func RunPacer(t *testing.T, newPacer func(polite.PacingPolicy) polite.Pacer) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				policy := polite.DefaultPacingPolicy()
-				policy.Jitter = 0
+				policy := polite.PacingPolicy{Jitter: polite.None}
 				if c.policy != nil {
 					c.policy(&policy)
 				}
-				p := newPacer(policy)
+				p := newPacer(policy.Effective())
 				if c, ok := p.(io.Closer); ok {
 					defer c.Close()
 				}
@@ -113,7 +114,7 @@ var cases = []struct {
 		want(t, "second start", s.request("a", 0, 0, success), 13*time.Second)
 		want(t, "third start", s.request("a", 0, 0, success), 15*time.Second)
 	}},
-	{"latency pacing can be off", func(p *polite.PacingPolicy) { p.LatencyFactor, p.BaseDelay = 0, 0 }, func(t *testing.T, s *session) {
+	{"latency pacing can be off", func(p *polite.PacingPolicy) { p.LatencyFactor, p.BaseDelay = polite.None, polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 3*time.Second, success)
 		want(t, "second start", s.request("a", 0, 0, success), 3*time.Second)
 	}},
@@ -126,7 +127,7 @@ var cases = []struct {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 2 * time.Minute})
 		want(t, "start after the pause", s.request("a", 0, 0, success), 2*time.Minute)
 	}},
-	{"a short Retry-After is the wait with a small backoff base", func(p *polite.PacingPolicy) { p.BackoffBase = 0 }, func(t *testing.T, s *session) {
+	{"a short Retry-After is the wait with a small backoff base", func(p *polite.PacingPolicy) { p.BackoffBase = polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: time.Second})
 		want(t, "start after the pause", s.request("a", 0, 0, success), 2*time.Second) // the pace, doubled
 	}},
@@ -159,15 +160,15 @@ var cases = []struct {
 		first := s.request("a", 0, 0, neutral)
 		want(t, "gap after the quiet spell", s.request("a", 0, 0, success)-first, time.Second)
 	}},
-	{"no quota left pauses the key until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = 0 }, func(t *testing.T, s *session) {
+	{"no quota left pauses the key until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 0, Reset: 30 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 30*time.Second)
 	}},
-	{"a low quota is spread until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = 0 }, func(t *testing.T, s *session) {
+	{"a low quota is spread until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 10 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 5*time.Second)
 	}},
-	{"MaxInFlight requests at most", func(p *polite.PacingPolicy) { p.LatencyFactor = 0 }, func(t *testing.T, s *session) {
+	{"MaxInFlight requests at most", func(p *polite.PacingPolicy) { p.LatencyFactor = polite.None }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
 		done := make(chan time.Duration)
 		go func() { _, at := s.start("a", 0); done <- at }()

@@ -51,7 +51,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "%v", err)
 	}
 
-	floor := paceFloor{base: c.delay, maxCrawlDelay: polite.DefaultMaxCrawlDelay}
+	floor := paceFloor{base: c.delay, maxCrawlDelay: defaultPacing.MaxCrawlDelay}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -158,7 +158,7 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 func (r crawlResult) timeline() timelineData {
 	d := timelineData{Start: r.start, End: r.end, Wire: r.wire}
 	for _, s := range r.stats {
-		d.Hosts = append(d.Hosts, s.Host)
+		d.Hosts = append(d.Hosts, s.Key)
 	}
 	for _, rec := range r.records {
 		if rec.Blocked != "" {
