@@ -71,7 +71,7 @@ func TestRobotsModes(t *testing.T) {
 					t.Errorf("%d robots.txt fetches; want %d", n, tt.wantRobots)
 				}
 				var would uint64
-				for _, s := range tr.Stats() {
+				for _, s := range statsOf(t, tr) {
 					would += s.WouldRefuse
 				}
 				if would != tt.wantWould {
