@@ -15,13 +15,9 @@ import (
 )
 
 // sharedPacer stands for a Pacer that a fleet shares: the in-memory one,
-// seen only through the exported interfaces, optional ones included when
-// withOptional is set, so that the transport takes none of its own ways
-// past them.
-type sharedPacer struct {
-	p            *memoryPacer
-	withOptional bool
-}
+// seen only through its Acquire, so that the transport takes none of its
+// own ways past the exported interfaces.
+type sharedPacer struct{ p *memoryPacer }
 
 func (s sharedPacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (Lease, error) {
 	return s.p.Acquire(ctx, key, crawlDelay)
