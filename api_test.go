@@ -14,7 +14,8 @@ import (
 )
 
 // TestRobotsModes checks what each mode does with a URL robots.txt
-// disallows, chosen for the transport, per origin and per request.
+// disallows, chosen for the transport, per origin and per request, and
+// that of WithRobotsMode and WithRobotsModeFunc the last one wins.
 func TestRobotsModes(t *testing.T) {
 	perOrigin := func(u *url.URL) RobotsMode {
 		if u.Hostname() == "api.example" {
@@ -29,7 +30,7 @@ func TestRobotsModes(t *testing.T) {
 		ctxMode     *RobotsMode
 		wantBlocked bool
 		wantRobots  int    // robots.txt fetches
-		wantWould   uint64 // HostStats.WouldBlock
+		wantWould   uint64 // HostStats.WouldRefuse
 		wantLog     bool   // "would refuse" logged
 	}{
 		{"enforce", nil, "http://h/private", nil, true, 1, 0, false},
@@ -40,6 +41,11 @@ func TestRobotsModes(t *testing.T) {
 		{"per origin, enforce", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", nil, true, 1, 0, false},
 		{"per request overrides the transport", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", ptr(RobotsOff), false, 0, 0, false},
 		{"per request enforces on an off transport", []Option{WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
+		{"a mode replaces an earlier func", []Option{WithRobotsModeFunc(perOrigin), WithRobotsMode(RobotsReport)}, "http://www.example/private", nil, false, 1, 1, true},
+		{"a func replaces an earlier mode", []Option{WithRobotsMode(RobotsOff), WithRobotsModeFunc(perOrigin)}, "http://www.example/private", nil, true, 1, 0, false},
+		{"a nil func replaces an earlier mode", []Option{WithRobotsMode(RobotsOff), WithRobotsModeFunc(nil)}, "http://h/private", nil, true, 1, 0, false},
+		{"APIDefaults replaces an earlier func", []Option{WithRobotsModeFunc(perOrigin), APIDefaults()}, "http://www.example/private", nil, false, 0, 0, false},
+		{"per request overrides a later mode", []Option{WithRobotsModeFunc(perOrigin), WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,11 +71,11 @@ func TestRobotsModes(t *testing.T) {
 					t.Errorf("%d robots.txt fetches; want %d", n, tt.wantRobots)
 				}
 				var would uint64
-				for _, s := range tr.Stats() {
-					would += s.WouldBlock
+				for _, s := range statsOf(t, tr) {
+					would += s.WouldRefuse
 				}
 				if would != tt.wantWould {
-					t.Errorf("WouldBlock = %d; want %d", would, tt.wantWould)
+					t.Errorf("WouldRefuse = %d; want %d", would, tt.wantWould)
 				}
 				mu.Lock()
 				gotLog := strings.Contains(logged.String(), "would refuse")
@@ -91,8 +97,8 @@ func TestRobotsModes(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestBackoffShape checks that WithBackoff shapes the pause after a signal,
-// and that a Retry-After then is the wait.
+// TestBackoffShape checks that BackoffBase and MaxBackoff shape the pause
+// after a signal, and that a Retry-After then is the wait.
 func TestBackoffShape(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -102,9 +108,9 @@ func TestBackoffShape(t *testing.T) {
 	}{
 		{"crawler default, Retry-After 1", nil, "1", 5 * time.Second},
 		{"API defaults, Retry-After 1", []Option{APIDefaults()}, "1", time.Second},
-		{"no base, Retry-After 1", []Option{WithBackoff(0, time.Minute)}, "1", time.Second},
-		{"no base, no Retry-After", []Option{WithBackoff(0, time.Minute)}, "", 0},
-		{"base above the cap", []Option{WithBackoff(time.Minute, 2*time.Second)}, "", 2 * time.Second},
+		{"no base, Retry-After 1", []Option{WithPacing(PacingPolicy{BackoffBase: None, MaxBackoff: time.Minute})}, "1", time.Second},
+		{"no base, no Retry-After", []Option{WithPacing(PacingPolicy{BackoffBase: None, MaxBackoff: time.Minute})}, "", 0},
+		{"base above the cap", []Option{WithPacing(PacingPolicy{BackoffBase: time.Minute, MaxBackoff: 2 * time.Second})}, "", 2 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,7 +129,7 @@ func TestBackoffShape(t *testing.T) {
 					}
 					return respond(r, 200, "ok"), nil
 				}}
-				tr := New(base, append([]Option{WithBaseDelay(0), WithJitter(0), WithLatencyFactor(0)}, tt.opts...)...)
+				tr := New(base, append([]Option{WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None})}, tt.opts...)...)
 				resp, err := get(tr, "http://h/a", "")
 				if err != nil {
 					t.Fatal(err)
@@ -197,19 +203,19 @@ func TestRateLimitFields(t *testing.T) {
 	}
 }
 
-// TestLatencyPacingOff checks that WithLatencyFactor(0) lets a slow host
-// be asked again as soon as it has answered.
+// TestLatencyPacingOff checks that a LatencyFactor of None lets a slow
+// host be asked again as soon as it has answered.
 func TestLatencyPacingOff(t *testing.T) {
 	for _, tt := range []struct {
 		factor float64
 		want   time.Duration
-	}{{0, 2 * time.Second}, {2, 4 * time.Second}} { // the second start: the first answer's end, or twice its latency
+	}{{None, 2 * time.Second}, {2, 4 * time.Second}} { // the second start: the first answer's end, or twice its latency
 		synctest.Test(t, func(t *testing.T) {
 			base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
 				time.Sleep(2 * time.Second)
 				return respond(r, 200, "ok"), nil
 			}}
-			tr := New(base, WithRobotsMode(RobotsOff), WithBaseDelay(0), WithJitter(0), WithLatencyFactor(tt.factor))
+			tr := New(base, WithRobotsMode(RobotsOff), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: tt.factor}))
 			t0 := time.Now()
 			for range 2 {
 				resp, err := get(tr, "http://h/", "")
@@ -274,7 +280,7 @@ func TestPacingKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				base := site("")
-				o := []Option{WithRobotsMode(RobotsOff), WithJitter(0), WithLatencyFactor(0)}
+				o := []Option{WithRobotsMode(RobotsOff), WithPacing(PacingPolicy{Jitter: None, LatencyFactor: None})}
 				if tt.key != nil {
 					o = append(o, WithPacingKey(tt.key))
 				}

@@ -113,7 +113,7 @@ func TestRequestsAndRefusals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithJitter(0), m.Option())
+		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -163,13 +163,13 @@ polite_requests_waiting 0
 	})
 }
 
-// TestEveryRequestCounted checks that Option makes requests that do not
-// wait count, whatever wait threshold came before it.
+// TestEveryRequestCounted checks that requests that do not wait count,
+// and that their wait is observed as 0.
 func TestEveryRequestCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site(""), polite.APIDefaults(), polite.WithWaitThreshold(time.Hour), m.Option())
+		tr := polite.New(site(""), polite.APIDefaults(), m.Option())
 		for range 3 {
 			mustFetch(t, tr, "http://api/v1/items")
 		}
@@ -213,7 +213,7 @@ func TestBackoffs(t *testing.T) {
 			}
 			return respond(r, http.StatusServiceUnavailable, ""), nil
 		})
-		tr := polite.New(base, polite.WithJitter(0), m.Option())
+		tr := polite.New(base, polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -290,13 +290,13 @@ func TestHostsEvicted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site(""), polite.WithRobotsMode(polite.RobotsOff), polite.WithMaxHosts(1), m.Option())
+		tr := polite.New(site(""), polite.WithRobotsMode(polite.RobotsOff), polite.WithLimits(polite.Limits{MaxKeys: 1, MaxOrigins: 1}), m.Option())
 		m.Track(tr)
 		mustFetch(t, tr, "http://one/")
 		time.Sleep(time.Hour)
 		mustFetch(t, tr, "http://two/")
 		compare(t, reg, `
-# HELP polite_hosts_evicted_total Hosts whose pacing state was dropped to keep within the transport's WithMaxHosts.
+# HELP polite_hosts_evicted_total Hosts whose pacing state was dropped to keep within the transport's Limits.MaxKeys.
 # TYPE polite_hosts_evicted_total counter
 polite_hosts_evicted_total 1
 # HELP polite_hosts Hosts the transports track: hosts with pacing state or a cached robots.txt.
@@ -318,7 +318,7 @@ func TestGauges(t *testing.T) {
 			<-release
 			return respond(r, http.StatusOK, "ok"), nil
 		})
-		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithBaseDelay(0), polite.WithLatencyFactor(0), m.Option()}
+		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}), m.Option()}
 		first, second := polite.New(base, opts...), polite.New(base, opts...)
 		m.Track(first)
 		m.Track(second)

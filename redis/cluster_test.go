@@ -101,8 +101,7 @@ func TestCluster(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Protocol: 2, DisableIdentity: true})
 	defer c.Close()
 	ctx := context.Background()
-	policy := polite.DefaultPacingPolicy()
-	policy.BaseDelay, policy.LatencyFactor, policy.Jitter = 100*time.Millisecond, 0, 0
+	policy := polite.PacingPolicy{BaseDelay: 100 * time.Millisecond, LatencyFactor: polite.None, Jitter: polite.None}
 	p := NewPacer(c, FailWhenUnreachable())(policy)
 
 	const hosts = 60

@@ -1,7 +1,10 @@
 // Package politeredis paces the requests of a fleet of processes that
 // share hosts, by keeping each pacing key's state in Redis, and shares
 // their robots.txt files: it is a [polite.Pacer] for [polite.WithPacer]
-// and a [polite.RobotsStore] for [polite.WithRobotsStore].
+// and a [polite.RobotsStore] for [polite.WithRobotsStore]. It lives in the
+// directory redis/ but is named politeredis rather than redis so that it
+// does not clash with go-redis's package redis, which its callers import
+// beside it.
 //
 //	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
 //	t := polite.New(nil,
@@ -114,10 +117,10 @@
 // Every call is bounded by the request's context and by [WithTimeout];
 // build the client with ContextTimeoutEnabled, so that go-redis ends a
 // call to a server that hangs when its context ends, not after its own
-// read timeout. When
-// a call fails, the Pacer paces in the memory of its process with
-// [polite.NewMemoryPacer], says so once through its logger, and tries
-// Redis again at most once a second, going back to it when it answers.
+// read timeout. When a call fails, the Pacer paces in the memory of its
+// process with [polite.NewMemoryPacer], says so once through its logger
+// (see [WithLogger]; by default it logs nothing), and tries Redis again
+// at most once a second, going back to it when it answers.
 // [FailWhenUnreachable] makes Acquire fail instead. An outcome that cannot
 // be reported is lost; its lease expires. Likewise a robots store fetches
 // robots.txt in its own process, says so once, and shares through Redis

@@ -18,26 +18,26 @@ import (
 //	t := polite.New(nil, polite.WithPacer(politeredis.NewPacer(client)))
 //
 // client may be a single server, a Sentinel failover client or a Cluster.
-// Every process that paces the same hosts must use the same policy and the
-// same options. The policy's MaxHosts has no effect: idle hosts' keys
-// expire by themselves. The Pacer keeps no goroutine running: the ones it
-// starts to send queued calls in pipelines end when the queue is empty
-// (see Calls and waits in the package documentation). It closes nothing;
-// the client stays the caller's.
-func NewPacer(client redis.UniversalClient, opts ...Option) func(polite.PacingPolicy) polite.Pacer {
-	o := defaults()
-	for _, opt := range opts {
-		opt(&o)
-	}
+// The function runs the policy's [polite.PacingPolicy.Effective]: the
+// transport gives it that already, and a caller may leave fields zero for
+// their defaults. Every process that paces the same hosts must use the
+// same policy and the same options. Idle hosts' keys expire by themselves.
+// The Pacer keeps no goroutine running: the ones it starts to send queued
+// calls in pipelines end when the queue is empty (see Calls and waits in
+// the package documentation). It closes nothing; the client stays the
+// caller's. An invalid option makes NewPacer panic with a
+// [*polite.ConfigError].
+func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.PacingPolicy) polite.Pacer {
+	o := apply(opts, PacerOption.applyPacer)
 	return func(policy polite.PacingPolicy) polite.Pacer {
-		return newPacer(client, policy, o)
+		return newPacer(client, policy.Effective(), o)
 	}
 }
 
 // pacer is the Pacer that NewPacer makes.
 type pacer struct {
 	client   redis.UniversalClient
-	policy   polite.PacingPolicy
+	policy   polite.PacingPolicy // Effective
 	o        options
 	admit    *redis.Script // admitLua for policy
 	release  *redis.Script // releaseLua for policy
@@ -59,6 +59,7 @@ type watch struct {
 	n  int           // goroutines waiting
 }
 
+// newPacer returns the Pacer of an Effective policy.
 func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
 	admit, release := newScripts(policy, o.lease)
 	return &pacer{
@@ -69,8 +70,14 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		release:  release,
 		admits:   &batcher{client: client, timeout: o.timeout},
 		releases: &batcher{client: client, timeout: o.timeout},
-		fallback: sync.OnceValue(func() polite.Pacer { return polite.NewMemoryPacer(policy) }),
-		watches:  make(map[string]*watch),
+		fallback: sync.OnceValue(func() polite.Pacer {
+			p, err := polite.NewMemoryPacer(policy, 0)
+			if err != nil {
+				panic(err) // the transport validated policy
+			}
+			return p
+		}),
+		watches: make(map[string]*watch),
 		health: &health{logger: o.logger, probe: o.probe,
 			fallback: "pacing in this process's memory", resumed: "pacing in redis"},
 		rand: rand.Float64,
@@ -100,7 +107,7 @@ func (p *pacer) argv(extra ...string) []any {
 
 // draw returns a jitter draw in [0, 1) as a script argument.
 func (p *pacer) draw() string {
-	if p.policy.Jitter == 0 {
+	if p.policy.Jitter == polite.None {
 		return "0"
 	}
 	return strconv.FormatFloat(p.rand(), 'g', -1, 64)
@@ -149,7 +156,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		next, wake := time.Duration(r[1])*time.Microsecond, time.Duration(r[2])*time.Microsecond
 		if deadline, ok := ctx.Deadline(); ok && next > 0 {
 			if now := time.Now(); !now.Add(next).Before(deadline) {
-				return nil, &polite.DeadlineError{Host: key, Earliest: now.Add(next), Deadline: deadline}
+				return nil, &polite.DeadlineError{Key: key, Earliest: now.Add(next), Deadline: deadline}
 			}
 		}
 		if next == 0 {
@@ -254,14 +261,15 @@ type lease struct {
 	start string // µs on the store's clock
 }
 
-// Release implements [polite.Lease]. When Redis is unreachable the
-// outcome is lost and the slot comes back when the lease expires; in an
-// outage Release does not even try, so that a response never waits for a
-// server known to be down.
-func (l *lease) Release(o polite.Outcome) {
+// Release implements [polite.Lease]: it returns what the release changed
+// in the key's shared state. When Redis is unreachable the outcome is
+// lost, the slot comes back when the lease expires, and the Change is the
+// zero one; in an outage Release does not even try, so that a response
+// never waits for a server known to be down.
+func (l *lease) Release(o polite.Outcome) polite.Change {
 	defer l.p.notify(l.key)
 	if l.p.health.down.Load() && !l.p.o.failClose {
-		return
+		return polite.Change{}
 	}
 	b := func(v bool) string {
 		if v {
@@ -287,15 +295,8 @@ func (l *lease) Release(o polite.Outcome) {
 		if !l.p.o.failClose {
 			l.p.health.failed(err)
 		}
-		return
+		return polite.Change{}
 	}
-	if hook := l.p.o.events; hook != nil {
-		switch r[0] {
-		case 1:
-			hook(polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Host: l.key, Level: int(r[1]),
-				Pause: time.Duration(r[2]) * time.Microsecond, RetryAfter: o.RetryAfter})
-		case 2:
-			hook(polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Host: l.key})
-		}
-	}
+	return polite.Change{Raised: r[0] == 1, Cleared: r[0] == 2, Level: int(r[1]),
+		Pause: time.Duration(r[2]) * time.Microsecond}
 }

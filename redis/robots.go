@@ -34,14 +34,10 @@ const robotsKeep = 24 * time.Hour
 //
 // When Redis is unreachable, each process fetches robots.txt itself until
 // Redis answers again, and says so once; with [FailWhenUnreachable], Load
-// fails with an error naming Redis instead. WithKeyPrefix, WithPollInterval,
-// WithTimeout, WithLogger and FailWhenUnreachable apply; the other options
-// are the Pacer's.
-func NewRobotsStore(client redis.UniversalClient, opts ...Option) polite.RobotsStore {
-	o := defaults()
-	for _, opt := range opts {
-		opt(&o)
-	}
+// fails with an error naming Redis instead. An invalid option makes it
+// panic with a [*polite.ConfigError].
+func NewRobotsStore(client redis.UniversalClient, opts ...RobotsOption) polite.RobotsStore {
+	o := apply(opts, RobotsOption.applyRobots)
 	return &robotsStore{client: client, o: o,
 		health: &health{logger: o.logger, probe: o.probe,
 			fallback: "fetching robots.txt in this process", resumed: "sharing robots.txt in redis"}}
@@ -82,7 +78,7 @@ func (s *robotsStore) Load(ctx context.Context, origin string, fetch func(contex
 			return s.unreachable(ctx, fetch, fmt.Errorf("politeredis: robots.txt of %s: %w", origin, err))
 		}
 		s.health.answered()
-		landed := waiting && prev != nil && (seen == nil || !prev.Fetched.Equal(seen.Fetched))
+		landed := waiting && prev != nil && (seen == nil || !prev.FetchedAt.Equal(seen.FetchedAt))
 		switch {
 		case state == robotsFresh:
 			return prev, nil

@@ -1,6 +1,7 @@
 package politeredis
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -220,16 +221,30 @@ func newScripts(policy polite.PacingPolicy, lease time.Duration) (admit, release
 	return redis.NewScript(head + admitLua), redis.NewScript(head + releaseLua)
 }
 
-// policyHead returns the line of Lua that sets the constants of a policy
-// and a lease duration.
+// policyHead returns the line of Lua that sets the constants of an
+// Effective policy and a lease duration. A field that is polite.None is 0
+// there, and a MaxInFlight of None the largest int: no cap.
 func policyHead(policy polite.PacingPolicy, lease time.Duration) string {
-	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	us := func(d time.Duration) string { return strconv.FormatInt(noneAsZero(d).Microseconds(), 10) }
+	f := func(x float64) string { return strconv.FormatFloat(noneAsZero(x), 'g', -1, 64) }
+	maxIn := policy.MaxInFlight
+	if maxIn == polite.None {
+		maxIn = math.MaxInt
+	}
 	return "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, FORGET, LEASE = " +
 		us(policy.BaseDelay) + ", " + f(policy.Jitter) + ", " + f(policy.LatencyFactor) + ", " +
 		us(policy.MaxDelay) + ", " + us(policy.MaxCrawlDelay) + ", " + us(policy.BackoffBase) + ", " +
-		us(policy.MaxBackoff) + ", " + strconv.Itoa(policy.MaxInFlight) + ", " + us(forgetAfter) + ", " +
+		us(policy.MaxBackoff) + ", " + strconv.Itoa(maxIn) + ", " + us(forgetAfter) + ", " +
 		us(lease) + "\n"
+}
+
+// noneAsZero returns v, a field of a polite.PacingPolicy, or 0 for
+// polite.None.
+func noneAsZero[T time.Duration | float64](v T) T {
+	if v == polite.None {
+		return 0
+	}
+	return v
 }
 
 // forgetAfter is the time after which the policy forgets a backoff level.

@@ -84,9 +84,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", verdict, t.shown,
 			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
 			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+short(d.Pace), reason(d.Reason))
-		if d.RobotsErr != "" {
+		if d.Robots.Err != nil {
 			tw.Flush()
-			fmt.Fprintf(stderr, "polite check: %s: %s\n", d.RobotsURL, d.RobotsErr)
+			fmt.Fprintf(stderr, "polite check: %s: %v\n", d.Robots.URL, d.Robots.Err)
 			status = worse(status, exitError)
 		}
 	}

@@ -51,7 +51,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "%v", err)
 	}
 
-	floor := paceFloor{base: c.delay, maxCrawlDelay: polite.DefaultMaxCrawlDelay}
+	floor := paceFloor{base: c.delay, maxCrawlDelay: defaultPacing.MaxCrawlDelay}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -144,13 +144,14 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 		emit(r)
 	})
 	line := startProgress(progress, func(now time.Time) string {
-		return crawlProgress(c.progress(), tr.Stats(), now)
+		stats, _ := tr.Stats(ctx) // the in-memory pacer's fail only when ctx has ended
+		return crawlProgress(c.progress(), stats, now)
 	})
 	res.idle = c.run(ctx, seeds)
 	line.Stop()
 	res.end = time.Now()
 	res.wire = wire.requests()
-	res.stats = tr.Stats()
+	res.stats, _ = tr.Stats(context.Background()) // the in-memory pacer's never fail
 	return res
 }
 
@@ -158,7 +159,7 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 func (r crawlResult) timeline() timelineData {
 	d := timelineData{Start: r.start, End: r.end, Wire: r.wire}
 	for _, s := range r.stats {
-		d.Hosts = append(d.Hosts, s.Host)
+		d.Hosts = append(d.Hosts, s.Key)
 	}
 	for _, rec := range r.records {
 		if rec.Blocked != "" {

@@ -97,7 +97,7 @@ func demo(cfg demoConfig, stdout, stderr io.Writer) int {
 	if web.virtual {
 		fmt.Fprintf(stdout, "  (all three are served on 127.0.0.1:%s: this system has no 127.0.0.2 or 127.0.0.3)\n", web.port)
 	}
-	fmt.Fprintf(stdout, "\ntransport: base delay %s, jitter %.1f, one request per host at a time, and a robots.txt\n", t.baseDelay, polite.DefaultJitter)
+	fmt.Fprintf(stdout, "\ntransport: base delay %s, jitter %.1f, one request per host at a time, and a robots.txt\n", t.baseDelay, defaultPacing.Jitter)
 	fmt.Fprintf(stdout, "           TTL of %s instead of 24h, so that flaky's recovery is seen within the run\n", t.robotsTTL)
 	fmt.Fprintf(stdout, "           (a failed fetch is kept for min(TTL, 5m) before it is tried again)\n")
 	fmt.Fprintf(stdout, "crawler:   %d workers, one host each at a time; a URL answered 429 or 5xx is tried once more\n\n", demoCrawl.concurrency)
@@ -105,7 +105,7 @@ func demo(cfg demoConfig, stdout, stderr io.Writer) int {
 	wire := &wireRecorder{base: web.transport()}
 	tr := polite.New(wire,
 		polite.WithUserAgent(defaultUA),
-		polite.WithBaseDelay(t.baseDelay),
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: t.baseDelay}),
 		polite.WithRobotsTTL(t.robotsTTL),
 	)
 	defer tr.CloseIdleConnections()
@@ -123,7 +123,7 @@ func demo(cfg demoConfig, stdout, stderr io.Writer) int {
 		writeWireLog(stdout, res)
 	}
 
-	floor := paceFloor{base: t.baseDelay, maxCrawlDelay: polite.DefaultMaxCrawlDelay}
+	floor := paceFloor{base: t.baseDelay, maxCrawlDelay: defaultPacing.MaxCrawlDelay}
 	reports := buildReport(res.wire, res.stats, floor)
 	robotsFetches := 0
 	for _, r := range res.wire {

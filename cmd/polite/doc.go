@@ -22,7 +22,7 @@
 // another. The product token of the User-Agent, "polite" by default,
 // chooses the robots.txt group that binds. -delay is the base delay, the
 // least time between the starts of two requests to one host (1s by
-// default; it must not be negative).
+// default, 0 for none; it must not be negative).
 //
 // # Check
 //
