@@ -111,6 +111,14 @@ func (t *PoliteTransport) report(v verdict, tg target, u *url.URL) {
 	}
 }
 
+// undecided reports a request to u, with target tg, that robots.txt did
+// not decide and FailOpen lets through.
+func (t *PoliteTransport) undecided(v verdict, tg target, u *url.URL) {
+	if t.events.on() {
+		t.events.emit(Event{Kind: EventUndecided, Key: tg.pacingKey, URL: u.String(), Reason: v.reason()})
+	}
+}
+
 // refusal counts a refused request to u, with target tg, and returns its
 // error.
 func (t *PoliteTransport) refusal(v verdict, tg target, u *url.URL) error {

@@ -76,6 +76,11 @@ const (
 	// EventHostEvicted: the key's pacing state was dropped to keep within
 	// [Limits].MaxKeys.
 	EventHostEvicted
+	// EventUndecided: robots.txt was not applied to a request that [FailOpen]
+	// sent all the same, because its path is longer than the engine decides
+	// ([robotstxt.MaxPathLength]): URL, Reason. Under [FailClosed] such a
+	// request is refused, with an EventRefused that gives the reason.
+	EventUndecided
 )
 
 var eventKindNames = [...]string{
@@ -87,6 +92,7 @@ var eventKindNames = [...]string{
 	EventBackoff:           "backing off",
 	EventBackoffCleared:    "backoff cleared",
 	EventHostEvicted:       "host evicted",
+	EventUndecided:         "robots.txt not applied",
 }
 
 // String returns the kind as the logger's messages name it, such as
@@ -147,6 +153,9 @@ func logEvents(l *slog.Logger) func(Event) {
 			} else {
 				attrs = append(attrs, slog.String("reason", ev.Reason))
 			}
+		case EventUndecided:
+			level = slog.LevelWarn
+			attrs = append(attrs, slog.String("url", ev.URL), slog.String("reason", ev.Reason))
 		case EventSent:
 			if ev.Duration >= slowWait {
 				msg = "polite: waited"
