@@ -342,7 +342,7 @@ func TestCorpus(t *testing.T) {
 		out = bufio.NewWriter(w)
 		defer out.Flush()
 	}
-	decisions := 0
+	decisions, most, mostAt := 0, 0.0, ""
 	for _, cf := range files {
 		f := Parse(cf.body)
 		for _, ua := range corpusAgents {
@@ -355,6 +355,11 @@ func TestCorpus(t *testing.T) {
 				if err != nil {
 					t.Errorf("%s: Test(%q, %s): %v", cf.name, ua, u, err)
 				}
+				target := normalizeTarget(u.RequestURI())
+				budget := workBudget(len(target))
+				if _, _, left := f.Group(ua).decide(target, budget); float64(budget-left)/float64(budget) > most {
+					most, mostAt = float64(budget-left)/float64(budget), cf.name+" "+ua+" "+target
+				}
 				decisions++
 				if out != nil {
 					fmt.Fprintf(out, "%s\t%s\t%s\t%v\n", cf.name, ua, u, m.Allowed)
@@ -362,5 +367,5 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d files, %d decisions", len(files), decisions)
+	t.Logf("%d files, %d decisions; the costliest spent %.1f%% of its budget: %s", len(files), decisions, 100*most, mostAt)
 }

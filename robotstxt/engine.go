@@ -87,6 +87,7 @@ type ruleMatcher struct {
 	lits     []string // the distinct pieces and tails, sorted
 	ac       automaton
 	maxWild  ruleRef // the best of wild, whether or not it matches; none if empty
+	scanCost int     // units of work (workBudget) that a step of ac costs
 }
 
 // ruleRef names a rule with its rank: twice the length of its pattern,
@@ -252,6 +253,10 @@ func compileRules(rules []Rule) *ruleMatcher {
 	if len(m.lits) > 0 {
 		m.ac = newAutomaton(m.lits)
 	}
+	m.scanCost = 2
+	if len(m.ac.nodes) > smallAutomaton {
+		m.scanCost = 3
+	}
 	return m
 }
 
@@ -363,11 +368,17 @@ func appendDistinct(pieces, seq []int32) []int32 {
 // match returns the rule that decides path, normalised by
 // normalizeTarget: the best of the rules that match it, with its index in
 // the rules given to compileRules; noRule when none matches, and so path
-// is allowed.
-func (m *ruleMatcher) match(path string) ruleRef {
+// is allowed. It spends at most budget units of work (see workBudget) and
+// returns what is left: a negative number when the decision needed more,
+// and then the rule returned is not known to decide.
+func (m *ruleMatcher) match(path string, budget int) (ruleRef, int) {
 	best := noRule
+	budget -= m.heads.searchCost(len(path))
 	deepest := m.heads.deepest(path)
-	for h := deepest; h >= 0; h = m.heads.parent[h] {
+	for h, k := deepest, 0; h >= 0; h, k = m.heads.parent[h], k+1 {
+		if k%4 == 0 {
+			budget--
+		}
 		if m.plain[h].beats(best) {
 			best = m.plain[h]
 		}
@@ -375,31 +386,35 @@ func (m *ruleMatcher) match(path string) ruleRef {
 			best = m.exact[h]
 		}
 	}
-	if m.maxWild.beats(best) {
-		best = m.matchWild(path, deepest, best)
+	if m.maxWild.beats(best) && budget >= 0 {
+		best, budget = m.matchWild(path, deepest, best, budget)
 	}
-	return best
+	return best, budget
 }
 
 // matchWild returns the better of best and the best pattern with a '*'
-// that matches path. deepest is the longest head that begins path, or -1.
-func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef) ruleRef {
-	st := getMatchState(len(m.lits))
-	for h := deepest; h >= 0; h = m.heads.parent[h] {
+// that matches path, and the budget left. deepest is the longest head that
+// begins path, or -1.
+func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef, budget int) (ruleRef, int) {
+	st := getMatchState(len(m.lits), budget)
+	defer matchStates.Put(st)
+	for h := deepest; h >= 0 && st.budget >= 0; h = m.heads.parent[h] {
 		best = m.try(st, path, m.headKeys[h], m.headKeys[h+1], best, true)
 	}
-	if filedUnderLits := int(m.litKeys[0]) < len(m.wild); filedUnderLits && m.maxWild.beats(best) {
+	if filedUnderLits := int(m.litKeys[0]) < len(m.wild); filedUnderLits && m.maxWild.beats(best) && st.budget >= 0 {
 		if !st.scanned {
 			m.scan(st, path)
 		}
 		for _, l := range st.found {
+			if st.budget < 0 {
+				break
+			}
 			if m.litTop[l] > best.rank {
 				best = m.try(st, path, m.litKeys[l], m.litKeys[l+1], best, false)
 			}
 		}
 	}
-	matchStates.Put(st)
-	return best
+	return best, st.budget
 }
 
 // try returns the better of best and the first of the patterns wild[from:to],
@@ -411,6 +426,9 @@ func (m *ruleMatcher) try(st *matchState, path string, from, to int32, best rule
 		if !w.beats(best) {
 			break
 		}
+		if st.budget--; st.budget < 0 {
+			return best
+		}
 		if m.wildMatches(st, path, i, headed) {
 			return w.ruleRef
 		}
@@ -419,17 +437,24 @@ func (m *ruleMatcher) try(st *matchState, path string, from, to int32, best rule
 }
 
 // wildMatches reports whether wild[i] matches path. headed tells that its
-// head begins path.
+// head begins path. It reports false when the budget runs out.
 func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed bool) bool {
 	w := &m.wild[i]
 	n := int32(len(path))
 	head := m.heads.keys[w.head]
-	if n < w.minLen || !headed && !strings.HasPrefix(path, head) {
+	if n < w.minLen {
 		return false
+	}
+	if !headed {
+		st.budget -= len(head) / compareOctets
+		if !strings.HasPrefix(path, head) {
+			return false
+		}
 	}
 	end := n // where the pieces must end
 	if w.tail >= 0 {
 		tail := m.lits[w.tail]
+		st.budget -= len(tail) / compareOctets
 		if !strings.HasSuffix(path, tail) {
 			return false
 		}
@@ -443,12 +468,15 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 		m.scan(st, path)
 	}
 	for _, l := range m.literals(i) {
-		if st.lits[l].seen != st.gen {
+		if st.budget--; st.lits[l].seen != st.gen || st.budget < 0 {
 			return false
 		}
 	}
 	pos := int32(len(head))
 	for _, l := range pieces {
+		if st.budget--; st.budget < 0 {
+			return false
+		}
 		at := m.next(st, path, l, pos)
 		if at < 0 {
 			return false
@@ -489,6 +517,7 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	}
 	if st.occ[ls.occTail].end-size >= pos { // one of the recorded occurrences
 		for k := ls.occHead; ; k = st.occ[k].next {
+			st.budget--
 			if start := st.occ[k].end - size; start >= pos {
 				return start
 			}
@@ -500,30 +529,61 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	if path[pos:pos+size] == lit { // as when a pattern repeats a piece
 		return pos
 	}
-	// An occurrence after the recorded ones starts in [pos, last]: search,
-	// but not again where an earlier search for l has looked.
-	end, after := ls.lastEnd, last
-	if ls.memoGen == st.gen {
-		if ls.memoFrom <= pos && pos <= ls.memoAt {
-			return ls.memoAt
-		}
-		if pos < ls.memoFrom {
-			end, after = ls.memoFrom+size-1, ls.memoAt
-		}
+	// An occurrence after the recorded ones: find them all, once a
+	// decision, and search them.
+	if ls.extGen != st.gen {
+		m.findAll(st, path, l)
 	}
-	at := after
-	var i int
-	if size == 1 {
-		i = strings.IndexByte(path[pos:end], lit[0])
-	} else {
-		i = strings.Index(path[pos:end], lit)
-	}
-	if i >= 0 {
-		at = pos + int32(i)
-	}
-	ls.memoGen, ls.memoFrom, ls.memoAt = st.gen, pos, at
-	return at
+	ext := st.ext[ls.extFrom:ls.extTo]
+	k, _ := slices.BinarySearch(ext, pos)
+	return ext[k] // there is one: the last occurrence starts at or after pos
 }
+
+// findAll records in st.ext where each occurrence of literal l after the
+// recorded ones starts, and charges the budget for the search.
+func (m *ruleMatcher) findAll(st *matchState, path string, l int32) {
+	lit := m.lits[l]
+	ls := &st.lits[l]
+	ls.extGen, ls.extFrom = st.gen, int32(len(st.ext))
+	from := int(st.occ[ls.occTail].end) - len(lit) + 1
+	st.budget -= (len(path) - from) / searchOctets
+	for {
+		i := strings.Index(path[from:], lit)
+		if i < 0 {
+			break
+		}
+		st.ext = append(st.ext, int32(from+i))
+		from += i + 1
+	}
+	ls.extTo = int32(len(st.ext))
+	st.budget -= int(ls.extTo - ls.extFrom)
+}
+
+// A decision spends at most workBudget units of work, so that no file,
+// however written, makes one take long (see Cost in the package doc). A
+// unit is about one access to memory that may not be cached: one pattern
+// tried, one literal checked or placed, one occurrence recorded or read,
+// four heads walked, compareOctets octets compared, searchOctets octets
+// searched with strings.Index, or rootOctets octets where no literal
+// starts. A step of the automaton from any other state is two units, or
+// three when it has more than smallAutomaton nodes, which the caches of a
+// processor do not hold.
+const (
+	compareOctets  = 32
+	searchOctets   = 4
+	rootOctets     = 4
+	smallAutomaton = 4 << 10
+)
+
+// workBudget returns the units of work that a decision on a path of n
+// octets, in normal form, may spend: a scan of the path, and 1,024 units
+// more and n²/2,048, so 9,216 units for a path of 2 KiB and 58,368 for one
+// of 8 KiB. A unit costs at most 11 ns on the machine of BENCHMARKS.md,
+// measured on the worst files found (BenchmarkEngineWorst), so the time of
+// a decision stays within 100 µs for a 2 KiB path and 1 ms for an 8 KiB
+// one; the costliest decision on the real files of the corpus spends a
+// quarter of its budget (TestCorpus).
+func workBudget(n int) int { return 3*n + 1024 + n*n/2048 }
 
 // occCap is how many occurrences of each literal scan records.
 const occCap = 16
@@ -539,22 +599,28 @@ const occCap = 16
 // literal besides one a place.
 func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
+	if st.budget -= len(path) / rootOctets; st.budget < 0 {
+		return
+	}
 	a := &m.ac
 	hits := st.hits[:0] // where a literal ends, and the state there
 	s := int32(0)
+scan:
 	for i := 0; i < len(path); i++ {
 		c := path[i]
 		if s == 0 {
 			for a.root[c] == 0 { // no literal starts here: skip
 				if i++; i == len(path) {
-					st.hits = hits
-					return
+					break scan
 				}
 				c = path[i]
 			}
 			s = int32(a.root[c])
 		} else { // the automaton's step, by hand: the compiler would not inline it
 			for {
+				if st.budget -= m.scanCost; st.budget < 0 {
+					break scan // what it found is not used
+				}
 				if t := a.child(s, c); t != 0 {
 					s = t
 					break
@@ -572,10 +638,13 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 		end := int32(i + 1)
 		hits = append(hits, acHit{end, s})
 		for ; v != 0; v = a.literalNode(a.nodes[v].fail) {
+			if st.budget--; st.budget < 0 {
+				break scan // what it found is not used
+			}
 			l := -1 - a.nodes[v].out
 			ls := &st.lits[l]
 			if ls.seen != st.gen {
-				*ls = litState{seen: st.gen, firstEnd: end, occHead: -1, memoGen: ls.memoGen}
+				*ls = litState{seen: st.gen, firstEnd: end, occHead: -1}
 				if m.litKeys[l] < m.litKeys[l+1] {
 					st.found = append(st.found, l)
 				}
@@ -600,6 +669,7 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 // ends, reading the hits of scan backwards.
 func (m *ruleMatcher) lastEnds(st *matchState) {
 	st.lasts = true
+	st.budget -= len(st.hits)
 	a := &m.ac
 	for i := len(st.hits) - 1; i >= 0; i-- {
 		h := st.hits[i]
@@ -627,29 +697,31 @@ type matchState struct {
 	gen     uint32
 	scanned bool // scan has run
 	lasts   bool // lastEnds has run
+	budget  int  // the units of work the decision may still spend
 	lits    []litState
 	found   []int32 // the literals that occur and key patterns, by first end
 	hits    []acHit
 	occ     []occurrence
+	ext     []int32 // the occurrences that findAll found, literal by literal
 }
 
-// litState is what a decision knows of one literal. The fields but the
-// memo hold when seen is the decision's gen, the memo when memoGen is.
+// litState is what a decision knows of one literal. The fields hold when
+// seen is the decision's gen, the ones of findAll when extGen is too.
 type litState struct {
 	seen             uint32
 	firstEnd         int32 // where its first occurrence ends
 	lastEnd          int32 // where its last occurrence ends, once lastEnds has run
 	count            int32 // occurrences recorded, at most occCap
 	occHead, occTail int32 // the recorded occurrences, in order, in occ
-	memoGen          uint32
-	memoFrom         int32 // its next occurrence from any place in [memoFrom,
-	memoAt           int32 // memoAt] starts at memoAt
+	extGen           uint32
+	extFrom, extTo   int32 // where its other occurrences start: ext[extFrom:extTo]
 }
 
 var matchStates = sync.Pool{New: func() any { return new(matchState) }}
 
-// getMatchState returns a matchState for a matcher of lits literals.
-func getMatchState(lits int) *matchState {
+// getMatchState returns a matchState for a matcher of lits literals and a
+// decision that may spend budget units of work.
+func getMatchState(lits, budget int) *matchState {
 	st := matchStates.Get().(*matchState)
 	if len(st.lits) < lits {
 		st.lits = make([]litState, lits)
@@ -660,7 +732,7 @@ func getMatchState(lits int) *matchState {
 		clear(st.lits)
 		st.gen = 1
 	}
-	st.scanned, st.lasts = false, false
-	st.found, st.occ = st.found[:0], st.occ[:0]
+	st.scanned, st.lasts, st.budget = false, false, budget
+	st.found, st.occ, st.ext = st.found[:0], st.occ[:0], st.ext[:0]
 	return st
 }

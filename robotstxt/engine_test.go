@@ -2,6 +2,7 @@ package robotstxt
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -67,7 +68,7 @@ func bruteDecide(rules []Rule, path string) (allowed bool, prio int) {
 // matchRule returns m's decision on path, normalised: whether it is
 // allowed, and the index of the rule that decided, or -1.
 func matchRule(m *ruleMatcher, path string) (allowed bool, rule int) {
-	ref := m.match(path)
+	ref, _ := m.match(path, math.MaxInt)
 	return ref.rule < 0 || ref.allow(), int(ref.rule)
 }
 

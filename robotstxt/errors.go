@@ -21,8 +21,13 @@ const MaxPathLength = 8 << 10
 // on a path longer than [MaxPathLength].
 var ErrPathTooLong = errors.New("robotstxt: path too long to decide")
 
+// ErrTooComplex is matched, with [errors.Is], by the error of a decision
+// that would cost more than the engine spends on one: on a file written to
+// make the engine work, not on a real one (the package doc, "Cost").
+var ErrTooComplex = errors.New("robotstxt: rules too complex to decide the path")
+
 // A DecideError is returned for a path that the engine does not decide.
-// Its Err is [ErrPathTooLong].
+// Its Err is [ErrPathTooLong] or [ErrTooComplex].
 type DecideError struct {
 	// Length is the path's length in octets, with its query, as given.
 	Length int
@@ -32,6 +37,9 @@ type DecideError struct {
 
 // Error implements the error interface.
 func (e *DecideError) Error() string {
+	if e.Err == ErrTooComplex {
+		return fmt.Sprintf("robotstxt: a path of %d octets is not decided: its group's rules would cost more than a decision may", e.Length)
+	}
 	return fmt.Sprintf("robotstxt: a path of %d octets is not decided: longer than %d in normal form", e.Length, MaxPathLength)
 }
 

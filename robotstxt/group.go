@@ -36,14 +36,29 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 	if len(target) > MaxPathLength {
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
-	best, from := noRule, -1
-	for i, p := range g.parts {
-		if ref := p.matcher.match(target); ref.beats(best) {
-			best, from = ref, i
-		}
-	}
-	if from < 0 {
+	best, from, left := g.decide(target, workBudget(len(target)))
+	switch {
+	case left < 0:
+		return false, Rule{}, &DecideError{Length: len(path), Err: ErrTooComplex}
+	case from < 0:
 		return true, Rule{}, nil
 	}
 	return best.allow(), g.parts[from].rules[best.rule], nil
+}
+
+// decide returns the rule that decides target, a path in normal form, and
+// the index of the part it is a rule of, -1 for none; and what is left of
+// budget, which is negative when the decision needed more.
+func (g *Group) decide(target string, budget int) (best ruleRef, from, left int) {
+	best, from = noRule, -1
+	for i, p := range g.parts {
+		var ref ruleRef
+		if ref, budget = p.matcher.match(target, budget); budget < 0 {
+			break
+		}
+		if ref.beats(best) {
+			best, from = ref, i
+		}
+	}
+	return best, from, budget
 }

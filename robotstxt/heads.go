@@ -1,6 +1,7 @@
 package robotstxt
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -59,4 +60,11 @@ func (p *prefixSet) deepest(s string) int32 {
 		i = p.parent[i]
 	}
 	return i
+}
+
+// searchCost returns the units of work (see workBudget) that deepest may
+// spend on a string of n octets: a comparison of up to n octets for each
+// step of its binary search, and one more octet by octet.
+func (p *prefixSet) searchCost(n int) int {
+	return (bits.Len(uint(len(p.keys)))+1)*(1+n/compareOctets) + n/(compareOctets/2)
 }

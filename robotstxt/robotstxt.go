@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,10 +19,11 @@ type File struct {
 	named map[string]bool // the product tokens that some group names, "*" too
 	rules int
 
-	// matchers holds each group's matcher once compiled, by the group's
-	// index: a group is compiled once, however many names it has and
-	// however many bindings share it. Guarded by mu.
-	matchers []*ruleMatcher
+	// classes holds the groups compiled so far, by the names they give:
+	// the groups that give the same names always bind together, and are
+	// compiled together once, however many names they have and however
+	// many bindings share them. Guarded by mu.
+	classes map[string]*groupPart
 	// bound holds the bindings made so far, by the group token that
 	// binds: read without a lock on every decision, replaced by a copy
 	// with one more under mu.
@@ -44,19 +46,20 @@ type tokenBinding struct {
 // file that names its product token, combined; else those of every "*"
 // group; or none, when no group binds (RFC 9309 §2.2.1). [File.Group]
 // returns it, made once for each group token: every product token that
-// falls back to the "*" groups shares one. Each group of the file is
-// compiled once, when a Group first needs it, and a Group that combines
-// several decides by each of their matchers. Its decisions take no lock,
-// and allocate nothing once a path is in normal form.
+// falls back to the "*" groups shares one. The groups of the file that
+// give the same names are compiled together, once, when a Group first
+// needs them; a Group that combines groups giving different names decides
+// by each of their matchers. Its decisions take no lock, and allocate
+// nothing once a path is in normal form.
 type Group struct {
 	group string // the group token: a product token, "*", or "" for none
-	parts []groupPart
+	parts []*groupPart
 	delay time.Duration
 	rules int
 }
 
-// groupPart is one group of the file that a Group combines, with its
-// matcher.
+// groupPart is the groups of the file that give the same names, which a
+// Group combines, with their rules and matcher.
 type groupPart struct {
 	rules   []Rule
 	matcher *ruleMatcher
@@ -74,7 +77,7 @@ func Parse(body []byte) *File {
 		}
 		r.rules += len(g.rules)
 	}
-	r.matchers = make([]*ruleMatcher, len(r.file.groups))
+	r.classes = make(map[string]*groupPart)
 	return r
 }
 
@@ -202,12 +205,16 @@ func (r *File) bindGroup(token string) *Group {
 		if group == "" || !slices.Contains(g.agents, group) {
 			continue
 		}
-		if r.matchers[i] == nil {
-			r.matchers[i] = compileRules(g.rules)
-		}
-		b.parts = append(b.parts, groupPart{g.rules, r.matchers[i]})
 		b.delay = max(b.delay, g.crawlDelay)
 		b.rules += len(g.rules)
+		key := strings.Join(g.agents, "\n")
+		part := r.classes[key]
+		if part == nil {
+			part = r.compileClass(key, i)
+		} else if slices.Contains(b.parts, part) {
+			continue
+		}
+		b.parts = append(b.parts, part)
 	}
 	m := make(map[string]*Group, 1)
 	if old != nil {
@@ -216,4 +223,18 @@ func (r *File) bindGroup(token string) *Group {
 	m[group] = b
 	r.bound.Store(&m)
 	return b
+}
+
+// compileClass compiles the groups that give the names of key, the first
+// of them at index first, and keeps them in r.classes. r.mu is held.
+func (r *File) compileClass(key string, first int) *groupPart {
+	part := &groupPart{rules: r.file.groups[first].rules}
+	for i := first + 1; i < len(r.file.groups); i++ {
+		if g := &r.file.groups[i]; len(g.rules) > 0 && strings.Join(g.agents, "\n") == key {
+			part.rules = append(slices.Clip(part.rules), g.rules...)
+		}
+	}
+	part.matcher = compileRules(part.rules)
+	r.classes[key] = part
+	return part
 }
