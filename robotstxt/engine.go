@@ -108,8 +108,12 @@ func rankOf(r Rule) int32 {
 }
 
 // beats reports whether r decides over o: a longer pattern, or an Allow
-// of the same length over a Disallow.
-func (r ruleRef) beats(o ruleRef) bool { return r.rank > o.rank }
+// of the same length over a Disallow, or of two rules of the same length
+// and kind the one first in the group. So every way of matching reports
+// the same rule.
+func (r ruleRef) beats(o ruleRef) bool {
+	return r.rank > o.rank || r.rank == o.rank && r.rule < o.rule
+}
 
 func (r ruleRef) allow() bool { return r.rank&1 == 1 }
 
@@ -159,62 +163,58 @@ func shapeOf(pattern string) shape {
 // compileRules builds the matcher of rules. match reports rules by their
 // index in this slice.
 func compileRules(rules []Rule) *ruleMatcher {
-	m := &ruleMatcher{maxWild: noRule}
+	m := &ruleMatcher{maxWild: noRule, scanCost: 2}
 
-	// One rule per pattern, the Allow if there is one; take each apart.
-	order := make([]int32, 0, len(rules))
+	// Order the patterns by head, then pattern, the Allow of a pattern
+	// first: the distinct heads come in order, and a pattern's first rule
+	// is the one kept.
+	entries := make([]headEntry, 0, len(rules))
 	for i, r := range rules {
 		if r.Pattern != "" {
-			order = append(order, int32(i))
+			entries = append(entries, headEntry{headOf(r.Pattern), int32(i)})
 		}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(strings.Compare(rules[a].Pattern, rules[b].Pattern),
-			boolOrder(rules[a].Allow, rules[b].Allow), cmp.Compare(a, b))
+	slices.SortFunc(entries, func(a, b headEntry) int {
+		ra, rb := &rules[a.rule], &rules[b.rule]
+		return cmp.Or(strings.Compare(a.head, b.head), strings.Compare(ra.Pattern, rb.Pattern),
+			boolOrder(ra.Allow, rb.Allow), cmp.Compare(a.rule, b.rule))
 	})
-	order = slices.CompactFunc(order, func(a, b int32) bool { return rules[a].Pattern == rules[b].Pattern })
-	shapes := make([]shape, len(order))
-	headList := make([]string, 0, len(order))
-	nWild, nPieces, nUses := 0, 0, 0
-	for i, ri := range order {
-		s := shapeOf(rules[ri].Pattern)
-		shapes[i] = s
-		headList = append(headList, s.head)
-		if s.wild {
-			nWild++
-			nPieces += len(s.pieces)
-			nUses += len(s.pieces)
-			if s.tail != "" {
-				nUses++
-			}
+	entries = slices.CompactFunc(entries, func(a, b headEntry) bool { return rules[a.rule].Pattern == rules[b.rule].Pattern })
+	keys := make([]string, 0, len(entries))
+	for i, e := range entries {
+		if i == 0 || e.head != entries[i-1].head {
+			keys = append(keys, e.head)
 		}
 	}
-	slices.Sort(headList)
-	m.heads = newPrefixSet(slices.Compact(headList))
+	m.heads = newPrefixSet(keys)
 
 	// Patterns without '*' go to their head; the others are filed by key.
-	m.plain = make([]ruleRef, len(m.heads.keys))
-	m.exact = make([]ruleRef, len(m.heads.keys))
-	for i := range m.plain {
-		m.plain[i], m.exact[i] = noRule, noRule
+	refs := make([]ruleRef, 2*len(keys))
+	for i := range refs {
+		refs[i] = noRule
 	}
-	wild := make([]wildRule, 0, nWild) // from and seqEnd index pieces, for now
-	pieces := make([]int32, 0, nPieces)
-	uses := make([]litUse, 0, nUses)
-	for i, ri := range order {
-		s := shapes[i]
-		ref := ruleRef{rank: rankOf(rules[ri]), rule: ri}
-		h, _ := slices.BinarySearch(m.heads.keys, s.head)
-		switch {
-		case s.exact:
+	m.plain, m.exact = refs[:len(keys):len(keys)], refs[len(keys):]
+	var wild []wildRule // from and seqEnd index pieces, for now
+	var pieces []int32
+	var uses []litUse
+	h := -1
+	for i, e := range entries {
+		if i == 0 || e.head != entries[i-1].head {
+			h++
+		}
+		pattern := rules[e.rule].Pattern
+		ref := ruleRef{rank: rankOf(rules[e.rule]), rule: e.rule}
+		switch star := strings.IndexByte(pattern, '*'); {
+		case star < 0 && pattern[len(pattern)-1] == '$':
 			if ref.beats(m.exact[h]) {
 				m.exact[h] = ref
 			}
-		case !s.wild:
+		case star < 0:
 			if ref.beats(m.plain[h]) {
 				m.plain[h] = ref
 			}
 		default:
+			s := shapeOf(pattern)
 			w := wildRule{ruleRef: ref, head: int32(h), tail: -1, minLen: int32(len(s.head) + len(s.tail))}
 			if s.tail != "" {
 				uses = append(uses, litUse{s.tail, -1 - int32(len(wild))})
@@ -228,6 +228,9 @@ func compileRules(rules []Rule) *ruleMatcher {
 			w.seqEnd = int32(len(pieces))
 			wild = append(wild, w)
 		}
+	}
+	if len(wild) == 0 {
+		return m
 	}
 	// Number the distinct literals in sorted order.
 	slices.SortFunc(uses, func(a, b litUse) int { return strings.Compare(a.lit, b.lit) })
@@ -253,11 +256,27 @@ func compileRules(rules []Rule) *ruleMatcher {
 	if len(m.lits) > 0 {
 		m.ac = newAutomaton(m.lits)
 	}
-	m.scanCost = 2
 	if len(m.ac.nodes) > smallAutomaton {
 		m.scanCost = 3
 	}
 	return m
+}
+
+// headEntry is a rule, by its index, and the head of its pattern.
+type headEntry struct {
+	head string
+	rule int32
+}
+
+// headOf returns the head of pattern, as shapeOf does, allocating only
+// when pattern has a '$' that is not its last octet.
+func headOf(pattern string) string {
+	body, _ := strings.CutSuffix(pattern, "$")
+	if strings.IndexByte(body, '$') >= 0 {
+		body = strings.ReplaceAll(body, "$", "%24")
+	}
+	head, _, _ := strings.Cut(body, "*")
+	return head
 }
 
 // litUse is a literal of a pattern and where its index goes: pieces[at],
@@ -409,7 +428,7 @@ func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef, budget
 			if st.budget < 0 {
 				break
 			}
-			if m.litTop[l] > best.rank {
+			if m.litTop[l] >= best.rank { // an equal rank may come first in the group
 				best = m.try(st, path, m.litKeys[l], m.litKeys[l+1], best, false)
 			}
 		}

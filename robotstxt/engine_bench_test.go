@@ -83,7 +83,7 @@ func BenchmarkRobotsMatch(b *testing.B) {
 		for _, n := range robotstest.RuleCounts {
 			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
 				g := Parse([]byte(robotstest.File(n, mix.every))).Group("benchbot")
-				m := g.parts[0].matcher
+				m := g.parts[0].compiled()
 				if ok, _ := matchRule(m, path); !ok {
 					b.Fatal("the path is disallowed")
 				}

@@ -50,19 +50,21 @@ func bruteGlob(pattern, path string) bool {
 }
 
 // bruteDecide decides path by RFC 9309 §2.2.2 with bruteGlob: the longest
-// matching pattern, an Allow on a tie, allowed when none matches. prio is
-// the length of the deciding pattern, -1 when none matched.
-func bruteDecide(rules []Rule, path string) (allowed bool, prio int) {
-	allowed, prio = true, -1
-	for _, r := range rules {
+// matching pattern, an Allow on a tie, allowed when none matches; of two
+// rules as long and of one kind, the first. rule is its index, -1 when
+// none matched.
+func bruteDecide(rules []Rule, path string) (allowed bool, rule int) {
+	allowed, rule = true, -1
+	best := noRule
+	for i, r := range rules {
 		if r.Pattern == "" || !bruteGlob(r.Pattern, path) {
 			continue
 		}
-		if n := len(r.Pattern); n > prio || n == prio && r.Allow {
-			allowed, prio = r.Allow, n
+		if ref := (ruleRef{rank: rankOf(r), rule: int32(i)}); ref.beats(best) {
+			best, allowed, rule = ref, r.Allow, i
 		}
 	}
-	return allowed, prio
+	return allowed, rule
 }
 
 // matchRule returns m's decision on path, normalised: whether it is
@@ -72,23 +74,18 @@ func matchRule(m *ruleMatcher, path string) (allowed bool, rule int) {
 	return ref.rule < 0 || ref.allow(), int(ref.rule)
 }
 
-// checkDecision fails t unless m decides path as bruteDecide does, naming a
-// rule that matches path, is as long as the deciding pattern and of the
-// same kind.
+// checkDecision fails t unless m, and linearMatch, decide path as
+// bruteDecide does, by the same rule.
 func checkDecision(t *testing.T, rules []Rule, m *ruleMatcher, path string) {
 	t.Helper()
+	wantAllowed, want := bruteDecide(rules, path)
 	allowed, rule := matchRule(m, path)
-	wantAllowed, prio := bruteDecide(rules, path)
+	ref, _ := linearMatch(rules, path, math.MaxInt)
 	switch {
-	case allowed != wantAllowed:
-		t.Fatalf("match(%q) allowed = %v; want %v\nrules %v", path, allowed, wantAllowed, rules)
-	case prio < 0 && rule != -1:
-		t.Fatalf("match(%q) rule = %d (%v); want -1: no rule matches\nrules %v", path, rule, rules[rule], rules)
-	case prio < 0:
-	case rule < 0 || rule >= len(rules):
-		t.Fatalf("match(%q) rule = %d; want the index of a %d-octet rule\nrules %v", path, rule, prio, rules)
-	case !bruteGlob(rules[rule].Pattern, path) || len(rules[rule].Pattern) != prio || rules[rule].Allow != allowed:
-		t.Fatalf("match(%q) rule = %v; want a matching %d-octet rule that allows=%v\nrules %v", path, rules[rule], prio, allowed, rules)
+	case allowed != wantAllowed || rule != want:
+		t.Fatalf("match(%q) = %v by rule %d; want %v by rule %d\nrules %v", path, allowed, rule, wantAllowed, want, rules)
+	case int(ref.rule) != want:
+		t.Fatalf("linearMatch(%q) = rule %d; want rule %d\nrules %v", path, ref.rule, want, rules)
 	}
 }
 

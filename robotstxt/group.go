@@ -53,10 +53,10 @@ func (g *Group) decide(target string, budget int) (best ruleRef, from, left int)
 	best, from = noRule, -1
 	for i, p := range g.parts {
 		var ref ruleRef
-		if ref, budget = p.matcher.match(target, budget); budget < 0 {
+		if ref, budget = p.match(target, budget); budget < 0 {
 			break
 		}
-		if ref.beats(best) {
+		if ref.rank > best.rank { // of two as long, the first part's
 			best, from = ref, i
 		}
 	}

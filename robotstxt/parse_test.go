@@ -15,8 +15,8 @@ func TestParseRobots(t *testing.T) {
 		t.Fatalf("groups = %d; want 2", len(f.groups))
 	}
 	g := f.groups[0]
-	if strings.Join(g.agents, ",") != "a,b" || g.crawlDelay != 2500*time.Millisecond || len(g.rules) != 1 {
-		t.Errorf("group 0 = %+v; want agents a,b, crawl-delay 2.5s, one rule", g)
+	if strings.Join(g.agents, ",") != "A,b" || g.crawlDelay != 2500*time.Millisecond || len(g.rules) != 1 {
+		t.Errorf("group 0 = %+v; want agents A,b, crawl-delay 2.5s, one rule", g)
 	}
 	if strings.Join(f.sitemaps, " ") != "http://h/1.xml http://h/2.xml" {
 		t.Errorf("sitemaps = %q", f.sitemaps)
@@ -80,16 +80,16 @@ func TestProductToken(t *testing.T) {
 	}
 }
 
-// TestAgentToken checks which crawler a user-agent line's value names:
+// TestAgentName checks which crawler a user-agent line's value names:
 // "*" only for "*" itself (RFC 9309 §2.2.1), a product token as
 // ProductToken reads one, or none.
-func TestAgentToken(t *testing.T) {
+func TestAgentName(t *testing.T) {
 	for value, want := range map[string]string{
 		"*":                           "*",
-		"Googlebot":                   "googlebot",
-		"Googlebot-Image/1.0":         "googlebot-image",
-		"Sogou web spider":            "sogou",
-		"Mediapartners-Google*":       "mediapartners-google", // a '*' after the name is dropped
+		"Googlebot":                   "Googlebot",
+		"Googlebot-Image/1.0":         "Googlebot-Image",
+		"Sogou web spider":            "Sogou",
+		"Mediapartners-Google*":       "Mediapartners-Google", // a '*' after the name is dropped
 		"facebookexternalhit/*":       "facebookexternalhit",
 		"*BadBot*":                    "",
 		"* BadBot":                    "",
@@ -100,10 +100,10 @@ func TestAgentToken(t *testing.T) {
 		`"Vegi bot"`:                  "",
 		"":                            "",
 		"Googlebot, Bingbot":          "",
-		"Mozilla/5.0 (compatible; X)": "mozilla",
+		"Mozilla/5.0 (compatible; X)": "Mozilla",
 	} {
-		if got := agentToken(value); got != want {
-			t.Errorf("agentToken(%q) = %q; want %q", value, got, want)
+		if got := agentName(value); got != want {
+			t.Errorf("agentName(%q) = %q; want %q", value, got, want)
 		}
 	}
 }

@@ -15,9 +15,7 @@ import (
 //
 // A File is safe for concurrent use by multiple goroutines.
 type File struct {
-	file  *robotsFile
-	named map[string]bool // the product tokens that some group names, "*" too
-	rules int
+	file *robotsFile
 
 	// classes holds the groups compiled so far, by the names they give:
 	// the groups that give the same names always bind together, and are
@@ -59,10 +57,59 @@ type Group struct {
 }
 
 // groupPart is the groups of the file that give the same names, which a
-// Group combines, with their rules and matcher.
+// Group combines, with their rules and, once compiled, their matcher.
+//
+// A part decides its first linearDecisions paths by trying each rule in
+// turn (linearMatch), when that takes at most linearBudget units of work,
+// and compiles when it does not, or for the decision after: a File that
+// decides a few paths, as a crawler's first requests to a site do, seldom
+// pays for compiling. Those units are cheap, a rule or a few octets each,
+// and not counted in the decision's budget (workBudget): a decision that
+// linearMatch gives up on is made by the compiled matcher, with the whole
+// budget.
 type groupPart struct {
-	rules   []Rule
-	matcher *ruleMatcher
+	rules  []Rule
+	linear int // the units that linearMatch spends before searching the path
+
+	uses    atomic.Int32 // decisions asked of the part
+	once    sync.Once    // compiles it
+	matcher atomic.Pointer[ruleMatcher]
+}
+
+// linearDecisions is how many decisions a part makes before it compiles,
+// and linearBudget the units of work that linearMatch may spend on one.
+const (
+	linearDecisions = 3
+	linearBudget    = 4 << 10
+)
+
+// newGroupPart returns the part of rules, not compiled.
+func newGroupPart(rules []Rule) *groupPart {
+	p := &groupPart{rules: rules}
+	for _, r := range rules {
+		p.linear += 1 + len(r.Pattern)/compareOctets
+	}
+	return p
+}
+
+// match returns the rule of the part that decides target, a path in
+// normal form, and the budget left, as ruleMatcher.match does.
+func (p *groupPart) match(target string, budget int) (ruleRef, int) {
+	if m := p.matcher.Load(); m != nil {
+		return m.match(target, budget)
+	}
+	if p.uses.Add(1) <= linearDecisions && p.linear <= linearBudget {
+		if ref, left := linearMatch(p.rules, target, linearBudget); left >= 0 {
+			return ref, budget
+		}
+	}
+	return p.compiled().match(target, budget)
+}
+
+// compiled returns the part's matcher, compiling it the first time.
+func (p *groupPart) compiled() *ruleMatcher {
+	p.once.Do(func() { p.matcher.Store(compileRules(p.rules)) })
+	return p.matcher.Load()
 }
 
 // Parse reads a robots.txt body with the tolerance of RFC 9309
@@ -70,15 +117,7 @@ type groupPart struct {
 // [File.Skipped] lists. It reads the whole body; a crawler reads at
 // most the first 500 KiB of a file (§2.5).
 func Parse(body []byte) *File {
-	r := &File{file: parseRobots(body), named: make(map[string]bool)}
-	for _, g := range r.file.groups {
-		for _, a := range g.agents {
-			r.named[a] = true
-		}
-		r.rules += len(g.rules)
-	}
-	r.classes = make(map[string]*groupPart)
-	return r
+	return &File{file: parseRobots(body)}
 }
 
 // Match is the decision of a robots.txt for one User-Agent and URL.
@@ -140,7 +179,7 @@ func (r *File) Sitemaps() []string { return slices.Clone(r.file.sitemaps) }
 func (r *File) NumGroups() int { return len(r.file.groups) }
 
 // NumRules returns the number of Allow and Disallow rules in all groups.
-func (r *File) NumRules() int { return r.rules }
+func (r *File) NumRules() int { return r.file.rules }
 
 // A SkippedLine is a line of a robots.txt that the reader did not
 // understand and so ignored, or a user-agent line that names no crawler,
@@ -179,15 +218,21 @@ func (r *File) Group(userAgent string) *Group {
 
 // bindGroup returns what binds token, through the bindings by group token.
 func (r *File) bindGroup(token string) *Group {
+	bound := r.bound.Load()
+	if bound != nil {
+		if b := (*bound)[token]; b != nil && token != "" {
+			return b // a token that some group names
+		}
+	}
 	group := ""
 	switch {
-	case r.named[token]:
+	case r.names(token):
 		group = token
-	case r.named["*"]:
+	case r.names("*"):
 		group = "*"
 	}
-	if m := r.bound.Load(); m != nil {
-		if b := (*m)[group]; b != nil {
+	if bound != nil {
+		if b := (*bound)[group]; b != nil {
 			return b
 		}
 	}
@@ -202,12 +247,12 @@ func (r *File) bindGroup(token string) *Group {
 	b := &Group{group: group}
 	for i := range r.file.groups {
 		g := &r.file.groups[i]
-		if group == "" || !slices.Contains(g.agents, group) {
+		if group == "" || !g.names(group) {
 			continue
 		}
 		b.delay = max(b.delay, g.crawlDelay)
 		b.rules += len(g.rules)
-		key := strings.Join(g.agents, "\n")
+		key := strings.ToLower(strings.Join(g.agents, "\n"))
 		part := r.classes[key]
 		if part == nil {
 			part = r.compileClass(key, i)
@@ -225,16 +270,34 @@ func (r *File) bindGroup(token string) *Group {
 	return b
 }
 
-// compileClass compiles the groups that give the names of key, the first
-// of them at index first, and keeps them in r.classes. r.mu is held.
+// compileClass makes the part of the groups that give the names of key,
+// the first of them at index first, and keeps it in r.classes. r.mu is
+// held.
 func (r *File) compileClass(key string, first int) *groupPart {
-	part := &groupPart{rules: r.file.groups[first].rules}
+	rules := r.file.groups[first].rules
 	for i := first + 1; i < len(r.file.groups); i++ {
-		if g := &r.file.groups[i]; len(g.rules) > 0 && strings.Join(g.agents, "\n") == key {
-			part.rules = append(slices.Clip(part.rules), g.rules...)
+		if g := &r.file.groups[i]; len(g.rules) > 0 && strings.EqualFold(strings.Join(g.agents, "\n"), key) {
+			rules = append(slices.Clip(rules), g.rules...)
 		}
 	}
-	part.matcher = compileRules(part.rules)
+	part := newGroupPart(rules)
+	if r.classes == nil {
+		r.classes = make(map[string]*groupPart)
+	}
 	r.classes[key] = part
 	return part
+}
+
+// names reports whether a group of the file names token, a product token
+// or "*".
+func (r *File) names(token string) bool {
+	if token == "" {
+		return false
+	}
+	for i := range r.file.groups {
+		if r.file.groups[i].names(token) {
+			return true
+		}
+	}
+	return false
 }
