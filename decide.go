@@ -16,8 +16,9 @@ type verdict struct {
 	robots  *robotsRecord    // the origin's robots.txt; nil for /robots.txt itself and when off
 	binding *robotstxt.Group // the groups that bind the request's product token; nil when no file applies
 	rule    robotstxt.Rule   // the rule that decided; the zero Rule for none
-	// undecided says why robots.txt did not decide the request, a path
-	// longer than the engine decides: the failure policy did.
+	// undecided says why robots.txt did not decide the request (a path
+	// too long, or too costly, for the engine to decide): the failure
+	// policy did.
 	undecided error
 }
 

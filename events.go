@@ -76,10 +76,13 @@ const (
 	// EventHostEvicted: the key's pacing state was dropped to keep within
 	// [Limits].MaxKeys.
 	EventHostEvicted
-	// EventUndecided: robots.txt was not applied to a request that [FailOpen]
-	// sent all the same, because its path is longer than the engine decides
-	// ([robotstxt.MaxPathLength]): URL, Reason. Under [FailClosed] such a
-	// request is refused, with an EventRefused that gives the reason.
+	// EventUndecided: robots.txt was not applied to a request that
+	// [FailOpen] sent all the same, because the engine does not decide it:
+	// its path is longer than
+	// [github.com/polite-go/polite/robotstxt.MaxPathLength], or its
+	// decision would cost more than the engine spends on one: URL,
+	// Reason. Under [FailClosed] such a request is refused, with an
+	// EventRefused that gives the reason.
 	EventUndecided
 )
 

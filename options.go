@@ -43,7 +43,9 @@ func configure(opts []Option) (config, error) {
 // FailurePolicy says what the transport does when an origin's robots.txt is
 // unreachable: a 429 or 5xx answer, a network error or a timeout. It also
 // decides a request that robots.txt does not: one whose path and query are
-// longer than [robotstxt.MaxPathLength], against a group with rules.
+// longer than [github.com/polite-go/polite/robotstxt.MaxPathLength], or
+// whose decision would cost more than the engine spends on one, against a
+// group with rules.
 type FailurePolicy int
 
 const (
@@ -55,7 +57,7 @@ const (
 	// matches [ErrRobotsBlocked], as RFC 9309 §2.3.1.4 asks ("the crawler
 	// MUST assume complete disallow").
 	//
-	// A request whose path is too long to decide is refused under
+	// A request that robots.txt does not decide is refused under
 	// FailClosed, with a [*RobotsBlockedError] whose Reason says so, and
 	// sent under FailOpen, with an [EventUndecided] and, from
 	// [PoliteTransport.Check], a Decision whose Reason says so.

@@ -17,6 +17,7 @@ type robotsFile struct {
 	groups       []robotsGroup
 	rules        int // in all groups
 	sitemaps     []string
+	cost         int64         // see File.Cost
 	skipped      int           // lines that were neither blank, comments nor understood
 	skippedLines []SkippedLine // the first maxSkippedLines of them
 }
@@ -112,6 +113,7 @@ func parseRobots(body []byte) *robotsFile {
 	var agents []string
 	var rules []Rule
 	var ends [][2]int32                                            // each group's ends in agents and rules
+	var copied int64                                               // the bytes of the patterns normalisation wrote anew
 	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
 	var cur *robotsGroup                                           // the group being read; nil before the first user-agent line
 	inRules := false                                               // cur has had an Allow or Disallow line, so a user-agent line starts a new group
@@ -165,7 +167,11 @@ func parseRobots(body []byte) *robotsFile {
 				f.skip(lineNo, raw, skipNotPath) // §2.2.2
 				continue
 			}
-			rules = append(rules, Rule{Allow: key == fieldAllow, Pattern: normalizePath(value)})
+			pattern := normalizePath(value)
+			if pattern != value {
+				copied += allocSize(len(pattern))
+			}
+			rules = append(rules, Rule{Allow: key == fieldAllow, Pattern: pattern})
 			ends[len(ends)-1][1]++
 		case fieldCrawlDelay:
 			if cur == nil {
@@ -197,6 +203,7 @@ func parseRobots(body []byte) *robotsFile {
 		a, r = e[0], e[1]
 	}
 	f.rules = len(rules)
+	f.cost = fileCost(f, text, cap(agents), cap(rules), copied)
 	return f
 }
 
