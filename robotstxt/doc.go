@@ -82,8 +82,9 @@
 //     anywhere else is the literal character, as "%24" is. A '*' in the
 //     URL is matched only by a rule that writes it "%2A".
 //   - Of the rules that match, the one whose pattern has the most octets,
-//     in normalised form, decides; of two equally long, an Allow wins. No
-//     match allows.
+//     in normalised form, decides; of two equally long, an Allow wins, and
+//     of two as long and of one kind, the first in the group. No match
+//     allows.
 //
 // One reading of §2.2.2's table is not followed: reserved characters are
 // compared as written, so "Disallow: /q?u=https://x" does not match the
@@ -95,13 +96,39 @@
 // /robots.txt itself is always allowed (§2.2.2). [Group.Decide] decides a
 // path against a group already bound, for a crawler's hot path.
 //
+// A group with rules does not decide a path longer than [MaxPathLength],
+// 8 KiB in normal form, nor a path whose decision would cost more than
+// its budget (below): Decide and Test return a [*DecideError], which
+// matches [ErrPathTooLong] or [ErrTooComplex], and the caller's policy
+// decides. Real files do not come near the budget: of the decisions that
+// corpus_test.go asks of 1,000 real files, the costliest spends 28% of it.
+//
 // # Cost
 //
-// No pattern becomes a regular expression: patterns are split at their
-// '*'s, the literal pieces of a group's wildcard rules are found in one
-// Aho–Corasick pass over the path, and only the rules whose pieces occur
-// are tried. Compiling a group is linear in its rules; a decision
-// allocates nothing once the path is in normal form, and takes no lock. A
-// [File] and its groups are safe for concurrent use by multiple
-// goroutines.
+// No pattern becomes a regular expression. A group's first three
+// decisions try each rule in turn, when that costs little, so that a file
+// used for a few decisions is never compiled; then the group is compiled
+// once, and the groups that give the same names with it. Its patterns are
+// split at their '*'s, the literal pieces of its wildcard rules are found
+// in one Aho–Corasick pass over the path, and only the rules whose pieces
+// occur are tried. A decision allocates nothing once the path is in
+// normal form, and takes no lock. A [File] and its groups are safe for
+// concurrent use by multiple goroutines.
+//
+// Time. A decision on a path of n octets, in normal form, spends at most
+// 3n + 1,024 + n²/2,048 units of work, a unit being about one access to
+// memory that a cache may miss: 9,216 units for a path of 2 KiB and 58,368
+// for one of 8 KiB. On the worst files found, 500 KiB of rules written to
+// make it work, a decision takes at most 85 µs for a path of 2 KiB and
+// 680 µs for one of 8 KiB on the machine of BENCHMARKS.md, within or at
+// its budget; the first decisions of a group, trying each rule in turn,
+// spend at most 4,096 cheaper units more. A decision is thus short enough
+// to need no context: however its file is written, it ends within a
+// millisecond. Compiling a group, once, takes time in proportion to its
+// rules: about 35 ms for 500 KiB of wildcard rules.
+//
+// Memory. [File.Cost] bounds the heap that a file keeps, parsed and with
+// every group compiled: a few KiB for a typical file, and from 2 to 60
+// times the size of a file of 500 KiB, by the rules it holds. A cache of
+// files can count each by it.
 package robotstxt

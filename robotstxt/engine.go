@@ -8,7 +8,7 @@ import (
 )
 
 // ruleMatcher decides paths against the rules of one group, or of the
-// groups that bind one product token, as RFC 9309 §2.2.2 and §2.2.3 say:
+// groups that give the same names, as RFC 9309 §2.2.2 and §2.2.3 say:
 //
 //   - A pattern is matched from the first octet of the path.
 //   - '*' matches any run of octets, the empty run too.
@@ -18,7 +18,8 @@ import (
 //     matches what "/a%24b" matches.
 //   - Of the rules that match, the one whose pattern has the most octets
 //     decides (patterns come from normalizePath, so octets are counted in
-//     that form); of two equally long, an Allow wins. No match allows.
+//     that form); of two equally long, an Allow wins, and of two as long
+//     and of one kind, the first (beats). No match allows.
 //
 // Identical patterns are kept once; an Allow and a Disallow of one pattern
 // are the Allow. An empty pattern matches nothing, as "Disallow:" with no
@@ -47,9 +48,9 @@ import (
 // are tried, best first, and a list stops at its first match or at a
 // pattern that could not beat the best match so far. A try checks the
 // length of the path, the head, the tail and that each piece occurs, then
-// places the pieces, most of them from what the scan recorded; a piece that
-// occurs more often than the scan records is searched for with
-// strings.Index, and the search is remembered for the next pattern.
+// places the pieces, most of them from what the scan recorded; for a piece
+// that occurs more often than the scan records, all its occurrences are
+// found with strings.Index, once a decision (findAll).
 //
 // # Cost
 //
@@ -66,12 +67,13 @@ import (
 // A decision allocates nothing. For a path of n octets and h distinct
 // heads it costs O(n log h) to find the heads and O(n) for the automaton,
 // whose record of occurrences holds at most occCap a literal. Then, for
-// each pattern tried, it costs O(k) for the pattern's k pieces, plus a
-// search of at most n octets for each piece placed after the occurrences
-// recorded, which takes a piece that occurs more than occCap times. A
-// pattern is tried only if its key begins the path or occurs in it.
-// BenchmarkEngineWorst records the worst files found, with paths of 2 and
-// 8 KiB.
+// each pattern tried, it costs O(k log n) for the pattern's k pieces, plus
+// one search of the path for each literal that occurs more than occCap
+// times and is placed past those. A pattern is tried only if its key
+// begins the path or occurs in it. What the patterns tried cost grows
+// with the file, not the path, so a decision also counts its work
+// (workBudget) and stops at its budget. BenchmarkEngineWorst records the
+// worst files found, with paths of 2 and 8 KiB.
 type ruleMatcher struct {
 	heads prefixSet // the distinct heads
 	plain []ruleRef // per head: the best pattern with this head, no '*' and no final '$'

@@ -459,3 +459,29 @@ func TestRuleMatcherSize(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionStaysWithinBudget checks, on the worst files found
+// (engineWorstCases), that a decision spends no more than its budget and
+// what its last steps may add, 2n for a path of n octets, and linearMatch
+// no more than linearBudget and n: it either decides within that or is
+// not made (ErrTooComplex), which is what bounds its time.
+func TestDecisionStaysWithinBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles 500 KiB files")
+	}
+	for _, size := range []int{2 << 10, 8 << 10} {
+		for _, c := range engineWorstCases(size) {
+			rules, _, _ := parseRobots([]byte(c.body)).rulesFor("x")
+			path := normalizeTarget(c.path)
+			budget := workBudget(len(path))
+			_, left := compileRules(rules).match(path, budget)
+			if spent := budget - left; spent > budget+2*len(path) {
+				t.Errorf("%s, %d octets: spent %d units; want at most %d and %d more", c.name, len(path), spent, budget, 2*len(path))
+			}
+			_, left = linearMatch(rules, path, linearBudget)
+			if spent := linearBudget - left; spent > linearBudget+len(path) {
+				t.Errorf("%s, %d octets: linearMatch spent %d units; want at most %d and %d more", c.name, len(path), spent, linearBudget, len(path))
+			}
+		}
+	}
+}

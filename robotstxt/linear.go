@@ -10,9 +10,11 @@ func linearMatch(rules []Rule, path string, budget int) (ruleRef, int) {
 	best := noRule
 	for i := range rules {
 		r := &rules[i]
-		if budget -= 1 + len(r.Pattern)/compareOctets; budget < 0 {
-			break
+		cost := 1 + len(r.Pattern)/compareOctets
+		if cost > budget {
+			return best, -1
 		}
+		budget -= cost
 		ref := ruleRef{rank: rankOf(*r), rule: int32(i)}
 		if r.Pattern != "" && ref.beats(best) && globMatches(r.Pattern, path, &budget) {
 			best = ref
@@ -47,7 +49,7 @@ func globMatches(pattern, path string, budget *int) bool {
 		end -= len(tail)
 		rest = rest[:max(i, 0)]
 	}
-	for rest != "" {
+	for rest != "" && *budget >= 0 {
 		var piece string
 		piece, rest, _ = strings.Cut(rest, "*")
 		if piece == "" {
@@ -61,5 +63,5 @@ func globMatches(pattern, path string, budget *int) bool {
 		*budget -= 1 + (i+len(piece))/searchOctets
 		pos += i + len(piece)
 	}
-	return true
+	return *budget >= 0
 }
