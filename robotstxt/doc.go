@@ -101,7 +101,7 @@
 // its budget (below): Decide and Test return a [*DecideError], which
 // matches [ErrPathTooLong] or [ErrTooComplex], and the caller's policy
 // decides. Real files do not come near the budget: of the decisions that
-// corpus_test.go asks of 1,000 real files, the costliest spends 28% of it.
+// corpus_test.go asks of 1,000 real files, the costliest spends 14% of it.
 //
 // # Cost
 //
@@ -116,8 +116,8 @@
 // concurrent use by multiple goroutines.
 //
 // Time. A decision on a path of n octets, in normal form, spends at most
-// 3n + 1,024 + n²/2,048 units of work, a unit being about one access to
-// memory that a cache may miss: 9,216 units for a path of 2 KiB and 58,368
+// 3n + 1,024 + n²/2,560 units of work, a unit being about one access to
+// memory that a cache may miss: 8,806 units for a path of 2 KiB and 51,814
 // for one of 8 KiB. On the worst files found, 500 KiB of rules written to
 // make it work, a decision takes at most 85 µs for a path of 2 KiB and
 // 680 µs for one of 8 KiB on the machine of BENCHMARKS.md, within or at

@@ -165,7 +165,7 @@ func shapeOf(pattern string) shape {
 // compileRules builds the matcher of rules. match reports rules by their
 // index in this slice.
 func compileRules(rules []Rule) *ruleMatcher {
-	m := &ruleMatcher{maxWild: noRule, scanCost: 2}
+	m := &ruleMatcher{maxWild: noRule, scanCost: 1}
 
 	// Order the patterns by head, then pattern, the Allow of a pattern
 	// first: the distinct heads come in order, and a pattern's first rule
@@ -396,10 +396,9 @@ func (m *ruleMatcher) match(path string, budget int) (ruleRef, int) {
 	best := noRule
 	budget -= m.heads.searchCost(len(path))
 	deepest := m.heads.deepest(path)
-	for h, k := deepest, 0; h >= 0; h, k = m.heads.parent[h], k+1 {
-		if k%4 == 0 {
-			budget--
-		}
+	steps := 0
+	for h := deepest; h >= 0; h = m.heads.parent[h] {
+		steps++
 		if m.plain[h].beats(best) {
 			best = m.plain[h]
 		}
@@ -407,6 +406,7 @@ func (m *ruleMatcher) match(path string, budget int) (ruleRef, int) {
 			best = m.exact[h]
 		}
 	}
+	budget -= steps / 4
 	if m.maxWild.beats(best) && budget >= 0 {
 		best, budget = m.matchWild(path, deepest, best, budget)
 	}
@@ -418,7 +418,6 @@ func (m *ruleMatcher) match(path string, budget int) (ruleRef, int) {
 // begins path, or -1.
 func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef, budget int) (ruleRef, int) {
 	st := getMatchState(len(m.lits), budget)
-	defer matchStates.Put(st)
 	for h := deepest; h >= 0 && st.budget >= 0; h = m.heads.parent[h] {
 		best = m.try(st, path, m.headKeys[h], m.headKeys[h+1], best, true)
 	}
@@ -435,7 +434,9 @@ func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef, budget
 			}
 		}
 	}
-	return best, st.budget
+	budget = st.budget
+	matchStates.Put(st)
+	return best, budget
 }
 
 // try returns the better of best and the first of the patterns wild[from:to],
@@ -584,27 +585,26 @@ func (m *ruleMatcher) findAll(st *matchState, path string, l int32) {
 // however written, makes one take long (see Cost in the package doc). A
 // unit is about one access to memory that may not be cached: one pattern
 // tried, one literal checked or placed, one occurrence recorded or read,
-// four heads walked, compareOctets octets compared, searchOctets octets
-// searched with strings.Index, or rootOctets octets where no literal
-// starts. A step of the automaton from any other state is two units, or
-// three when it has more than smallAutomaton nodes, which the caches of a
-// processor do not hold.
+// four heads walked, compareOctets octets compared or searchOctets octets
+// searched with strings.Index. A step of the automaton, an octet read or a
+// failure link followed, is one unit, or three when it has more than
+// smallAutomaton nodes, which the caches of a processor do not hold.
 const (
 	compareOctets  = 32
 	searchOctets   = 4
-	rootOctets     = 4
 	smallAutomaton = 4 << 10
 )
 
 // workBudget returns the units of work that a decision on a path of n
 // octets, in normal form, may spend: a scan of the path, and 1,024 units
-// more and n²/2,048, so 9,216 units for a path of 2 KiB and 58,368 for one
-// of 8 KiB. A unit costs at most 11 ns on the machine of BENCHMARKS.md,
-// measured on the worst files found (BenchmarkEngineWorst), so the time of
-// a decision stays within 100 µs for a 2 KiB path and 1 ms for an 8 KiB
-// one; the costliest decision on the real files of the corpus spends a
-// quarter of its budget (TestCorpus).
-func workBudget(n int) int { return 3*n + 1024 + n*n/2048 }
+// more and n²/2,560, so 8,806 units for a path of 2 KiB and 51,814 for
+// one of 8 KiB. On the worst files found (BenchmarkEngineWorst), a unit
+// costs at most 10 ns on the machine of BENCHMARKS.md when it is quiet,
+// and 15 ns when other work shares its two cores, so a decision stays
+// within 100 µs for a path of 2 KiB and 1 ms for one of 8 KiB; the
+// costliest decision on the real files that corpus_test.go reads spends a
+// fifth of its budget.
+func workBudget(n int) int { return 3*n + 1024 + n*n/2560 }
 
 // occCap is how many occurrences of each literal scan records.
 const occCap = 16
@@ -620,7 +620,10 @@ const occCap = 16
 // literal besides one a place.
 func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
-	if st.budget -= len(path) / rootOctets; st.budget < 0 {
+	// A step for each octet is charged now; the steps back along failure
+	// links, at most one an octet, as they come.
+	budget, step := st.budget-len(path)*m.scanCost, m.scanCost
+	if st.budget = budget; budget < 0 {
 		return
 	}
 	a := &m.ac
@@ -639,12 +642,12 @@ scan:
 			s = int32(a.root[c])
 		} else { // the automaton's step, by hand: the compiler would not inline it
 			for {
-				if st.budget -= m.scanCost; st.budget < 0 {
-					break scan // what it found is not used
-				}
 				if t := a.child(s, c); t != 0 {
 					s = t
 					break
+				}
+				if budget -= step; budget < 0 {
+					break scan // what it found is not used
 				}
 				if s = a.nodes[s].fail; s == 0 {
 					s = int32(a.root[c])
@@ -659,7 +662,7 @@ scan:
 		end := int32(i + 1)
 		hits = append(hits, acHit{end, s})
 		for ; v != 0; v = a.literalNode(a.nodes[v].fail) {
-			if st.budget--; st.budget < 0 {
+			if budget--; budget < 0 {
 				break scan // what it found is not used
 			}
 			l := -1 - a.nodes[v].out
@@ -683,7 +686,7 @@ scan:
 			ls.count++
 		}
 	}
-	st.hits = hits
+	st.hits, st.budget = hits, budget
 }
 
 // lastEnds records where the last occurrence of each literal that occurs

@@ -36,7 +36,19 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 	if len(target) > MaxPathLength {
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
-	best, from, left := g.decide(target, workBudget(len(target)))
+	var best ruleRef
+	var from, left int
+	if m := g.single.Load(); m != nil { // the common case, spared a loop
+		best, left = m.match(target, workBudget(len(target)))
+		if from = 0; best.rule < 0 {
+			from = -1
+		}
+	} else {
+		best, from, left = g.decide(target, workBudget(len(target)))
+		if len(g.parts) == 1 {
+			g.single.Store(g.parts[0].matcher.Load()) // once compiled
+		}
+	}
 	switch {
 	case left < 0:
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrTooComplex}

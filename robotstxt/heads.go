@@ -11,11 +11,12 @@ import (
 type prefixSet struct {
 	keys   []string
 	parent []int32
+	steps  int // the steps of a binary search of keys, and one
 }
 
 // newPrefixSet returns the set of keys, which are sorted and distinct.
 func newPrefixSet(keys []string) prefixSet {
-	p := prefixSet{keys: slices.Clone(keys), parent: make([]int32, len(keys))}
+	p := prefixSet{keys: slices.Clone(keys), parent: make([]int32, len(keys)), steps: bits.Len(uint(len(keys))) + 1}
 	var stack []int32 // keys each a prefix of the next
 	for i, k := range keys {
 		for len(stack) > 0 && !strings.HasPrefix(k, keys[stack[len(stack)-1]]) {
@@ -66,5 +67,5 @@ func (p *prefixSet) deepest(s string) int32 {
 // spend on a string of n octets: a comparison of up to n octets for each
 // step of its binary search, and one more octet by octet.
 func (p *prefixSet) searchCost(n int) int {
-	return (bits.Len(uint(len(p.keys)))+1)*(1+n/compareOctets) + n/(compareOctets/2)
+	return p.steps*(1+n/compareOctets) + n/(compareOctets/2)
 }

@@ -428,6 +428,12 @@ func bareBytes(literal string) byteSet {
 func normalize(p string, bare *byteSet) string {
 	i := 0
 	for i < len(p) {
+		for i+4 <= len(p) && bare[p[i]] && bare[p[i+1]] && bare[p[i+2]] && bare[p[i+3]] {
+			i += 4 // most paths are bare octets: four at a go
+		}
+		if i == len(p) {
+			break
+		}
 		if c := p[i]; bare[c] {
 			i++
 		} else if c == '%' && i+2 < len(p) && isUpperHex(p[i+1]) && isUpperHex(p[i+2]) &&

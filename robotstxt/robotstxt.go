@@ -52,8 +52,11 @@ type tokenBinding struct {
 type Group struct {
 	group string // the group token: a product token, "*", or "" for none
 	parts []*groupPart
-	delay time.Duration
-	rules int
+	// single is the matcher of a Group of one part, once compiled: the
+	// common case, which a decision reaches in one step.
+	single atomic.Pointer[ruleMatcher]
+	delay  time.Duration
+	rules  int
 }
 
 // groupPart is the groups of the file that give the same names, which a
