@@ -531,6 +531,9 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 		return first
 	}
 	if !st.lasts {
+		if st.budget -= len(st.hits); st.budget < 0 {
+			return -1 // the decision stops
+		}
 		m.lastEnds(st)
 	}
 	last := ls.lastEnd - size
@@ -558,27 +561,34 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	}
 	ext := st.ext[ls.extFrom:ls.extTo]
 	k, _ := slices.BinarySearch(ext, pos)
-	return ext[k] // there is one: the last occurrence starts at or after pos
+	if k == len(ext) {
+		return -1 // only when findAll ran out of budget
+	}
+	return ext[k] // the last occurrence starts at or after pos
 }
 
 // findAll records in st.ext where each occurrence of literal l after the
-// recorded ones starts, and charges the budget for the search.
+// recorded ones starts, and charges the budget for the search; it stops
+// with the budget.
 func (m *ruleMatcher) findAll(st *matchState, path string, l int32) {
 	lit := m.lits[l]
 	ls := &st.lits[l]
 	ls.extGen, ls.extFrom = st.gen, int32(len(st.ext))
 	from := int(st.occ[ls.occTail].end) - len(lit) + 1
-	st.budget -= (len(path) - from) / searchOctets
-	for {
+	if st.budget -= (len(path) - from) / searchOctets; st.budget < 0 {
+		ls.extTo = ls.extFrom
+		return
+	}
+	for st.budget >= 0 { // else the decision stops, and so does this list
 		i := strings.Index(path[from:], lit)
 		if i < 0 {
 			break
 		}
 		st.ext = append(st.ext, int32(from+i))
+		st.budget--
 		from += i + 1
 	}
 	ls.extTo = int32(len(st.ext))
-	st.budget -= int(ls.extTo - ls.extFrom)
 }
 
 // A decision spends at most workBudget units of work, so that no file,
@@ -690,10 +700,10 @@ scan:
 }
 
 // lastEnds records where the last occurrence of each literal that occurs
-// ends, reading the hits of scan backwards.
+// ends, reading the hits of scan backwards; its caller charges a unit a
+// hit.
 func (m *ruleMatcher) lastEnds(st *matchState) {
 	st.lasts = true
-	st.budget -= len(st.hits)
 	a := &m.ac
 	for i := len(st.hits) - 1; i >= 0; i-- {
 		h := st.hits[i]

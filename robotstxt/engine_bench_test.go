@@ -54,7 +54,8 @@ func BenchmarkEngineDecision(b *testing.B) {
 		b.Run(fmt.Sprintf("rules=%d/engine", n), func(b *testing.B) {
 			m := compileRules(rules)
 			cputime.Loop(b, func() {
-				if ref, _ := m.match(normalizeTarget(u.RequestURI()), workBudget(len(u.RequestURI()))); ref.rule >= 0 && !ref.allow() {
+				path := normalizeTarget(u.RequestURI())
+				if ref, _ := m.match(path, workBudget(len(path))); ref.rule >= 0 && !ref.allow() {
 					b.Fatal("refused")
 				}
 			})
