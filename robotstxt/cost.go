@@ -64,12 +64,16 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 	}
 	// Bindings: one for each name and for "*" and no group, each with its
 	// parts, at most one for each name of a group naming its token; the
-	// last one asked for; the map of them, and of the compiled parts.
+	// last one asked for; the map of them, and of the compiled parts; the
+	// set of names, lower-cased.
 	names := 0
 	for i := range f.groups {
-		names += len(f.groups[i].agents)
+		for _, a := range f.groups[i].agents {
+			names++
+			c += allocSize(len(a)) + mapEntry
+		}
 	}
-	c += int64(names+2)*(allocSize(sizeBinding)+mapEntry+allocSize(2*8)) + 2*mapBase + allocSize(sizeToken)
+	c += int64(names+2)*(allocSize(sizeBinding)+mapEntry+allocSize(2*8)) + 3*mapBase + allocSize(sizeToken)
 	for i := range f.groups {
 		g := &f.groups[i]
 		if len(g.agents) > 0 {

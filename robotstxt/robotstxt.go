@@ -26,6 +26,10 @@ type File struct {
 	// binds: read without a lock on every decision, replaced by a copy
 	// with one more under mu.
 	bound atomic.Pointer[map[string]*Group]
+	// named holds the product tokens that some group names, lower-cased,
+	// once a second binding is made: a File bound once, as one decided
+	// from scratch is, looks its names over instead.
+	named atomic.Pointer[map[string]bool]
 	mu    sync.Mutex // serialises compiling and binding
 
 	// last is the User-Agent or token asked for last and its Group: most
@@ -270,6 +274,15 @@ func (r *File) bindGroup(token string) *Group {
 	}
 	m[group] = b
 	r.bound.Store(&m)
+	if len(m) == 2 {
+		named := make(map[string]bool)
+		for i := range r.file.groups {
+			for _, a := range r.file.groups[i].agents {
+				named[strings.ToLower(a)] = true
+			}
+		}
+		r.named.Store(&named)
+	}
 	return b
 }
 
@@ -296,6 +309,9 @@ func (r *File) compileClass(key string, first int) *groupPart {
 func (r *File) names(token string) bool {
 	if token == "" {
 		return false
+	}
+	if named := r.named.Load(); named != nil {
+		return (*named)[token]
 	}
 	for i := range r.file.groups {
 		if r.file.groups[i].names(token) {
