@@ -111,21 +111,22 @@
 // once, and the groups that give the same names with it. Its patterns are
 // split at their '*'s, the literal pieces of its wildcard rules are found
 // in one Aho–Corasick pass over the path, and only the rules whose pieces
-// occur are tried. A decision allocates nothing once the path is in
-// normal form, and takes no lock. A [File] and its groups are safe for
+// occur are tried. A decision takes no lock, and once its group is
+// compiled allocates nothing when the path is in normal form. A [File] and its groups are safe for
 // concurrent use by multiple goroutines.
 //
 // Time. A decision on a path of n octets, in normal form, spends at most
 // 3n + 1,024 + n²/2,560 units of work, a unit being about one access to
-// memory that a cache may miss: 8,806 units for a path of 2 KiB and 51,814
-// for one of 8 KiB. On the worst files found, 500 KiB of rules written to
-// make it work, a decision takes at most 85 µs for a path of 2 KiB and
-// 680 µs for one of 8 KiB on the machine of BENCHMARKS.md, within or at
-// its budget; the first decisions of a group, trying each rule in turn,
-// spend at most 4,096 cheaper units more. A decision is thus short enough
-// to need no context: however its file is written, it ends within a
-// millisecond. Compiling a group, once, takes time in proportion to its
-// rules: about 35 ms for 500 KiB of wildcard rules.
+// memory that a cache may miss: 8,806 units for a path of 2 KiB and
+// 51,814 for one of 8 KiB. On the worst files found, 500 KiB of rules
+// written to make it work, a decision, made or given up at its budget,
+// takes at most 60 µs of CPU for a path of 2 KiB and 740 µs for one of
+// 8 KiB on the machine of BENCHMARKS.md; the first decisions of a group,
+// trying each rule in turn, spend at most 4,096 cheaper units more. A
+// decision is thus short enough to need no context: however its file is
+// written, it ends within a millisecond. Compiling a group, once, takes
+// time in proportion to its rules: about 35 ms for 500 KiB of wildcard
+// rules.
 //
 // Memory. [File.Cost] bounds the heap that a file keeps, parsed and with
 // every group compiled: a few KiB for a typical file, and from 2 to 60

@@ -606,14 +606,13 @@ const (
 )
 
 // workBudget returns the units of work that a decision on a path of n
-// octets, in normal form, may spend: a scan of the path, and 1,024 units
-// more and n²/2,560, so 8,806 units for a path of 2 KiB and 51,814 for
-// one of 8 KiB. On the worst files found (BenchmarkEngineWorst), a unit
-// costs at most 10 ns on the machine of BENCHMARKS.md when it is quiet,
-// and 15 ns when other work shares its two cores, so a decision stays
-// within 100 µs for a path of 2 KiB and 1 ms for one of 8 KiB; the
-// costliest decision on the real files that corpus_test.go reads spends a
-// fifth of its budget.
+// octets, in normal form, may spend: 3n + 1,024 + n²/2,560, so 8,806
+// units for a path of 2 KiB and 51,814 for one of 8 KiB. On the worst
+// files found (BenchmarkEngineWorst), a unit costs at most about 7 ns
+// with a path of 2 KiB and 14 ns with one of 8 KiB on the machine of
+// BENCHMARKS.md, so a decision stays within 100 µs and 1 ms; the costliest
+// decision on the real files that corpus_test.go reads spends 14% of its
+// budget.
 func workBudget(n int) int { return 3*n + 1024 + n*n/2560 }
 
 // occCap is how many occurrences of each literal scan records.

@@ -19,8 +19,8 @@ func (g *Group) NumRules() int { return g.rules }
 // §2.2.3 say, and returns the rule that decided, or the zero [Rule] when
 // none matched and so path is allowed. It normalises path's
 // percent-encoding first, without allocating when path is already in
-// normal form, and allocates nothing to match. Unlike [File.Test], it
-// does not exempt /robots.txt.
+// normal form, and once the group is compiled allocates nothing to match.
+// Unlike [File.Test], it does not exempt /robots.txt.
 //
 // A group with rules does not decide a path longer than [MaxPathLength]
 // in normal form: Decide returns a [*DecideError] that matches

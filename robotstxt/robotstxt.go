@@ -51,8 +51,8 @@ type tokenBinding struct {
 // falls back to the "*" groups shares one. The groups of the file that
 // give the same names are compiled together, once, when a Group first
 // needs them; a Group that combines groups giving different names decides
-// by each of their matchers. Its decisions take no lock, and allocate
-// nothing once a path is in normal form.
+// by each of their matchers. Its decisions take no lock, and once it is
+// compiled allocate nothing when a path is in normal form.
 type Group struct {
 	group string // the group token: a product token, "*", or "" for none
 	parts []*groupPart
