@@ -120,7 +120,7 @@
 // memory that a cache may miss: 8,806 units for a path of 2 KiB and
 // 51,814 for one of 8 KiB. On the worst files found, 500 KiB of rules
 // written to make it work, a decision, made or given up at its budget,
-// takes at most 60 µs of CPU for a path of 2 KiB and 740 µs for one of
+// takes at most 62 µs of CPU for a path of 2 KiB and 740 µs for one of
 // 8 KiB on the machine of BENCHMARKS.md; the first decisions of a group,
 // trying each rule in turn, spend at most 4,096 cheaper units more. A
 // decision is thus short enough to need no context: however its file is
