@@ -351,32 +351,29 @@ func TestCorpus(t *testing.T) {
 		out = bufio.NewWriter(w)
 		defer out.Flush()
 	}
-	decisions, most, mostAt := 0, 0.0, ""
-	for _, cf := range files {
-		f := Parse(cf.body)
-		for _, ua := range corpusAgents {
-			for _, p := range corpusPaths(f) {
-				u, err := url.Parse("http://example.com" + p)
-				if err != nil {
-					t.Fatalf("%s: %v", cf.name, err)
-				}
-				m, err := f.Test(ua, u)
-				if err != nil {
-					t.Errorf("%s: Test(%q, %s): %v", cf.name, ua, u, err)
-				}
-				target := normalizeTarget(u.RequestURI())
-				budget := workBudget(len(target))
-				if _, _, left := f.Group(ua).decide(target, budget); float64(budget-left)/float64(budget) > most {
-					most, mostAt = float64(budget-left)/float64(budget), cf.name+" "+ua+" "+target
-				}
-				decisions++
-				if out != nil {
-					fmt.Fprintf(out, "%s\t%s\t%s\t%v\n", cf.name, ua, u, m.Allowed)
-				}
-			}
+	ds := corpusDecisionsOf(t, files)
+	parsed := make([]*File, len(files))
+	most, mostAt := 0.0, ""
+	for _, d := range ds {
+		f := parsed[d.file]
+		if f == nil {
+			f = Parse(files[d.file].body)
+			parsed[d.file] = f
+		}
+		m, err := f.Test(d.ua, d.u)
+		if err != nil {
+			t.Errorf("%s: Test(%q, %s): %v", files[d.file].name, d.ua, d.u, err)
+		}
+		target := normalizeTarget(d.u.RequestURI())
+		budget := workBudget(len(target))
+		if _, _, left := f.Group(d.ua).decide(target, budget); float64(budget-left)/float64(budget) > most {
+			most, mostAt = float64(budget-left)/float64(budget), files[d.file].name+" "+d.ua+" "+target
+		}
+		if out != nil {
+			fmt.Fprintf(out, "%s\t%s\t%s\t%v\n", files[d.file].name, d.ua, d.u, m.Allowed)
 		}
 	}
-	t.Logf("%d files, %d decisions; the costliest spent %.1f%% of its budget: %s", len(files), decisions, 100*most, mostAt)
+	t.Logf("%d files, %d decisions; the costliest spent %.1f%% of its budget: %s", len(files), len(ds), 100*most, mostAt)
 }
 
 // corpusDecision is one decision of the corpus: a file, by its index in
