@@ -81,14 +81,25 @@ func (c *robotsCache) shard(k originKey) *robotsShard {
 }
 
 // get returns the origin's robots.txt, fetching it when it is missing or
-// expired. It fails with ctx's error, when the caller gives up waiting,
-// the fetch going on for the other waiters, or with a RobotsStore's.
+// expired. It fails with ctx's error, when ctx has ended and the file is
+// not fresh here (no fetch starts then), or when the caller gives up
+// waiting, the fetch going on for the other waiters; or with a
+// RobotsStore's.
 func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, error) {
 	s := c.shard(k)
 	evicted := false
 	for {
 		s.mu.Lock()
 		e := s.entries[k]
+		if e != nil && e.rules != nil && time.Until(e.expires) > 0 { // the monotonic clock alone
+			r := e.rules
+			s.mu.Unlock()
+			return r, nil
+		}
+		if err := ctx.Err(); err != nil {
+			s.mu.Unlock()
+			return nil, err // a caller that cannot wait adds no entry and starts no fetch
+		}
 		if e == nil && !evicted && c.evictDue() {
 			s.mu.Unlock() // eviction takes every shard's lock in turn
 			c.evict()
@@ -99,11 +110,6 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 			e = &robotsEntry{}
 			s.entries[k] = e
 			c.size.Add(1)
-		}
-		if e.rules != nil && time.Until(e.expires) > 0 { // the monotonic clock alone
-			r := e.rules
-			s.mu.Unlock()
-			return r, nil
 		}
 		call := e.fetching
 		if call == nil {
