@@ -51,7 +51,9 @@ func match(r *robotsRecord, token string, u *url.URL) verdict {
 			v.allowed = true // no rule applies: spare building the path
 			break
 		}
-		v.allowed, v.rule = v.binding.Decide(u.RequestURI())
+		if path, ok := robotstxt.RequestPath(u); ok { // else refused: targetOf fails first
+			v.allowed, v.rule = v.binding.Decide(path)
+		}
 	}
 	return v
 }

@@ -49,9 +49,12 @@
 // User-Agent ("MyBot" for "MyBot/1.0 (+https://example.com/bot)"), compared
 // exactly and without regard to case; groups naming the same token are
 // combined; with none, the "*" group binds; with no "*" group, nothing is
-// disallowed (§2.2.1). A URL's escaped path and query are matched, with
-// percent-encoding normalised on both sides; the longest matching rule
-// wins, and Allow wins a tie (§2.2.2). /robots.txt itself is always allowed.
+// disallowed (§2.2.1). The path and query the server receives are
+// matched ([robotstxt.RequestPath]: a URL's escaped path and query, or the
+// path of the request-target an Opaque URL holds, whose authority must be
+// the URL's own and which must name a path), with percent-encoding
+// normalised on both sides; the longest matching rule wins, and Allow
+// wins a tie (§2.2.2). /robots.txt itself is always allowed.
 // A refused request never reaches the network: RoundTrip returns a
 // [*RobotsBlockedError], which matches [ErrRobotsBlocked]. Package
 // [robotstxt] gives the same reader and matcher without a transport, and
