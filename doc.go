@@ -75,15 +75,16 @@
 // scheme and port ([WithPacingKey] chooses another). A request starts no
 // sooner than
 //
-//	max(lastStart + pace·(1 + Jitter·U), blockedUntil)
-//	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay), spread)
+//	max(lastStart + pace·(1 + Jitter·U), min(lastStart + spread·(1 + Jitter·U), spreadEnd), blockedUntil)
+//	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay))
 //
 // where U is uniform in [0,1) and drawn once per start, latency is a
 // smoothed time to response headers (it rises at once and decays by
 // halves), level is the backoff level, CrawlDelay is the larger of the
 // robots.txt Crawl-delays of this request's group and of the last request
 // to the key (so that a robots.txt fetch, which knows none, still waits
-// it), and spread is a rate limit's (below). At most MaxInFlight
+// it), and spread is a rate limit's until spreadEnd, the end of its
+// window (below): the jitter never carries it past. At most MaxInFlight
 // requests per key are in flight (until their response headers arrive),
 // and waiting requests start in the order they came.
 //
