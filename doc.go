@@ -27,7 +27,8 @@
 // as a browser writes it, with the configured User-Agent and no header of
 // the request that caused it. It is paced like any request to its host, and
 // the page waits its turn after it. [WithRobotsTimeout] bounds the whole
-// fetch, redirects included, from the moment its first request may start.
+// fetch, redirects included, from the moment its first request may start,
+// even through a base that does not heed its context.
 // A caller that stops waiting does not cancel it for the others. What it
 // finds:
 //

@@ -312,6 +312,82 @@ func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
 	})
 }
 
+// TestRobotsTimeoutWithABaseThatIgnoresItsContext checks that a robots.txt
+// fetch through a base that holds it past WithRobotsTimeout, heedless of
+// the context, lets its waiters go at the timeout: the file counts as
+// unreachable, the host backs off as for any timeout, the late answer is
+// no latency sample, its body is closed, and the pacer's slot is released
+// once, as a timeout.
+func TestRobotsTimeoutWithABaseThatIgnoresItsContext(t *testing.T) {
+	const timeout, late = 300 * time.Millisecond, 3 * time.Second
+	var lateBody *closeCounter
+	newBase := func() *fakeBase {
+		lateBody = newBody("User-agent: *\nDisallow: /private\n")
+		return &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/robots.txt" {
+				time.Sleep(late) // the context ended long ago
+				resp := respond(r, 200, "")
+				resp.Body = lateBody
+				return resp, nil
+			}
+			return respond(r, 200, "ok"), nil
+		}}
+	}
+	check := func(t *testing.T, tr *PoliteTransport) {
+		t.Helper()
+		t0 := time.Now()
+		req, _ := http.NewRequest("GET", "http://h/private", nil)
+		d, err := tr.Check(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(t0); took != timeout || !d.Allowed || !errors.Is(d.Robots.Err, context.DeadlineExceeded) {
+			t.Errorf("Check = Allowed %v, Robots.Err %v after %v; want allowed, a timeout, after %v", d.Allowed, d.Robots.Err, took, timeout)
+		}
+		time.Sleep(late)
+		synctest.Wait()
+		if n := lateBody.closes.Load(); n != 1 {
+			t.Errorf("the late robots.txt body was closed %d times; want once", n)
+		}
+	}
+	t.Run("the page", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			tr := New(newBase(), opts(WithRobotsTimeout(timeout))...)
+			check(t, tr)
+			s := tr.Stats()[0]
+			if s.Latency != 0 || s.Level != 1 || s.InFlight != 0 {
+				t.Errorf("latency %v, level %d, %d in flight; want no latency sample, level 1, none in flight", s.Latency, s.Level, s.InFlight)
+			}
+			// The page waits out the timeout's backoff, and nothing more.
+			t0 := time.Now()
+			resp, err := get(tr, "http://h/page", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if want := s.PausedUntil.Sub(t0); time.Since(t0) != max(want, 0) {
+				t.Errorf("the page came %v after the fetch; want %v, the end of the backoff", time.Since(t0), max(want, 0))
+			}
+		})
+	})
+	t.Run("the lease", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var cp *countingPacer
+			tr := New(newBase(), opts(WithRobotsTimeout(timeout), WithPacer(func(p PacingPolicy) Pacer {
+				mp, _ := NewMemoryPacer(p, 0)
+				cp = &countingPacer{Pacer: &externalOnly{mp}}
+				return cp
+			}))...)
+			check(t, tr)
+			cp.mu.Lock()
+			defer cp.mu.Unlock()
+			if len(cp.keys) != 1 || len(cp.released) != 1 || !cp.released[0].TimedOut {
+				t.Errorf("%d leases, released with %+v; want one, released once as a timeout", len(cp.keys), cp.released)
+			}
+		})
+	})
+}
+
 // TestAliasesShareOneKey checks that the spellings of one server share one
 // robots.txt and one pace.
 func TestAliasesShareOneKey(t *testing.T) {

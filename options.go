@@ -142,11 +142,13 @@ func WithRobotsTTL(d time.Duration) Option {
 	})
 }
 
-// WithRobotsTimeout bounds each request of a robots.txt fetch (a redirect
-// makes another), from sending it to reading its body (default 10s); past it
-// the file counts as unreachable. Waiting for the host's turn is not
-// counted: a host paused by a backoff is not unreachable. Values below 1ns
-// are an error.
+// WithRobotsTimeout bounds a robots.txt fetch, redirects included, from
+// sending its first request to reading the last body (default 10s); past
+// it the file counts as unreachable. Waiting for the host's first turn is
+// not counted: a host paused by a backoff is not unreachable. The fetch
+// ends at the timeout even through a base that does not heed the
+// request's context: the base's goroutine then closes whatever it returns
+// later. Values below 1ns are an error.
 func WithRobotsTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if err := positive("WithRobotsTimeout", d); err != nil {

@@ -132,43 +132,36 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			ctx, cancel = context.WithTimeout(ctx, t.robotsTimeout)
 			defer cancel()
 		}
-		resp, err := t.sendRobots(tk, req.WithContext(ctx))
+		resp, b, err := t.sendRobots(t.robotsBase, tk, req.WithContext(ctx))
+		if resp != nil {
+			r.status = resp.StatusCode
+		}
 		if err != nil {
 			r.err = err
 			break
 		}
-		r.status = resp.StatusCode
 		next := ""
 		switch code := resp.StatusCode; {
 		case code >= 200 && code < 300:
-			b, err := readRobots(resp.Body)
-			if err != nil {
-				r.err = fmt.Errorf("reading %s: %w", target, err)
-				break
-			}
 			body = b
 			r.file = robotstxt.Parse(body)
 			r.cost = robotsCost(len(body))
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
 		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
-			closeBody(resp.Body)
 			r.file, r.etag, r.modified, r.cost = prev.file, prev.etag, prev.modified, prev.cost
 			r.lifetime = lifetime(resp.Header)
 			if r.lifetime == 0 {
 				r.lifetime = prev.lifetime
 			}
 		case code >= 300 && code < 400:
-			closeBody(resp.Body)
 			if to, ok := redirectTarget(target, resp.Header.Get("Location")); ok && hop < robotsMaxRedirects {
 				next = to
 			}
 			// Else too many redirects, or nowhere to go: unavailable, as
 			// Google treats it.
 		case code == http.StatusTooManyRequests || code >= 500:
-			closeBody(resp.Body)
 			r.err = fmt.Errorf("%s answered %s", target, resp.Status)
 		default: // 4xx and anything else: unavailable, no rules apply
-			closeBody(resp.Body)
 		}
 		if next == "" {
 			break
@@ -230,31 +223,94 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	return req, tk, nil
 }
 
-// sendRobots sends req, admitted with tk, through the base transport and
-// reports the Outcome to the pacer. It runs on the fetch's own goroutine,
-// where nothing could recover a panic, so a base that panics, or answers
-// without a response or a body, makes an error that says what it did; the
-// file is then unreachable.
-func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.Response, err error) {
+// A robotsHop is one request of a robots.txt fetch, sent on a goroutine of
+// its own so that the fetch can stop waiting for a base that does not heed
+// the request's context.
+type robotsHop struct {
+	state atomic.Int32   // hopSent, then hopAnswered or hopAbandoned, whichever comes first
+	done  chan struct{}  // closed once resp, body and err are set
+	resp  *http.Response // its body closed; nil when err is the base's
+	body  []byte         // a 2xx's body, as readRobots reads it
+	err   error
+}
+
+// What became of a robotsHop. The goroutine that moves it out of hopSent
+// reports the Outcome to the pacer, so that it is reported once.
+const (
+	hopSent      = iota // the request is with the base
+	hopAnswered         // the base answered before the fetch gave up
+	hopAbandoned        // the fetch gave up first: a timeout
+)
+
+// sendRobots sends req, admitted with tk, through rt, and returns the
+// response with its body closed: for a 2xx, after reading its first
+// robotsMaxBytes (a failed read is an error, with the response). The
+// Outcome goes to the pacer once. The base runs on a goroutine of its own:
+// when req's context ends first, sendRobots returns at once with the
+// context's error and reports a timeout, which is no latency sample, and
+// that goroutine later closes whatever body the base returns and reports
+// nothing. A base that never returns keeps that goroutine: one per fetch.
+func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.Request) (*http.Response, []byte, error) {
+	h := &robotsHop{done: make(chan struct{})}
+	go t.runHop(h, rt, tk, req)
+	select {
+	case <-h.done:
+		return h.resp, h.body, h.err
+	case <-req.Context().Done():
+	}
+	if h.state.CompareAndSwap(hopSent, hopAbandoned) {
+		t.pacer.observe(tk, Outcome{Class: OutcomeSignal, TimedOut: true})
+	}
+	return nil, nil, fmt.Errorf("polite: fetching %s: %w", req.URL, req.Context().Err())
+}
+
+// runHop sends h's request req through rt, and reads or closes the body.
+// It runs on a goroutine of its own, where nothing could recover a panic,
+// so a base that panics, or answers without a response or a body, makes
+// an error that says what it did; the file is then unreachable.
+func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, req *http.Request) {
+	defer close(h.done)
+	resp, err := roundTripRobots(rt, req)
+	if !h.state.CompareAndSwap(hopSent, hopAnswered) {
+		if resp != nil {
+			resp.Body.Close() // nobody waits for it
+		}
+		return
+	}
+	t.pacer.observe(tk, classify(resp, err, nil))
+	h.resp, h.err = resp, err
+	switch {
+	case err != nil:
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if h.body, err = readRobots(resp.Body); err != nil {
+			h.err = fmt.Errorf("reading %s: %w", req.URL, err)
+		}
+	default:
+		closeBody(resp.Body)
+	}
+}
+
+// roundTripRobots sends req through rt. It returns a response or an error,
+// never both: it makes an error of a panic, of no response with no error,
+// and of a response without a body, and closes the body of a response
+// that comes with an error.
+func roundTripRobots(rt http.RoundTripper, req *http.Request) (resp *http.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.robotsBase, req.URL, p)
+			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", rt, req.URL, p)
 		}
-		o := classify(resp, err, nil)
-		if err != nil && resp != nil {
-			if resp.Body != nil {
-				closeBody(resp.Body)
-			}
-			resp = nil
-		}
-		t.pacer.observe(tk, o)
 	}()
-	resp, err = t.robotsBase.RoundTrip(req)
+	resp, err = rt.RoundTrip(req)
 	switch {
 	case err == nil && resp == nil:
-		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error fetching %s", t.robotsBase, req.URL)
+		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error fetching %s", rt, req.URL)
 	case err == nil && resp.Body == nil:
-		err = fmt.Errorf("polite: base RoundTripper %T returned a response without a body fetching %s", t.robotsBase, req.URL)
+		resp, err = nil, fmt.Errorf("polite: base RoundTripper %T returned a response without a body fetching %s", rt, req.URL)
+	case err != nil && resp != nil:
+		if resp.Body != nil {
+			closeBody(resp.Body)
+		}
+		resp = nil
 	}
 	return resp, err
 }
