@@ -29,8 +29,10 @@
 // the page waits its turn after it. [WithRobotsTimeout] bounds the whole
 // fetch, redirects included, from the moment its first request may start,
 // even through a base that does not heed its context.
-// A caller that stops waiting does not cancel it for the others. What it
-// finds:
+// A caller that stops waiting does not cancel it for the others; when the
+// last one stops before the fetch's first request has started, the fetch
+// is called off, and a request whose deadline falls before that start, or
+// whose context has ended, starts none. What it finds:
 //
 //   - 2xx: the first 500 KiB are parsed and the rest ignored (§2.5). Lines
 //     that cannot be read are skipped; the others still bind (§2.3.1.5).

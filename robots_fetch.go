@@ -89,6 +89,9 @@ func (r *robotsRecord) good() bool { return r.err == nil || r.stale }
 // WithRobotsTimeout bounds the whole fetch, redirects and their waits
 // included, from the moment the first request may start: waiting for that
 // turn is not counted, since a host paused by a backoff is not unreachable.
+// ctx bounds that wait alone: when it ends first, fetchRobots returns a
+// nil record, having learned nothing; once the first request may start,
+// the fetch goes on to its end whatever becomes of ctx.
 func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) (r *robotsRecord, body []byte) {
 	start := time.Now()
 	r = &robotsRecord{url: k.fetchURL(), counts: countsOf(prev)}
@@ -97,6 +100,9 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	// as long as any Crawl-delay may ask.
 	var tickets []ticket
 	defer func() {
+		if len(tickets) == 0 {
+			return
+		}
 		f := r.file
 		if f == nil && prev != nil {
 			f = prev.file // the copy that stays in force
@@ -112,6 +118,9 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	target := k.fetchURL()
 	for hop := 0; ; hop++ {
 		req, tk, err := t.robotsRequest(ctx, target)
+		if err != nil && hop == 0 && ctx.Err() != nil {
+			return nil, nil // called off before it started
+		}
 		if err != nil {
 			r.err = err
 			break
@@ -129,7 +138,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		}
 		if hop == 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, t.robotsTimeout)
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), t.robotsTimeout)
 			defer cancel()
 		}
 		resp, b, err := t.sendRobots(t.robotsBase, tk, req.WithContext(ctx))

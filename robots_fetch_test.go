@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -270,6 +272,116 @@ func TestCallerGivingUpDoesNotCancelFetch(t *testing.T) {
 			t.Errorf("robots.txt fetched %d times; want 1", n)
 		}
 	})
+}
+
+// TestRobotsFetchesEndWithTheirWaiters pauses a host for an hour, then
+// sends 2,000 requests to 2,000 of its origins, 50 at a time, that give up
+// after 50 ms, by a deadline or by being cancelled. A request whose
+// deadline falls in the pause fails at once with a *DeadlineError and
+// starts no robots.txt fetch; the fetch of a cancelled one is called off
+// when it gives up, since nobody waits for it any more. So fetches, their
+// goroutines and cache entries stay within MaxOrigins at every step, and
+// none reaches the host when the pause ends. A fetch that a request still
+// waits for goes on.
+func TestRobotsFetchesEndWithTheirWaiters(t *testing.T) {
+	const maxOrigins, batches, perBatch = 50, 40, 50
+	tests := []struct {
+		name     string
+		options  []Option
+		deadline bool // the requests have a deadline; else they are cancelled
+		shared   bool // a RobotsStore fetches, and goes on, as its contract says, when its caller gives up
+	}{
+		{"deadline", nil, true, false},
+		{"cancelled", nil, false, false},
+		{"deadline, RobotsStore", []Option{WithRobotsStore(NewMemoryRobotsStore(10 * maxOrigins))}, true, false},
+		{"cancelled, RobotsStore", []Option{WithRobotsStore(NewMemoryRobotsStore(10 * maxOrigins))}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+					switch r.URL.Path {
+					case "/robots.txt":
+						return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
+					case "/busy":
+						return respond(r, 429, "", "Retry-After", "3600"), nil
+					}
+					return respond(r, 200, "ok"), nil
+				}}
+				tr := New(base, opts(append([]Option{WithLimits(Limits{MaxKeys: maxOrigins, MaxOrigins: maxOrigins})}, tt.options...)...)...)
+				resp, err := get(tr, "http://h/busy", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				goroutines := runtime.NumGoroutine()
+
+				for b := range batches {
+					var wg sync.WaitGroup
+					for i := range perBatch {
+						wg.Go(func() {
+							ctx, cancel := context.WithCancel(context.Background())
+							if tt.deadline {
+								ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+							} else {
+								time.AfterFunc(50*time.Millisecond, cancel)
+							}
+							defer cancel()
+							req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://h:%d/page", 10000+b*perBatch+i), nil)
+							var de *DeadlineError
+							_, err := tr.RoundTrip(req)
+							if tt.deadline && !errors.As(err, &de) || !tt.deadline && !errors.Is(err, context.Canceled) {
+								t.Errorf("RoundTrip = %v; want a *DeadlineError, or context.Canceled", err)
+							}
+						})
+					}
+					wg.Wait()
+					synctest.Wait()
+					if n := tr.robots.running.Load(); n > maxOrigins {
+						t.Fatalf("after %d requests, %d robots.txt fetches run; want at most %d", (b+1)*perBatch, n, maxOrigins)
+					}
+					if n := cached(t, tr.robots); n > maxOrigins {
+						t.Fatalf("after %d requests, the robots cache holds %d origins; want at most %d", (b+1)*perBatch, n, maxOrigins)
+					}
+					if n := runtime.NumGoroutine() - goroutines; n > maxOrigins && !tt.shared {
+						t.Fatalf("after %d requests, %d more goroutines; want at most %d", (b+1)*perBatch, n, maxOrigins)
+					}
+				}
+				time.Sleep(2 * time.Hour) // past the pause, and the store's fetches
+				synctest.Wait()
+				if n := base.count("/robots.txt"); n != 1 && !tt.shared {
+					t.Errorf("robots.txt fetched %d times; want once, for the request that paused the host", n)
+				}
+
+				// A waiter that stays keeps the fetch that another gave up.
+				resp, err = get(tr, "http://h/busy", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				ctx, cancel := context.WithCancel(context.Background())
+				gaveUp := make(chan error)
+				go func() {
+					req, _ := http.NewRequestWithContext(ctx, "GET", "http://h:9999/page", nil)
+					_, err := tr.RoundTrip(req)
+					gaveUp <- err
+				}()
+				stays := make(chan error)
+				go func() {
+					_, err := get(tr, "http://h:9999/private", "")
+					stays <- err
+				}()
+				synctest.Wait()
+				cancel()
+				if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+					t.Errorf("the request that gave up: %v; want context.Canceled", err)
+				}
+				if err := <-stays; !errors.Is(err, ErrRobotsBlocked) {
+					t.Errorf("the request that stayed: %v; want the rules fetched after the pause to refuse it", err)
+				}
+			})
+		})
+	}
 }
 
 func TestHostileRobots(t *testing.T) {
