@@ -38,7 +38,13 @@
 //     that cannot be read are skipped; the others still bind (§2.3.1.5).
 //   - 3xx: up to 5 redirects are followed, to any http or https URL; the
 //     rules found apply to the original origin (§2.3.1.2). A sixth redirect
-//     means unavailable.
+//     means unavailable. Nothing that the base adds reaches another host
+//     (another scheme or port of the origin's host is the same server): a
+//     redirect to one goes through [WithRobotsTransport]'s transport when
+//     it is set, and through the base when that is an [*http.Transport],
+//     which adds no header of its own. Through any other base it is not
+//     followed, and the file is unreachable, with an error that names
+//     WithRobotsTransport.
 //   - 4xx other than 429: unavailable; every URL is allowed (§2.3.1.3).
 //   - 429, 5xx, a network error, a timeout, or a base transport that panics
 //     or answers without a response: unreachable. The host is backed off as

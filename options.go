@@ -229,6 +229,14 @@ func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
 // base transport. Use it when the base adds credentials (an x/oauth2
 // Transport, an API key header) that a robots.txt fetch should not carry:
 // give it the transport under the credentials. Nil means the base.
+//
+// A robots.txt that redirects to another host than its origin's (another
+// scheme or port of that host is the same server) is followed through rt.
+// Without rt, it is followed through the base only when the base is an
+// [*http.Transport], which adds no header of its own; any other base may
+// add credentials that the other host must not see, so the redirect is
+// not followed and the file is unreachable ([FailOpen] and [FailClosed]
+// apply), with an error that names this option.
 func WithRobotsTransport(rt http.RoundTripper) Option {
 	return optionFunc(func(c *config) error {
 		c.robotsTransport = rt

@@ -115,7 +115,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			t.pacer.fetchedRobots(tk, d)
 		}
 	}()
-	target := k.fetchURL()
+	target, away := k.fetchURL(), false // away: target is on another host than k's
 	for hop := 0; ; hop++ {
 		req, tk, err := t.robotsRequest(ctx, target)
 		if err != nil && hop == 0 && ctx.Err() != nil {
@@ -141,7 +141,11 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), t.robotsTimeout)
 			defer cancel()
 		}
-		resp, b, err := t.sendRobots(t.robotsBase, tk, req.WithContext(ctx))
+		rt := t.robotsBase
+		if away {
+			rt = t.robotsAway
+		}
+		resp, b, err := t.sendRobots(rt, tk, req.WithContext(ctx))
 		if resp != nil {
 			r.status = resp.StatusCode
 		}
@@ -163,11 +167,16 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 				r.lifetime = prev.lifetime
 			}
 		case code >= 300 && code < 400:
-			if to, ok := redirectTarget(target, resp.Header.Get("Location")); ok && hop < robotsMaxRedirects {
-				next = to
+			to, host, ok := redirectTarget(target, resp.Header.Get("Location"))
+			switch {
+			case !ok || hop == robotsMaxRedirects:
+				// Too many redirects, or nowhere to go: unavailable, as
+				// Google treats it.
+			case host != k.host && t.robotsAway == nil:
+				r.err = fmt.Errorf("polite: %s redirects to %s, on another host, which the base transport %T could send its credentials to; WithRobotsTransport sets a transport to follow it through", target, to, t.base)
+			default:
+				next, away = to, host != k.host
 			}
-			// Else too many redirects, or nowhere to go: unavailable, as
-			// Google treats it.
 		case code == http.StatusTooManyRequests || code >= 500:
 			r.err = fmt.Errorf("%s answered %s", target, resp.Status)
 		default: // 4xx and anything else: unavailable, no rules apply
@@ -341,24 +350,26 @@ func readRobots(body io.ReadCloser) ([]byte, error) {
 	return b, nil
 }
 
-// redirectTarget resolves a Location header against from; ok is false when
-// it is missing, unparsable, or not http or https.
-func redirectTarget(from, location string) (string, bool) {
+// redirectTarget resolves a Location header against from, and returns
+// the URL and its host in canonical form; ok is false when it is missing,
+// unparsable, or not http or https.
+func redirectTarget(from, location string) (to, host string, ok bool) {
 	if location == "" {
-		return "", false
+		return "", "", false
 	}
 	base, err := url.Parse(from)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	u, err := base.Parse(location)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
-	if k, ok := originOf(u); !ok || k.host == "" {
-		return "", false
+	k, ok := originOf(u)
+	if !ok || k.host == "" {
+		return "", "", false
 	}
-	return u.String(), true
+	return u.String(), k.host, true
 }
 
 // emitRobots reports the end of a fetch of k's robots.txt that gave r.

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,14 +21,14 @@ import (
 )
 
 // redirects answers /robots.txt with n redirects, alternating between two
-// hosts, then a file disallowing /private.
+// origins of the host, then a file disallowing /private.
 func redirects(n int) func(*http.Request) (*http.Response, error) {
 	return func(r *http.Request) (*http.Response, error) {
 		hop := 0
 		fmt.Sscanf(r.URL.Path, "/hop%d", &hop)
 		if r.URL.Path == "/robots.txt" || strings.HasPrefix(r.URL.Path, "/hop") {
 			if hop < n {
-				host := []string{"h", "other.example"}[hop%2]
+				host := []string{"h", "h:8080"}[hop%2]
 				return respond(r, 301, "", "Location", fmt.Sprintf("http://%s/hop%d", host, hop+1)), nil
 			}
 			return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
@@ -126,6 +128,85 @@ func TestRobotsStatusClasses(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// bearer is a base that adds credentials, as an x/oauth2 Transport does.
+type bearer struct{ next http.RoundTripper }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer secret")
+	return b.next.RoundTrip(r)
+}
+
+// TestRobotsRedirectToAnotherHost checks which transport a robots.txt
+// redirect to another host goes through: WithRobotsTransport's when set,
+// an *http.Transport base, which adds no header of its own, and no other
+// base, which may add credentials; then the redirect is not followed and
+// the file is unreachable. A redirect to another port of the host goes
+// through the base, to the same server. The names resolve to one real
+// server, which tells them apart by the Host header.
+func TestRobotsRedirectToAnotherHost(t *testing.T) {
+	tests := []struct {
+		name       string
+		to         string // where origin.test's robots.txt redirects
+		base       func(plain *http.Transport) http.RoundTripper
+		robotsBase bool // WithRobotsTransport(plain)
+		policy     FailurePolicy
+		allowed    bool
+		errSays    string   // what Robots.Err says; "" for none
+		want       []string // what the server saw: host, path and Authorization
+	}{
+		{"a base of its own: not followed", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, false, FailOpen,
+			true, "WithRobotsTransport", []string{"origin.test /robots.txt Bearer secret"}},
+		{"a base of its own, FailClosed", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, false, FailClosed,
+			false, "WithRobotsTransport", []string{"origin.test /robots.txt Bearer secret"}},
+		{"WithRobotsTransport: followed through it", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, true, FailOpen,
+			false, "", []string{"origin.test /robots.txt ", "other.test /robots.txt "}},
+		{"an http.Transport base: followed", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return p }, false, FailOpen,
+			false, "", []string{"origin.test /robots.txt ", "other.test /robots.txt "}},
+		{"another port of the host: through the base", "http://origin.test:8080/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, false, FailOpen,
+			false, "", []string{"origin.test /robots.txt Bearer secret", "origin.test:8080 /robots.txt Bearer secret"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var saw []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				saw = append(saw, r.Host+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+				mu.Unlock()
+				if r.Host == "origin.test" {
+					http.Redirect(w, r, tt.to, http.StatusMovedPermanently)
+					return
+				}
+				fmt.Fprint(w, "User-agent: *\nDisallow: /\n")
+			}))
+			defer srv.Close()
+			plain := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+			}}
+			defer plain.CloseIdleConnections()
+			o := opts(WithRobotsFailure(tt.policy))
+			if tt.robotsBase {
+				o = append(o, WithRobotsTransport(plain))
+			}
+			tr := New(tt.base(plain), o...)
+			req, _ := http.NewRequest("GET", "http://origin.test/page", nil)
+			d, err := tr.Check(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != tt.allowed || !strings.Contains(errText(d.Robots.Err), tt.errSays) || (tt.errSays == "") != (d.Robots.Err == nil) {
+				t.Errorf("Check = Allowed %v, Robots.Err %v; want Allowed %v, an error saying %q", d.Allowed, d.Robots.Err, tt.allowed, tt.errSays)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(saw, tt.want) {
+				t.Errorf("the server saw %q; want %q", saw, tt.want)
+			}
+		})
 	}
 }
 
