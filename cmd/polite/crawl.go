@@ -21,7 +21,8 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.maxDepth, "max-depth", 3, "follow links this many steps from the URLs given")
 	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once, each when the transport reports it ready: one request in flight per host")
 	fs.BoolVar(&opts.sameHost, "same-host", false, "follow only links to the hosts of the URLs given")
-	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 30*time.Second, "stop when no new link has been found for this long")
+	opts.idleTimeout = 30 * time.Second
+	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no new link has been found for this `duration`; 0 for none")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
 	if status := parseFlags(fs, args); status >= 0 {

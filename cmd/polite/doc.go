@@ -22,7 +22,8 @@
 // another. The product token of the User-Agent, "polite" by default,
 // chooses the robots.txt group that binds. -delay is the base delay, the
 // least time between the starts of two requests to one host (1s by
-// default, 0 for none; it must not be negative).
+// default, 0 for none; it must not be negative). A duration has a unit, as
+// in 5s, 500ms or 1m30s; a bare number but 0 is an error that says so.
 //
 // # Check
 //
@@ -71,7 +72,10 @@
 // links up to -max-depth steps (3) from the URLs given, and -same-host
 // keeps it to their hosts. It stops after -max-pages requests (100;
 // refusals by robots.txt do not count), when nothing is left to fetch, or
-// when no new link has been found for -idle-timeout (30s). Each of the
+// when no new link has been found for -idle-timeout (30s). -idle-timeout 0
+// means no idle timeout, for sites whose Crawl-delay or backoff is longer
+// than any timeout would be: the crawl then stops only at -max-pages, when
+// nothing is left, or when interrupted. Each of the
 // -concurrency workers (4) crawls one host at a time, one that the
 // transport's Ready reports ready to start a request now, and sleeps until
 // one is rather than waiting in the transport. A URL whose answer backs
