@@ -36,14 +36,24 @@
 //	blocked  http://127.0.0.1:8089/catalog/lamp.pdf  group *       rule "Disallow: /*.pdf$"       crawl-delay none  pace 1s
 //	blocked  http://127.0.0.2:8089/drafts/scoop      group polite  rule "Disallow: /drafts/"      crawl-delay 1s    pace 1s
 //
+// After the verdicts, it lists the sitemaps of the robots.txt files it
+// consulted, each once:
+//
+//	sitemap  https://example.com/sitemap.xml
+//
 // With -robots FILE it tests the local robots.txt FILE instead and sends
 // nothing at all: a robots.txt tester for site owners. A URL may then be a
 // bare path, which must start with "/", such as /private/x or /search?q=go.
-// Check first lists on standard error the lines of FILE that a crawler
-// skips, with their numbers and why ("FILE:2: skipped, unknown field:
-// "Disalow: /x""), and warns, exiting with 2, when no line of FILE is
-// robots.txt at all, as with an HTML page or binary data, which every
-// crawler reads as allowing everything.
+// Once the arguments are known to be good, check first says on standard
+// error whether FILE is robots.txt at all. When it is binary data (a NUL
+// byte, or more than one byte in ten that is no text, in its first 8 KiB),
+// an HTML or XML document, or text in UTF-16, or when none of its lines
+// is robots.txt, every crawler reads it as allowing everything: check
+// says so first, and exits with 2. Then it lists the lines of FILE that a
+// crawler skips, with their numbers and why ("FILE:2: skipped, unknown
+// field: "Disalow: /x""), a Sitemap line whose value is not an absolute
+// http or https URL among them; of binary data or a document it gives
+// only their number.
 //
 // # Get
 //
