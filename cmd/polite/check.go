@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 // bare path.
 const robotsTestOrigin = "http://robots.test"
 
-func runCheck(args []string, stdout, stderr io.Writer) int {
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("check", stderr, &c)
 	robotsFile := fs.String("robots", "", "test the local robots.txt `FILE`, with no network at all")
@@ -59,7 +60,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			}
 			return usageError(fs, "%v", err)
 		}
-		req, err := http.NewRequest(http.MethodGet, u.String(), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
 			return usageError(fs, "%v", err)
 		}
@@ -75,6 +76,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, t := range targets {
 		d, err := tr.Check(t.req)
+		if ctx.Err() != nil {
+			break // interrupted: what was decided stands
+		}
 		if err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", t.shown, err)
@@ -94,6 +98,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", d.Robots.URL, d.Robots.Err)
 			status = worse(status, exitError)
 		}
+	}
+	if ctx.Err() != nil {
+		tw.Flush()
+		fmt.Fprintln(stderr, "polite check: interrupted")
+		return exitInterrupted
 	}
 	// Then the sitemaps of the files consulted, each once.
 	seen := make(map[string]bool)

@@ -13,7 +13,7 @@ import (
 	"github.com/polite-go/polite"
 )
 
-func runCrawl(args []string, stdout, stderr io.Writer) int {
+func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("crawl", stderr, &c)
 	var opts crawlOptions
@@ -57,7 +57,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	var encErr error
-	res := crawl(context.Background(), tr, wire, opts, seeds, stderr, func(r pageRecord) {
+	res := crawl(ctx, tr, wire, opts, seeds, stderr, func(r pageRecord) {
 		if err := enc.Encode(r); err != nil && encErr == nil {
 			encErr = err
 		}
@@ -84,6 +84,10 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "polite crawl: interrupted; URLs still to crawl: %d\n", res.left)
+		return exitInterrupted
+	}
 	return res.status()
 }
 
@@ -94,6 +98,7 @@ type crawlResult struct {
 	wire       []wireRequest
 	stats      []polite.HostStats
 	idle       bool // stopped on the idle timeout
+	left       int  // URLs queued, or under way when the crawl stopped
 }
 
 // blocked counts the records refused by robots.txt.
@@ -148,6 +153,7 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 		return crawlProgress(c.progress(), tr.Stats(), now)
 	})
 	res.idle = c.run(ctx, seeds)
+	res.left = c.progress().Queued
 	line.Stop()
 	res.end = time.Now()
 	res.wire = wire.requests()

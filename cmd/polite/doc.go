@@ -155,6 +155,20 @@
 // only serves its web until interrupted, on -port N (any free port by
 // default), to try the other commands on.
 //
+// # Interrupts
+//
+// The first SIGINT (Ctrl-C) or SIGTERM stops a command where it is, as
+// Scrapy's first Ctrl-C does: the requests in flight are cancelled, none
+// starts after them, and the command still reports what it did. Crawl
+// writes its table and summary, the -timeline file, and "polite crawl:
+// interrupted; URLs still to crawl: N" (those queued, and those whose
+// request was cancelled). Get reports the URL it was fetching as
+// "stopped", then how many URLs it did not fetch; check, the URLs it had
+// decided. The demo writes its table and timeline, and no verdict. Each
+// then exits with 130, as a shell reports a command that SIGINT ended;
+// demo -serve, which serves until interrupted, exits with 0. A second
+// SIGINT or SIGTERM exits with 130 at once, with nothing more written.
+//
 // # Exit status
 //
 // The check, get and crawl commands exit with 0 when every URL was
@@ -162,7 +176,8 @@
 // error: for check, also a robots.txt that could not be fetched; for
 // crawl, any request that got no response. With -f, get exits with 22
 // when a URL answered with a status of 400 or more. The demo exits with 1
-// when its verdict fails.
+// when its verdict fails. A command that SIGINT (Ctrl-C) or SIGTERM stops
+// exits with 130, once it has reported what it did.
 //
 // When URLs end differently, the gravest ending sets the status: a
 // network error, then an HTTP error, then a refusal. A robots.txt that

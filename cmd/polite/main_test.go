@@ -14,7 +14,7 @@ import (
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
+	code = run(t.Context(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
