@@ -73,7 +73,7 @@ func TestRobotsModes(t *testing.T) {
 					t.Errorf("%d robots.txt fetches; want %d", n, tt.wantRobots)
 				}
 				var would uint64
-				for _, s := range tr.Stats() {
+				for _, s := range statsOf(t, tr) {
 					would += s.WouldRefuse
 				}
 				if would != tt.wantWould {
@@ -306,7 +306,7 @@ func TestUnreadableFieldOnce(t *testing.T) {
 			}))
 			tr := New(fieldsBase(), APIDefaults(), WithLogger(logger))
 			fieldsGet(t, tr, "a RateLimit limit=1,remaining=0,reset=x")
-			want := `level=WARN msg="polite: unreadable field" host=a url="http://a/?f=RateLimit&v=limit%3D1%2Cremaining%3D0%2Creset%3Dx" field=RateLimit value="limit=1,remaining=0,reset=x"` + "\n"
+			want := `level=WARN msg="polite: unreadable field" key=a url="http://a/?f=RateLimit&v=limit%3D1%2Cremaining%3D0%2Creset%3Dx" field=RateLimit value="limit=1,remaining=0,reset=x"` + "\n"
 			if logged.String() != want {
 				t.Errorf("logged %q; want %q", logged.String(), want)
 			}

@@ -143,7 +143,12 @@
 // pace per key by partitioning its URLs by [PoliteTransport.PacingKey], or
 // through a [Pacer] that they share, plugged in with [WithPacer]; a
 // [RobotsStore] that they share, plugged in with [WithRobotsStore], has
-// each origin's robots.txt fetched once for them all.
+// each origin's robots.txt fetched once for them all. The transport is a
+// client of the Pacer interface, its own in-memory Pacer included: a
+// [Lease]'s release says what it changed, so the events report a shared
+// Pacer's backoffs as they report the in-memory one's, and a Pacer that is
+// a [ReadyPacer] and a [StatsPacer] shows its shared state in Ready,
+// Check and Stats.
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite

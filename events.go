@@ -19,9 +19,12 @@ type Event struct {
 	// URL is the request's URL, or the robots.txt URL for robots events.
 	URL string
 
-	// Status is the HTTP status of a robots.txt fetch; 0 when it got none.
+	// Status is the HTTP status of the response the event is about (a
+	// robots.txt fetch, a backoff signal, the response that cleared a
+	// backoff); 0 when none came.
 	Status int
-	// Err says why a robots.txt fetch failed.
+	// Err says why a robots.txt fetch failed, or the error that signalled
+	// a backoff (a timeout, a reset connection) when no response came.
 	Err error
 	// Stale reports that a failed robots.txt fetch left the last good copy in force.
 	Stale bool
@@ -66,11 +69,12 @@ const (
 	// getting it: 0, or next to it, when nothing held it up. Every request
 	// sent makes one; the transport's own robots.txt fetches do not.
 	EventSent
-	// EventBackoff: a signal raised the host's backoff level: Level, Pause,
-	// RetryAfter.
+	// EventBackoff: a signal raised the key's backoff level: the URL of the
+	// request that signalled, its Status or Err, Level, Pause, RetryAfter.
 	EventBackoff
-	// EventBackoffCleared: the host's backoff level came back to 0, after
-	// successes or a quiet spell.
+	// EventBackoffCleared: the key's backoff level came back to 0, after
+	// successes or a quiet spell: the URL and Status of the request whose
+	// outcome cleared it.
 	EventBackoffCleared
 	// EventHostEvicted: the key's pacing state was dropped to keep within
 	// [Limits].MaxKeys.
@@ -134,7 +138,7 @@ const slowWait = time.Second
 func logEvents(l *slog.Logger) func(Event) {
 	return func(ev Event) {
 		level, msg := slog.LevelInfo, "polite: "+ev.Kind.String()
-		attrs := []slog.Attr{slog.String("host", ev.Key)}
+		attrs := []slog.Attr{slog.String("key", ev.Key)}
 		switch ev.Kind {
 		case EventRobotsFetched:
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status),
@@ -147,7 +151,12 @@ func logEvents(l *slog.Logger) func(Event) {
 			if ev.Kind == EventRefused {
 				level = slog.LevelDebug
 			}
-			attrs = append(attrs, slog.String("url", ev.URL), slog.String("rule", ev.Rule), slog.String("reason", ev.Reason))
+			attrs = append(attrs, slog.String("url", ev.URL))
+			if ev.Rule != "" {
+				attrs = append(attrs, slog.String("rule", ev.Rule))
+			} else {
+				attrs = append(attrs, slog.String("reason", ev.Reason))
+			}
 		case EventSent:
 			if ev.Duration >= slowWait {
 				msg = "polite: waited"
@@ -155,8 +164,16 @@ func logEvents(l *slog.Logger) func(Event) {
 				level = slog.LevelDebug
 			}
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Duration("wait", ev.Duration))
-		case EventBackoff:
-			attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
+		case EventBackoff, EventBackoffCleared:
+			attrs = append(attrs, slog.String("url", ev.URL))
+			if ev.Err != nil {
+				attrs = append(attrs, slog.Any("error", ev.Err))
+			} else {
+				attrs = append(attrs, slog.Int("status", ev.Status))
+			}
+			if ev.Kind == EventBackoff {
+				attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
+			}
 		case EventUnreadableField:
 			level = slog.LevelWarn
 			attrs = append(attrs, slog.String("url", ev.URL), slog.String("field", ev.Field), slog.String("value", ev.Value))

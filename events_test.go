@@ -64,10 +64,10 @@ func TestEventSentForEveryRequest(t *testing.T) {
 		wait    time.Duration // of each page after the first
 		wantLog string
 	}{
-		{"no wait", quick, 0, `level=DEBUG msg="polite: sent" host=h url=http://h/b wait=0s`},
+		{"no wait", quick, 0, `level=DEBUG msg="polite: sent" key=h url=http://h/b wait=0s`},
 		{"a short wait", []Option{WithPacing(PacingPolicy{BaseDelay: 999 * time.Millisecond, Jitter: None})}, 999 * time.Millisecond,
-			`level=DEBUG msg="polite: sent" host=h url=http://h/b wait=999ms`},
-		{"a long wait", []Option{WithPacing(PacingPolicy{Jitter: None})}, time.Second, `level=INFO msg="polite: waited" host=h url=http://h/b wait=1s`},
+			`level=DEBUG msg="polite: sent" key=h url=http://h/b wait=999ms`},
+		{"a long wait", []Option{WithPacing(PacingPolicy{Jitter: None})}, time.Second, `level=INFO msg="polite: waited" key=h url=http://h/b wait=1s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

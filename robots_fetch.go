@@ -105,8 +105,10 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if f != nil {
 			d = f.MaxCrawlDelay()
 		}
-		for _, tk := range tickets {
-			t.pacer.fetchedRobots(tk, d)
+		if rp := t.pacer.robots; rp != nil {
+			for _, tk := range tickets {
+				rp.fetchedRobots(tk, d)
+			}
 		}
 	}()
 	target := k.fetchURL()
@@ -116,7 +118,9 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			r.err = err
 			break
 		}
-		t.pacer.fetchingRobots(tk)
+		if rp := t.pacer.robots; rp != nil {
+			rp.fetchingRobots(tk)
+		}
 		tickets = append(tickets, tk)
 		if hop == 0 && prev != nil && prev.file != nil && !prev.stale {
 			// A conditional request: a 304 keeps the parsed rules.
@@ -231,7 +235,7 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 }
 
 // sendRobots sends req, admitted with tk, through the base transport and
-// reports the Outcome to the pacer. It runs on the fetch's own goroutine,
+// releases tk with the Outcome. It runs on the fetch's own goroutine,
 // where nothing could recover a panic, so a base that panics, or answers
 // without a response or a body, makes an error that says what it did; the
 // file is then unreachable.
@@ -240,14 +244,13 @@ func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.R
 		if p := recover(); p != nil {
 			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.robotsBase, req.URL, p)
 		}
-		o := classify(resp, err, nil)
+		t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
 		if err != nil && resp != nil {
 			if resp.Body != nil {
 				closeBody(resp.Body)
 			}
 			resp = nil
 		}
-		t.pacer.observe(tk, o)
 	}()
 	resp, err = t.robotsBase.RoundTrip(req)
 	switch {

@@ -54,6 +54,7 @@
 package politeprom
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"time"
@@ -206,7 +207,9 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements [prometheus.Collector]. It computes the gauges from
-// the Stats of every tracked transport.
+// the Stats of every tracked transport; a transport whose Stats fail (a
+// Pacer that a fleet shares, whose store is out of reach) makes the
+// gauges an invalid metric with the error, which the registry reports.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range m.collectors() {
 		c.Collect(ch)
@@ -217,7 +220,12 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	var hosts, paused, waiting, inFlight int
 	now := time.Now()
 	for _, t := range tracked {
-		for _, h := range t.Stats() {
+		stats, err := t.Stats(context.Background()) // a shared Pacer bounds its reads by its own timeout
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(hostsDesc, err)
+			return
+		}
+		for _, h := range stats {
 			hosts++
 			if h.PausedUntil.After(now) {
 				paused++

@@ -150,14 +150,15 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 		emit(r)
 	})
 	line := startProgress(progress, func(now time.Time) string {
-		return crawlProgress(c.progress(), tr.Stats(), now)
+		stats, _ := tr.Stats(ctx) // the in-memory pacer's fail only when ctx has ended
+		return crawlProgress(c.progress(), stats, now)
 	})
 	res.idle = c.run(ctx, seeds)
 	res.left = c.progress().Queued
 	line.Stop()
 	res.end = time.Now()
 	res.wire = wire.requests()
-	res.stats = tr.Stats()
+	res.stats, _ = tr.Stats(context.Background()) // the in-memory pacer's never fail
 	return res
 }
 
