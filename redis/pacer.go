@@ -62,7 +62,7 @@ type watch struct {
 // newPacer returns the Pacer of an Effective policy.
 func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
 	admit, release := newScripts(policy, o.lease)
-	return &pacer{
+	p := &pacer{
 		client:   client,
 		policy:   policy,
 		o:        o,
@@ -82,6 +82,8 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 			fallback: "pacing in this process's memory", resumed: "pacing in redis"},
 		rand: rand.Float64,
 	}
+	p.health.watchDials(client)
+	return p
 }
 
 // keys returns the Redis keys of a pacing key: the one that holds its
@@ -144,7 +146,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 				return nil, ctx.Err()
 			}
 			if p.o.failClose {
-				return nil, fmt.Errorf("politeredis: redis unreachable: %w", err)
+				return nil, fmt.Errorf("politeredis: redis unreachable: %w", p.health.cause(err))
 			}
 			p.health.failed(err)
 			return p.fallback().Acquire(ctx, key, crawlDelay)
