@@ -52,12 +52,12 @@ func hostBurst(b *testing.B, path string, senders int) {
 		t0 := time.Now()
 		burstSend(b, tr, fmt.Sprintf("burst%d", runs), path, burst, senders)
 		burstSecs += time.Since(t0).Seconds()
-		hostsBurst += float64(len(tr.Stats()))
+		hostsBurst += float64(len(statsOf(b, tr)))
 		heapBurst += megabytes(heapInUse())
 
 		time.Sleep(50 * time.Millisecond)
 		burstSend(b, tr, fmt.Sprintf("more%d", runs), path, more, senders)
-		hostsMore += float64(len(tr.Stats()))
+		hostsMore += float64(len(statsOf(b, tr)))
 		heapMore += megabytes(heapInUse())
 		runtime.KeepAlive(tr) // else the collection in heapInUse frees it
 		runs++

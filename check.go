@@ -37,7 +37,8 @@ type Decision struct {
 	// [PacingPolicy].MaxCrawlDelay clamps it; 0 when there is none.
 	CrawlDelay time.Duration
 	// Pace is the least gap, before jitter, that would separate the next two
-	// starts of requests like this one to its host, as things stand now.
+	// starts of requests like this one to its host, as things stand now; 0
+	// when the Pacer is not a [ReadyPacer].
 	Pace time.Duration
 }
 
@@ -46,7 +47,8 @@ type Decision struct {
 // fetch), matches req against it, and reports the pace. It does not close
 // req's body. It fails when req's URL is not http or https, when req's
 // context has ended, before any other work and whatever robots.txt would
-// say, or ends first, or with the error of a [RobotsStore] that failed.
+// say, or ends first, or with the error of a [RobotsStore] or a
+// [ReadyPacer] that failed.
 //
 // Crawlers can use Check to drop disallowed URLs before queueing them.
 func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
@@ -69,7 +71,13 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	if r := v.robots; r != nil {
 		d.Group, d.Robots = v.group(), r.result()
 	}
-	d.Pace = t.pacer.paceOf(tg.pacingKey, d.CrawlDelay)
+	if rp := t.pacer.ready; rp != nil {
+		ks, err := rp.Ready(req.Context(), tg.pacingKey, d.CrawlDelay)
+		if err != nil {
+			return Decision{}, err
+		}
+		d.Pace = ks.Pace
+	}
 	return d, nil
 }
 

@@ -188,7 +188,7 @@ func TestStats(t *testing.T) {
 				resp.Body.Close()
 			}
 		}
-		got := tr.Stats()
+		got := statsOf(t, tr)
 		if len(got) != 2 {
 			t.Fatalf("Stats() has %d hosts; want 2: %+v", len(got), got)
 		}
@@ -233,7 +233,7 @@ func TestPaceAgreesWithCrawlDelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stats := tr.Stats()
+		stats := statsOf(t, tr)
 		if len(stats) != 1 {
 			t.Fatalf("Stats() has %d hosts; want 1", len(stats))
 		}

@@ -109,12 +109,14 @@
 // rise lower the level by one; 30 minutes without a signal forget it.
 //
 // Any response's rate-limit fields (RateLimit and RateLimit-Policy of
-// draft-ietf-httpapi-ratelimit-headers, RateLimit-Remaining and
-// RateLimit-Reset of its earlier versions, or X-RateLimit-Remaining and
+// draft-ietf-httpapi-ratelimit-headers; RateLimit as the dictionary of its
+// version 07, "limit=10, remaining=0, reset=2"; RateLimit-Remaining and
+// RateLimit-Reset of its versions up to 06; or X-RateLimit-Remaining and
 // X-RateLimit-Reset in seconds or as a Unix time) slow the key before it
 // answers 429: no quota left pauses it until the reset; a quarter of the
 // limit or less is spread evenly until then. Fields that are missing or
-// malformed are ignored, and a reset is capped at one hour.
+// malformed are ignored, and a reset is capped at one hour; a field that
+// cannot be read is reported once per key, as an [EventUnreadableField].
 //
 // The names in capitals are the fields of [PacingPolicy], which
 // [WithPacing] sets; each field's documentation gives its default and
@@ -154,7 +156,12 @@
 // pace per key by partitioning its URLs by [PoliteTransport.PacingKey], or
 // through a [Pacer] that they share, plugged in with [WithPacer]; a
 // [RobotsStore] that they share, plugged in with [WithRobotsStore], has
-// each origin's robots.txt fetched once for them all.
+// each origin's robots.txt fetched once for them all. The transport is a
+// client of the Pacer interface, its own in-memory Pacer included: a
+// [Lease]'s release says what it changed, so the events report a shared
+// Pacer's backoffs as they report the in-memory one's, and a Pacer that is
+// a [ReadyPacer] and a [StatsPacer] shows its shared state in Ready,
+// Check and Stats.
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite

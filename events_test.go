@@ -64,10 +64,10 @@ func TestEventSentForEveryRequest(t *testing.T) {
 		wait    time.Duration // of each page after the first
 		wantLog string
 	}{
-		{"no wait", quick, 0, `level=DEBUG msg="polite: sent" host=h url=http://h/b wait=0s`},
+		{"no wait", quick, 0, `level=DEBUG msg="polite: sent" key=h url=http://h/b wait=0s`},
 		{"a short wait", []Option{WithPacing(PacingPolicy{BaseDelay: 999 * time.Millisecond, Jitter: None})}, 999 * time.Millisecond,
-			`level=DEBUG msg="polite: sent" host=h url=http://h/b wait=999ms`},
-		{"a long wait", []Option{WithPacing(PacingPolicy{Jitter: None})}, time.Second, `level=INFO msg="polite: waited" host=h url=http://h/b wait=1s`},
+			`level=DEBUG msg="polite: sent" key=h url=http://h/b wait=999ms`},
+		{"a long wait", []Option{WithPacing(PacingPolicy{Jitter: None})}, time.Second, `level=INFO msg="polite: waited" key=h url=http://h/b wait=1s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestEventSentForEveryRequest(t *testing.T) {
 }
 
 func TestEventKindString(t *testing.T) {
-	for k, want := range map[EventKind]string{EventBackoff: "backing off", EventSent: "sent", EventHostEvicted: "host evicted", 0: "EventKind(0)", 99: "EventKind(99)"} {
+	for k, want := range map[EventKind]string{EventBackoff: "backing off", EventSent: "sent", EventHostEvicted: "host evicted", EventUnreadableField: "unreadable field", 0: "EventKind(0)", 99: "EventKind(99)"} {
 		if got := k.String(); got != want {
 			t.Errorf("EventKind(%d).String() = %q; want %q", int(k), got, want)
 		}

@@ -85,7 +85,12 @@ func ExampleContextWithRobotsMode() {
 		return
 	}
 	resp.Body.Close()
-	fmt.Println(resp.Status, "sent; would have been refused:", tr.Stats()[0].WouldRefuse)
+	stats, err := tr.Stats(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Status, "sent; would have been refused:", stats[0].WouldRefuse)
 	// Output:
 	// 200 OK sent; would have been refused: 1
 }
@@ -108,7 +113,12 @@ func ExampleWithPacing() {
 		return
 	}
 	resp.Body.Close()
-	s := tr.Stats()[0]
+	stats, err := tr.Stats(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := stats[0]
 	fmt.Println(resp.Status, "; level", s.Level, "; paused for about", time.Until(s.PausedUntil).Round(time.Second))
 	// Output:
 	// 429 Too Many Requests ; level 1 ; paused for about 1s

@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -105,7 +106,12 @@ func ExamplePoliteTransport_Stats() {
 			resp.Body.Close()
 		}
 	}
-	for _, h := range tr.Stats() {
+	stats, err := tr.Stats(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, h := range stats {
 		fmt.Printf("%s: %d requests, %d blocked, backoff level %d\n", h.Key, h.Requests, h.Refused, h.Level)
 		for _, r := range h.Robots {
 			fmt.Printf("  robots.txt status %d, %d rules\n", r.Status, r.Rules)

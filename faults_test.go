@@ -136,7 +136,7 @@ func TestBaseMisbehavesOnAPage(t *testing.T) {
 				t.Fatalf("request after the panic: %v; want the slot free", err)
 			}
 			resp.Body.Close()
-			if s := tr.Stats()[0]; s.InFlight != 0 {
+			if s := statsOf(t, tr)[0]; s.InFlight != 0 {
 				t.Errorf("in flight = %d; want 0", s.InFlight)
 			}
 		})
@@ -303,7 +303,7 @@ func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := tr.Stats()[0]
+			s := statsOf(t, tr)[0]
 			if !d.Allowed || d.Robots.Err == nil || s.Level != 1 || s.Latency != 0 {
 				t.Errorf("allowed %v, Robots.Err %v, level %d, latency %v; want allowed, unreachable, level 1 and no latency sample",
 					d.Allowed, d.Robots.Err, s.Level, s.Latency)
@@ -354,7 +354,7 @@ func TestRobotsTimeoutWithABaseThatIgnoresItsContext(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			tr := New(newBase(), opts(WithRobotsTimeout(timeout))...)
 			check(t, tr)
-			s := tr.Stats()[0]
+			s := statsOf(t, tr)[0]
 			if s.Latency != 0 || s.Level != 1 || s.InFlight != 0 {
 				t.Errorf("latency %v, level %d, %d in flight; want no latency sample, level 1, none in flight", s.Latency, s.Level, s.InFlight)
 			}
@@ -418,7 +418,7 @@ func TestAliasesShareOneKey(t *testing.T) {
 						t.Errorf("%s came %v after %s; want the Crawl-delay, 5s", hits[i].url, gap, hits[i-1].url)
 					}
 				}
-				if n := len(tr.Stats()); n != 1 {
+				if n := len(statsOf(t, tr)); n != 1 {
 					t.Errorf("Stats has %d hosts for %q; want 1", n, aliases)
 				}
 			})

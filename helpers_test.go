@@ -1,11 +1,13 @@
 package polite
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -129,4 +131,14 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// statsOf returns tr.Stats, failing the test on an error.
+func statsOf(tb testing.TB, tr *PoliteTransport) []HostStats {
+	tb.Helper()
+	s, err := tr.Stats(context.Background())
+	if err != nil {
+		tb.Fatalf("Stats: %v", err)
+	}
+	return s
 }

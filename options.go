@@ -295,22 +295,26 @@ func WithEvents(hook func(Event)) Option {
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused], Warn for [EventRobotsUnreachable] and Info for the
-// rest, but for [EventSent]: a request that waited a second or more for
-// its turn is logged at Info as "polite: waited", the others at Debug as
-// "polite: sent". The attributes are:
+// [EventRefused], Warn for [EventRobotsUnreachable] and
+// [EventUnreadableField], and Info for the rest, but for [EventSent]: a
+// request that waited a second or more for its turn is logged at Info as
+// "polite: waited", the others at Debug as "polite: sent". The attributes
+// are:
 //
-//	host           every event: the pacing key
-//	url            robots.txt events: the robots.txt URL; refusals and EventSent: the request's
-//	status         robots.txt events: the HTTP status, 0 for none
+//	key            every event: the pacing key
+//	url            robots.txt events: the robots.txt URL; the others: the request's
+//	status         robots.txt events: the HTTP status, 0 for none; backoff events: the response's, when one came
 //	rules          EventRobotsFetched: Allow and Disallow rules in the file
 //	skipped_lines  EventRobotsFetched: lines that could not be read
 //	duration       robots.txt events: how long the fetch took
 //	error, stale   EventRobotsUnreachable: why, and whether the last good copy stays in force
-//	rule, reason   refusals: the rule that refused, or why when no rule did
+//	error          backoff events: the error that came instead of a response
+//	rule           refusals: the rule that refused, when one did
+//	reason         refusals: why, when no rule did
 //	wait           EventSent: how long the request waited for its turn
-//	level, pause   EventBackoff: the backoff level, and how long the host is paused
+//	level, pause   EventBackoff: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none
+//	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {

@@ -110,7 +110,7 @@ func TestLimitsApart(t *testing.T) {
 					}
 					resp.Body.Close()
 				}
-				if got := len(tr.pacer.snapshot()); got != tt.wantKeys {
+				if got := len(tr.pacer.Pacer.(*memoryPacer).snapshot()); got != tt.wantKeys {
 					t.Errorf("%d keys kept; want %d", got, tt.wantKeys)
 				}
 				if got := int(tr.robots.size.Load()); got != tt.wantOrig {

@@ -34,11 +34,11 @@ type countingLease struct {
 	c *countingPacer
 }
 
-func (l countingLease) Release(o Outcome) {
+func (l countingLease) Release(o Outcome) Change {
 	l.c.mu.Lock()
 	l.c.released = append(l.c.released, o)
 	l.c.mu.Unlock()
-	l.Lease.Release(o)
+	return l.Lease.Release(o)
 }
 
 // TestWithPacer checks that a Pacer of WithPacer gets the transport's

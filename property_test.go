@@ -742,7 +742,7 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 	for _, i := range stuck {
 		rq := requests[i]
 		var stats HostStats
-		for _, h := range tr.Stats() {
+		for _, h := range statsOf(t, tr) {
 			if h.Key == rq.origin.host {
 				stats = h
 			}
@@ -792,7 +792,7 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 		}
 	}
 
-	for _, h := range tr.Stats() {
+	for _, h := range statsOf(t, tr) {
 		if h.InFlight != 0 || h.Waiting != 0 {
 			fault(h.Key, time.Time{}, "at the end: %d in flight and %d waiting; want none", h.InFlight, h.Waiting)
 		}

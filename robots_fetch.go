@@ -111,8 +111,10 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if f != nil {
 			d = f.MaxCrawlDelay()
 		}
-		for _, tk := range tickets {
-			t.pacer.fetchedRobots(tk, d)
+		if rp := t.pacer.robots; rp != nil {
+			for _, tk := range tickets {
+				rp.fetchedRobots(tk, d)
+			}
 		}
 	}()
 	target, away := k.fetchURL(), false // away: target is on another host than k's
@@ -125,7 +127,9 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			r.err = err
 			break
 		}
-		t.pacer.fetchingRobots(tk)
+		if rp := t.pacer.robots; rp != nil {
+			rp.fetchingRobots(tk)
+		}
 		tickets = append(tickets, tk)
 		if hop == 0 && prev != nil && prev.file != nil && !prev.stale {
 			// A conditional request: a 304 keeps the parsed rules.
@@ -276,10 +280,11 @@ func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.
 		return h.resp, h.body, h.err
 	case <-req.Context().Done():
 	}
+	err := fmt.Errorf("polite: fetching %s: %w", req.URL, req.Context().Err())
 	if h.state.CompareAndSwap(hopSent, hopAbandoned) {
-		t.pacer.observe(tk, Outcome{Class: OutcomeSignal, TimedOut: true})
+		t.release(tk, t.PacingKey(req.URL), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, err)
 	}
-	return nil, nil, fmt.Errorf("polite: fetching %s: %w", req.URL, req.Context().Err())
+	return nil, nil, err
 }
 
 // runHop sends h's request req through rt, and reads or closes the body.
@@ -295,7 +300,7 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, 
 		}
 		return
 	}
-	t.pacer.observe(tk, classify(resp, err, nil))
+	t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
 	h.resp, h.err = resp, err
 	switch {
 	case err != nil:

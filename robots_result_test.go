@@ -60,7 +60,7 @@ func TestRobotsURLOneForm(t *testing.T) {
 					t.Fatal(err)
 				}
 				note("Decision", d.Robots.URL)
-				for _, s := range tr.Stats() {
+				for _, s := range statsOf(t, tr) {
 					for _, r := range s.Robots {
 						note("RobotsStats", r.URL)
 					}

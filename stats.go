@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
@@ -9,39 +10,16 @@ import (
 // HostStats is a snapshot of what a [PoliteTransport] knows about one
 // pacing key, by default a host.
 type HostStats struct {
-	// Key is the pacing key: by default the host name in canonical form
-	// (see [PacingKeyHost]).
-	Key string
-	// Requests counts requests started, robots.txt fetches included.
-	Requests uint64
+	// KeyState is the key's pacing state, its Pace counting the
+	// Crawl-delay of the key's robots.txt for the transport's own
+	// User-Agent; it holds only Key when the Pacer is not a [StatsPacer].
+	KeyState
 	// Refused counts requests refused by robots.txt.
 	Refused uint64
 	// WouldRefuse counts requests that robots.txt disallowed and that
 	// [RobotsReport] mode sent all the same.
 	WouldRefuse uint64
-	// InFlight counts requests started whose response headers have not come.
-	InFlight int
-	// Waiting counts requests waiting for their turn.
-	Waiting int
-	// Pace is the least gap between two starts now, before jitter, for
-	// requests with the transport's own User-Agent: the Crawl-delay of the
-	// host's robots.txt is part of it, as is that of the last request.
-	Pace time.Duration
-	// Level is the backoff level: the adaptive part of Pace is doubled this
-	// many times.
-	Level int
-	// PausedUntil is the end of the key's backoff pause; zero or past when
-	// it is not paused.
-	PausedUntil time.Time
-	// Latency is the smoothed time to response headers.
-	Latency time.Duration
-	// LastStart is when the last request started.
-	LastStart time.Time
-	// Backoffs counts the times the level went up.
-	Backoffs uint64
-	// RetryAfters counts backoff signals that carried a Retry-After header.
-	RetryAfters uint64
-	// Robots describes the cached robots.txt of each of the host's origins,
+	// Robots describes the cached robots.txt of each of the key's origins,
 	// ordered by URL.
 	Robots []RobotsStats
 }
@@ -67,25 +45,29 @@ type RobotsStats struct {
 }
 
 // Stats returns a snapshot of every key the transport tracks, ordered by
-// key: keys with pacing state, and keys with only a cached
-// robots.txt. It is safe to call while requests run, and costs time in
-// proportion to the keys tracked.
-func (t *PoliteTransport) Stats() []HostStats {
-	byHost := make(map[string]*HostStats)
-	get := func(host string) *HostStats {
-		s := byHost[host]
+// key: keys with pacing state, and keys with only a cached robots.txt. It
+// is safe to call while requests run, and costs time in proportion to the
+// keys tracked; with a Pacer that a fleet shares, it reads their state
+// from the Pacer's store ([StatsPacer]), and fails when that fails or ctx
+// ends.
+func (t *PoliteTransport) Stats(ctx context.Context) ([]HostStats, error) {
+	byKey := make(map[string]*HostStats)
+	get := func(key string) *HostStats {
+		s := byKey[key]
 		if s == nil {
-			s = &HostStats{Key: host}
-			byHost[host] = s
+			s = &HostStats{KeyState: KeyState{Key: key}}
+			byKey[key] = s
 		}
 		return s
 	}
-	for _, h := range t.pacer.snapshot() {
-		s := get(h.key)
-		s.Requests, s.InFlight, s.Waiting = h.requests, h.inFlight, h.waiting
-		s.Pace, s.Level, s.PausedUntil = h.pace, h.level, h.blockedUntil
-		s.Latency, s.LastStart = h.latency, h.lastStart
-		s.Backoffs, s.RetryAfters = h.backoffs, h.retryAfters
+	if sp := t.pacer.stats; sp != nil {
+		states, err := sp.Stats(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, ks := range states {
+			get(ks.Key).KeyState = ks
+		}
 	}
 	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(t.originPacingKey(k))
@@ -98,18 +80,22 @@ func (t *PoliteTransport) Stats() []HostStats {
 		s.WouldRefuse += rs.WouldRefuse
 		s.Robots = append(s.Robots, rs)
 	})
-	out := make([]HostStats, 0, len(byHost))
-	for _, s := range byHost {
+	out := make([]HostStats, 0, len(byKey))
+	for _, s := range byKey {
 		var floor time.Duration
 		for _, r := range s.Robots {
 			floor = max(floor, r.CrawlDelay)
 		}
-		if floor > 0 {
-			s.Pace = max(s.Pace, t.pacer.paceOf(s.Key, floor))
+		if rp := t.pacer.ready; rp != nil && floor > 0 {
+			ks, err := rp.Ready(ctx, s.Key, floor)
+			if err != nil {
+				return nil, err
+			}
+			s.Pace = max(s.Pace, ks.Pace)
 		}
 		slices.SortFunc(s.Robots, func(a, b RobotsStats) int { return strings.Compare(a.URL, b.URL) })
 		out = append(out, *s)
 	}
 	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Key, b.Key) })
-	return out
+	return out, nil
 }

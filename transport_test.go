@@ -614,10 +614,10 @@ func TestLogger(t *testing.T) {
 		got := buf.String()
 		mu.Unlock()
 		for _, want := range []string{
-			`level=INFO msg="polite: robots.txt fetched" host=a url=http://a/robots.txt status=200 rules=1 skipped_lines=1`,
-			`level=INFO msg="polite: waited" host=a url=http://a/page wait=1s`,
-			`level=INFO msg="polite: backing off" host=a level=1 pause=7s retry_after=7s`,
-			`level=WARN msg="polite: robots.txt unreachable" host=b url=http://b/robots.txt status=503 error="http://b/robots.txt answered Service Unavailable" stale=false`,
+			`level=INFO msg="polite: robots.txt fetched" key=a url=http://a/robots.txt status=200 rules=1 skipped_lines=1`,
+			`level=INFO msg="polite: waited" key=a url=http://a/page wait=1s`,
+			`level=INFO msg="polite: backing off" key=a url=http://a/page status=429 level=1 pause=7s retry_after=7s`,
+			`level=WARN msg="polite: robots.txt unreachable" key=b url=http://b/robots.txt status=503 error="http://b/robots.txt answered Service Unavailable" stale=false`,
 		} {
 			if !strings.Contains(got, want) {
 				t.Errorf("log lacks %q; got:\n%s", want, got)

@@ -3,6 +3,7 @@ package politetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"testing/synctest"
@@ -198,6 +199,64 @@ var cases = []struct {
 			t.Fatalf("Acquire = %v; want context.Canceled", err)
 		}
 		want(t, "next start", s.request("a", 0, 0, success), time.Second)
+	}},
+	{"a release says what it changed", nil, func(t *testing.T, s *session) {
+		release := func(o polite.Outcome) polite.Change {
+			l, _ := s.start("a", 0)
+			return l.Release(o)
+		}
+		want(t, "change after a signal", release(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 30 * time.Second}),
+			polite.Change{Raised: true, Level: 1, Pause: 30 * time.Second})
+		for i := range 4 {
+			want(t, fmt.Sprintf("change after success %d", i+1), release(success), polite.Change{Level: 1})
+		}
+		want(t, "change after the fifth success", release(success), polite.Change{Cleared: true})
+	}},
+	{"Ready reads the key's state without reserving", nil, func(t *testing.T, s *session) {
+		rp, ok := s.p.(polite.ReadyPacer)
+		if !ok {
+			t.Skip("not a ReadyPacer")
+		}
+		ready := func(key string, crawlDelay time.Duration) polite.KeyState {
+			ks, err := rp.Ready(context.Background(), key, crawlDelay)
+			if err != nil {
+				t.Fatalf("Ready(%q) = %v", key, err)
+			}
+			return ks
+		}
+		want(t, "Next of a key never used", ready("never", 0).Next, time.Time{})
+		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 30 * time.Second})
+		now := time.Now()
+		ks := ready("a", 0)
+		want(t, "Next after a 30s Retry-After", ks.Next.Sub(now), 30*time.Second)
+		want(t, "PausedUntil", ks.PausedUntil.Sub(now), 30*time.Second)
+		want(t, "Level", ks.Level, 1)
+		want(t, "Pace, doubled once", ks.Pace, 2*time.Second)
+		want(t, "Pace with a 5s Crawl-delay", ready("a", 5*time.Second).Pace, 5*time.Second)
+		want(t, "Busy", ks.Busy, false)
+		want(t, "Next after asking twice: nothing reserved", ready("a", 0).Next, ks.Next)
+		want(t, "start after the pause", s.request("a", 0, 0, success), 30*time.Second)
+	}},
+	{"Stats lists the keys used", nil, func(t *testing.T, s *session) {
+		sp, ok := s.p.(polite.StatsPacer)
+		if !ok {
+			t.Skip("not a StatsPacer")
+		}
+		s.request("a", 0, 0, success)
+		s.request("a", 0, 0, success)
+		s.request("b", 0, 0, signal)
+		stats, err := sp.Stats(context.Background())
+		if err != nil {
+			t.Fatalf("Stats = %v", err)
+		}
+		byKey := map[string]polite.KeyState{}
+		for _, ks := range stats {
+			byKey[ks.Key] = ks
+		}
+		want(t, "requests to a", byKey["a"].Requests, uint64(2))
+		want(t, "requests to b", byKey["b"].Requests, uint64(1))
+		want(t, "level of b", byKey["b"].Level, 1)
+		want(t, "backoffs of b", byKey["b"].Backoffs, uint64(1))
 	}},
 	{"a deadline before the next start fails at once", nil, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, success)

@@ -6,7 +6,7 @@
 // does not clash with go-redis's package redis, which its callers import
 // beside it.
 //
-//	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+//	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
 //	t := polite.New(nil,
 //		polite.WithPacer(politeredis.NewPacer(client)),
 //		polite.WithRobotsStore(politeredis.NewRobotsStore(client)))
@@ -121,6 +121,15 @@
 // process with [polite.NewMemoryPacer], says so once through its logger
 // (see [WithLogger]; by default it logs nothing), and tries Redis again
 // at most once a second, going back to it when it answers.
+//
+// The warning carries the call's error. When that says only that the
+// call's context ended, as it does when go-redis was still retrying a dial
+// that failed, the warning adds the last dial's error ("connect:
+// connection refused"), or, when that dial succeeded, that Redis did not
+// answer in time; to see the dials, the Pacer and the store each add a
+// hook to client that watches them and changes nothing. A Cluster's or
+// Ring's nodes are watched from the Pacer's or store's making on; of
+// nodes made before, the warning can tell no more than the error.
 // [FailWhenUnreachable] makes Acquire fail instead. An outcome that cannot
 // be reported is lost; its lease expires. Likewise a robots store fetches
 // robots.txt in its own process, says so once, and shares through Redis

@@ -126,8 +126,8 @@ func TestFailWhenUnreachable(t *testing.T) {
 	defer c.Close()
 	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
 	_, err := p.Acquire(context.Background(), "a", 0)
-	if err == nil || !strings.Contains(err.Error(), "redis unreachable") {
-		t.Fatalf("Acquire = %v; want an error naming redis", err)
+	if err == nil || !strings.Contains(err.Error(), "redis unreachable") || !strings.Contains(err.Error(), "dial unix /nonexistent/redis.sock") {
+		t.Fatalf("Acquire = %v; want an error naming redis and the dial's error", err)
 	}
 }
 
@@ -177,6 +177,11 @@ func TestOutage(t *testing.T) {
 	}
 	if got := strings.Count(log.String(), "unreachable"); got != 1 {
 		t.Errorf("outage said %d times; want once:\n%s", got, log.String())
+	}
+	// The call's context ends while go-redis retries its dials: the
+	// warning carries their error, not only the context's.
+	if !strings.Contains(log.String(), "the last dial failed: dial unix ") {
+		t.Errorf("outage warning without the dial's error:\n%s", log.String())
 	}
 
 	restartServer(t)
@@ -300,40 +305,31 @@ func TestIgnore(t *testing.T) {
 	})
 }
 
-// TestEvents checks the events of a Pacer's releases, and that WithEvents
-// adds a hook to the earlier ones, as in package polite.
-func TestEvents(t *testing.T) {
+// TestReleaseChanges checks what a Pacer's releases say they changed in
+// the key's shared state: the backoff raised, with its level and pause,
+// then cleared after five successes.
+func TestReleaseChanges(t *testing.T) {
 	newClient(t)
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
 		policy := polite.PacingPolicy{Jitter: polite.None}
-		var got, first []polite.Event
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable(),
-			WithEvents(func(e polite.Event) { first = append(first, e) }), WithEvents(nil),
-			WithEvents(func(e polite.Event) { got = append(got, e) }))(policy)
-		request := func(o polite.Outcome) {
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		request := func(o polite.Outcome) polite.Change {
 			l, err := p.Acquire(context.Background(), "a", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.Release(o)
+			return l.Release(o)
 		}
-		request(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 7 * time.Second})
+		var got []polite.Change
+		got = append(got, request(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 7 * time.Second}))
 		for range 5 {
-			request(polite.Outcome{Class: polite.OutcomeSuccess})
+			got = append(got, request(polite.Outcome{Class: polite.OutcomeSuccess}))
 		}
-		if len(got) != 2 {
-			t.Fatalf("events = %+v; want a backoff and its clearing", got)
-		}
-		if e := got[0]; e.Kind != polite.EventBackoff || e.Key != "a" || e.Level != 1 || e.Pause != 7*time.Second || e.RetryAfter != 7*time.Second {
-			t.Errorf("first event = %+v; want EventBackoff for a at level 1 with a 7s pause", e)
-		}
-		if e := got[1]; e.Kind != polite.EventBackoffCleared || e.Key != "a" {
-			t.Errorf("second event = %+v; want EventBackoffCleared for a", e)
-		}
-		if !slices.Equal(first, got) {
-			t.Errorf("the first hook got %+v; want the same events as the last", first)
+		want := []polite.Change{{Raised: true, Level: 1, Pause: 7 * time.Second}, {Level: 1}, {Level: 1}, {Level: 1}, {Level: 1}, {Cleared: true}}
+		if !slices.Equal(got, want) {
+			t.Errorf("changes\n%+v\nwant\n%+v", got, want)
 		}
 	})
 }

@@ -39,8 +39,7 @@ type options struct {
 	probe     time.Duration
 	logger    *slog.Logger // nil: silent
 	failClose bool
-	clock     func() time.Time     // nil: the server's TIME
-	events    []func(polite.Event) // WithEvents' hooks, in order
+	clock     func() time.Time // nil: the server's TIME
 	claim     time.Duration
 }
 
@@ -116,9 +115,10 @@ func positive(name string, d time.Duration, dst *time.Duration) error {
 	return nil
 }
 
-// WithLogger sets the logger that hears when Redis becomes unreachable and
-// when it answers again, once each per outage. Nil, the default, logs
-// nothing, as package polite's WithLogger.
+// WithLogger sets the logger that hears when Redis becomes unreachable,
+// with the error that shows it and its cause (see the package
+// documentation), and when it answers again, once each per outage. Nil,
+// the default, logs nothing, as package polite's WithLogger.
 func WithLogger(l *slog.Logger) Option {
 	return bothOption(func(o *options) error {
 		o.logger = l
@@ -133,21 +133,6 @@ func WithLogger(l *slog.Logger) Option {
 func FailWhenUnreachable() Option {
 	return bothOption(func(o *options) error {
 		o.failClose = true
-		return nil
-	})
-}
-
-// WithEvents adds hook to the functions that a Pacer calls with an
-// [polite.EventBackoff] when a request's outcome raises its host's backoff
-// level, and an [polite.EventBackoffCleared] when it brings the level back
-// to 0: the changes that this process's releases made, in the fleet's
-// shared state. Hooks are called synchronously, in the order they were
-// added, with no lock held. Nil is ignored.
-func WithEvents(hook func(polite.Event)) PacerOption {
-	return pacerOption(func(o *options) error {
-		if hook != nil {
-			o.events = append(o.events, hook)
-		}
 		return nil
 	})
 }

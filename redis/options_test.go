@@ -27,7 +27,6 @@ func TestOptionKinds(t *testing.T) {
 		{"FailWhenUnreachable", FailWhenUnreachable(), true, true},
 		{"WithPollInterval", WithPollInterval(time.Second), true, true},
 		{"WithLeaseDuration", WithLeaseDuration(time.Second), true, false},
-		{"WithEvents", WithEvents(nil), true, false},
 		{"WithClock", WithClock(time.Now), true, false},
 		{"WithFetchClaim", WithFetchClaim(time.Second), false, true},
 	}

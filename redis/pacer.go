@@ -62,7 +62,7 @@ type watch struct {
 // newPacer returns the Pacer of an Effective policy.
 func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
 	admit, release := newScripts(policy, o.lease)
-	return &pacer{
+	p := &pacer{
 		client:   client,
 		policy:   policy,
 		o:        o,
@@ -82,6 +82,8 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 			fallback: "pacing in this process's memory", resumed: "pacing in redis"},
 		rand: rand.Float64,
 	}
+	p.health.watchDials(client)
+	return p
 }
 
 // keys returns the Redis keys of a pacing key: the one that holds its
@@ -144,7 +146,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 				return nil, ctx.Err()
 			}
 			if p.o.failClose {
-				return nil, fmt.Errorf("politeredis: redis unreachable: %w", err)
+				return nil, fmt.Errorf("politeredis: redis unreachable: %w", p.health.cause(err))
 			}
 			p.health.failed(err)
 			return p.fallback().Acquire(ctx, key, crawlDelay)
@@ -261,14 +263,15 @@ type lease struct {
 	start string // µs on the store's clock
 }
 
-// Release implements [polite.Lease]. When Redis is unreachable the
-// outcome is lost and the slot comes back when the lease expires; in an
-// outage Release does not even try, so that a response never waits for a
-// server known to be down.
-func (l *lease) Release(o polite.Outcome) {
+// Release implements [polite.Lease]: it returns what the release changed
+// in the key's shared state. When Redis is unreachable the outcome is
+// lost, the slot comes back when the lease expires, and the Change is the
+// zero one; in an outage Release does not even try, so that a response
+// never waits for a server known to be down.
+func (l *lease) Release(o polite.Outcome) polite.Change {
 	defer l.p.notify(l.key)
 	if l.p.health.down.Load() && !l.p.o.failClose {
-		return
+		return polite.Change{}
 	}
 	b := func(v bool) string {
 		if v {
@@ -294,21 +297,8 @@ func (l *lease) Release(o polite.Outcome) {
 		if !l.p.o.failClose {
 			l.p.health.failed(err)
 		}
-		return
+		return polite.Change{}
 	}
-	if hooks := l.p.o.events; len(hooks) > 0 {
-		var ev polite.Event
-		switch r[0] {
-		case 1:
-			ev = polite.Event{Kind: polite.EventBackoff, Time: time.Now(), Key: l.key, Level: int(r[1]),
-				Pause: time.Duration(r[2]) * time.Microsecond, RetryAfter: o.RetryAfter}
-		case 2:
-			ev = polite.Event{Kind: polite.EventBackoffCleared, Time: time.Now(), Key: l.key}
-		default:
-			return
-		}
-		for _, hook := range hooks {
-			hook(ev)
-		}
-	}
+	return polite.Change{Raised: r[0] == 1, Cleared: r[0] == 2, Level: int(r[1]),
+		Pause: time.Duration(r[2]) * time.Microsecond}
 }

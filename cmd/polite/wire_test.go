@@ -85,7 +85,10 @@ func throughTransport(t *testing.T, status int, header func(now time.Time) http.
 	}
 	resp.Body.Close()
 	log := wire.requests()
-	stats := tr.Stats()
+	stats, err := tr.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(log) != 2 || log[1].URL != req.URL.String() || len(stats) != 1 {
 		t.Fatalf("wire saw %+v, stats %+v; want robots.txt and the page, one host", log, stats)
 	}
