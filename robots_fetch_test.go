@@ -320,6 +320,30 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// giveUpOneOfTwo sends two requests to origin through tr, inside a
+// synctest bubble: one for /a, cancelled once both wait, and one for
+// /private. It calls then once the first has returned, and returns what
+// each returned.
+func giveUpOneOfTwo(tr *PoliteTransport, origin string, then func()) (gaveUp, stayed error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "GET", origin+"/a", nil)
+		_, err := tr.RoundTrip(req)
+		first <- err
+	}()
+	second := make(chan error)
+	go func() {
+		_, err := get(tr, origin+"/private", "")
+		second <- err
+	}()
+	synctest.Wait()
+	cancel()
+	gaveUp = <-first
+	then()
+	return gaveUp, <-second
+}
+
 func TestCallerGivingUpDoesNotCancelFetch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -328,26 +352,12 @@ func TestCallerGivingUpDoesNotCancelFetch(t *testing.T) {
 			return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
 		})}
 		tr := New(base, quick...)
-		ctx, cancel := context.WithCancel(context.Background())
-		first := make(chan error)
-		go func() {
-			req, _ := http.NewRequestWithContext(ctx, "GET", "http://h/a", nil)
-			_, err := tr.RoundTrip(req)
-			first <- err
-		}()
-		second := make(chan error)
-		go func() {
-			_, err := get(tr, "http://h/private", "")
-			second <- err
-		}()
-		synctest.Wait()
-		cancel()
-		if err := <-first; !errors.Is(err, context.Canceled) {
-			t.Errorf("first caller: %v; want context.Canceled", err)
+		first, second := giveUpOneOfTwo(tr, "http://h", func() { close(release) })
+		if !errors.Is(first, context.Canceled) {
+			t.Errorf("first caller: %v; want context.Canceled", first)
 		}
-		close(release)
-		if err := <-second; !errors.Is(err, ErrRobotsBlocked) {
-			t.Errorf("second caller: %v; want the fetched rules to bind", err)
+		if !errors.Is(second, ErrRobotsBlocked) {
+			t.Errorf("second caller: %v; want the fetched rules to bind", second)
 		}
 		if n := base.count("/robots.txt"); n != 1 {
 			t.Errorf("robots.txt fetched %d times; want 1", n)
@@ -440,25 +450,12 @@ func TestRobotsFetchesEndWithTheirWaiters(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				ctx, cancel := context.WithCancel(context.Background())
-				gaveUp := make(chan error)
-				go func() {
-					req, _ := http.NewRequestWithContext(ctx, "GET", "http://h:9999/page", nil)
-					_, err := tr.RoundTrip(req)
-					gaveUp <- err
-				}()
-				stays := make(chan error)
-				go func() {
-					_, err := get(tr, "http://h:9999/private", "")
-					stays <- err
-				}()
-				synctest.Wait()
-				cancel()
-				if err := <-gaveUp; !errors.Is(err, context.Canceled) {
-					t.Errorf("the request that gave up: %v; want context.Canceled", err)
+				gaveUp, stayed := giveUpOneOfTwo(tr, "http://h:9999", func() {})
+				if !errors.Is(gaveUp, context.Canceled) {
+					t.Errorf("the request that gave up: %v; want context.Canceled", gaveUp)
 				}
-				if err := <-stays; !errors.Is(err, ErrRobotsBlocked) {
-					t.Errorf("the request that stayed: %v; want the rules fetched after the pause to refuse it", err)
+				if !errors.Is(stayed, ErrRobotsBlocked) {
+					t.Errorf("the request that stayed: %v; want the rules fetched after the pause to refuse it", stayed)
 				}
 			})
 		})
