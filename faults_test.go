@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -303,6 +304,7 @@ func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			synctest.Wait() // the base returns, and its slot is released
 			s := statsOf(t, tr)[0]
 			if !d.Allowed || d.Robots.Err == nil || s.Level != 1 || s.Latency != 0 {
 				t.Errorf("allowed %v, Robots.Err %v, level %d, latency %v; want allowed, unreachable, level 1 and no latency sample",
@@ -314,75 +316,94 @@ func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
 
 // TestRobotsTimeoutWithABaseThatIgnoresItsContext checks that a robots.txt
 // fetch through a base that holds it past WithRobotsTimeout, heedless of
-// the context, lets its waiters go at the timeout: the file counts as
-// unreachable, the host backs off as for any timeout, the late answer is
-// no latency sample, its body is closed, and the pacer's slot is released
-// once, as a timeout.
+// the context, lets its waiters go at the timeout, and the file counts as
+// unreachable. The request keeps its slot while the base holds it, for
+// one more timeout at most, and is then released once, as a timeout: the
+// host backs off as for any timeout, and the late answer is no latency
+// sample. Its body is closed.
 func TestRobotsTimeoutWithABaseThatIgnoresItsContext(t *testing.T) {
-	const timeout, late = 300 * time.Millisecond, 3 * time.Second
-	var lateBody *closeCounter
-	newBase := func() *fakeBase {
-		lateBody = newBody("User-agent: *\nDisallow: /private\n")
-		return &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
-			if r.URL.Path == "/robots.txt" {
-				time.Sleep(late) // the context ended long ago
-				resp := respond(r, 200, "")
-				resp.Body = lateBody
-				return resp, nil
-			}
-			return respond(r, 200, "ok"), nil
-		}}
+	const timeout = 300 * time.Millisecond
+	tests := []struct {
+		name  string
+		late  time.Duration // when the base answers
+		freed time.Duration // when the slot is released
+	}{
+		{"the base answers within another timeout", 400 * time.Millisecond, 400 * time.Millisecond},
+		{"the base holds the request longer", 3 * time.Second, 2 * timeout},
 	}
-	check := func(t *testing.T, tr *PoliteTransport) {
-		t.Helper()
-		t0 := time.Now()
-		req, _ := http.NewRequest("GET", "http://h/private", nil)
-		d, err := tr.Check(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if took := time.Since(t0); took != timeout || !d.Allowed || !errors.Is(d.Robots.Err, context.DeadlineExceeded) {
-			t.Errorf("Check = Allowed %v, Robots.Err %v after %v; want allowed, a timeout, after %v", d.Allowed, d.Robots.Err, took, timeout)
-		}
-		time.Sleep(late)
-		synctest.Wait()
-		if n := lateBody.closes.Load(); n != 1 {
-			t.Errorf("the late robots.txt body was closed %d times; want once", n)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lateBody := newBody("User-agent: *\nDisallow: /private\n")
+				base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+					if r.URL.Path == "/robots.txt" {
+						time.Sleep(tt.late) // the context ended before
+						resp := respond(r, 200, "")
+						resp.Body = lateBody
+						return resp, nil
+					}
+					return respond(r, 200, "ok"), nil
+				}}
+				var cp *countingPacer
+				tr := New(base, opts(WithRobotsTimeout(timeout), WithPacer(func(p PacingPolicy) Pacer {
+					mp, _ := NewMemoryPacer(p, 0)
+					cp = &countingPacer{Pacer: &externalOnly{mp}}
+					return cp
+				}))...)
+				released := func() []Outcome {
+					synctest.Wait()
+					cp.mu.Lock()
+					defer cp.mu.Unlock()
+					return slices.Clone(cp.released)
+				}
+				t0 := time.Now()
+				req, _ := http.NewRequest("GET", "http://h/private", nil)
+				d, err := tr.Check(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(t0); took != timeout || !d.Allowed || !errors.Is(d.Robots.Err, context.DeadlineExceeded) {
+					t.Errorf("Check = Allowed %v, Robots.Err %v after %v; want allowed, a timeout, after %v", d.Allowed, d.Robots.Err, took, timeout)
+				}
+				time.Sleep(tt.freed - timeout - time.Nanosecond)
+				if got := released(); len(got) != 0 {
+					t.Errorf("released with %+v at +%v, while the base holds the request; want it kept until +%v", got, time.Since(t0), tt.freed)
+				}
+				time.Sleep(time.Nanosecond)
+				if got := released(); len(got) != 1 || !got[0].TimedOut {
+					t.Errorf("at +%v, released with %+v; want once, as a timeout", time.Since(t0), got)
+				}
+				time.Sleep(tt.late)
+				if got := released(); len(got) != 1 {
+					t.Errorf("after the base answered, released with %+v; want once", got)
+				}
+				if n := lateBody.closes.Load(); n != 1 {
+					t.Errorf("the late robots.txt body was closed %d times; want once", n)
+				}
+			})
+		})
 	}
 	t.Run("the page", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			tr := New(newBase(), opts(WithRobotsTimeout(timeout))...)
-			check(t, tr)
-			s := statsOf(t, tr)[0]
-			if s.Latency != 0 || s.Level != 1 || s.InFlight != 0 {
-				t.Errorf("latency %v, level %d, %d in flight; want no latency sample, level 1, none in flight", s.Latency, s.Level, s.InFlight)
-			}
-			// The page waits out the timeout's backoff, and nothing more.
-			t0 := time.Now()
+			base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path == "/robots.txt" {
+					time.Sleep(3 * time.Second)
+				}
+				return respond(r, 200, "ok"), nil
+			}}
+			tr := New(base, opts(WithRobotsTimeout(timeout))...)
 			resp, err := get(tr, "http://h/page", "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if want := s.PausedUntil.Sub(t0); time.Since(t0) != max(want, 0) {
-				t.Errorf("the page came %v after the fetch; want %v, the end of the backoff", time.Since(t0), max(want, 0))
+			s := statsOf(t, tr)[0]
+			if s.Latency != 0 || s.Level != 1 || s.InFlight != 0 {
+				t.Errorf("latency %v, level %d, %d in flight; want no latency sample, level 1, none in flight", s.Latency, s.Level, s.InFlight)
 			}
-		})
-	})
-	t.Run("the lease", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			var cp *countingPacer
-			tr := New(newBase(), opts(WithRobotsTimeout(timeout), WithPacer(func(p PacingPolicy) Pacer {
-				mp, _ := NewMemoryPacer(p, 0)
-				cp = &countingPacer{Pacer: &externalOnly{mp}}
-				return cp
-			}))...)
-			check(t, tr)
-			cp.mu.Lock()
-			defer cp.mu.Unlock()
-			if len(cp.keys) != 1 || len(cp.released) != 1 || !cp.released[0].TimedOut {
-				t.Errorf("%d leases, released with %+v; want one, released once as a timeout", len(cp.keys), cp.released)
+			// The page waits out the timeout's backoff, and nothing more.
+			if hits := base.hitList(); !hits[len(hits)-1].at.Equal(s.PausedUntil) {
+				t.Errorf("the page started at %v; want %v, the end of the backoff", hits[len(hits)-1].at, s.PausedUntil)
 			}
 		})
 	})

@@ -147,8 +147,10 @@ func WithRobotsTTL(d time.Duration) Option {
 // it the file counts as unreachable. Waiting for the host's first turn is
 // not counted: a host paused by a backoff is not unreachable. The fetch
 // ends at the timeout even through a base that does not heed the
-// request's context: the base's goroutine then closes whatever it returns
-// later. Values below 1ns are an error.
+// request's context; the request keeps its slot of the host's MaxInFlight
+// while the base holds it, for one more timeout at most, and the base's
+// goroutine closes whatever it returns later. Values below 1ns are an
+// error.
 func WithRobotsTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if err := positive("WithRobotsTimeout", d); err != nil {

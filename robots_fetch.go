@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -249,29 +250,35 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 // its own so that the fetch can stop waiting for a base that does not heed
 // the request's context.
 type robotsHop struct {
-	state atomic.Int32   // hopSent, then hopAnswered or hopAbandoned, whichever comes first
-	done  chan struct{}  // closed once resp, body and err are set
-	resp  *http.Response // its body closed; nil when err is the base's
-	body  []byte         // a 2xx's body, as readRobots reads it
-	err   error
+	done chan struct{}  // closed once resp, body and err are set
+	resp *http.Response // its body closed; nil when err is the base's
+	body []byte         // a 2xx's body, as readRobots reads it
+	err  error
+
+	mu     sync.Mutex  // guards the fields below
+	state  int         // what became of the request: one of the hop constants
+	gaveUp error       // why the fetch gave up on it
+	hold   *time.Timer // frees its slot when the base holds it too long after the fetch gave up
 }
 
-// What became of a robotsHop. The goroutine that moves it out of hopSent
-// reports the Outcome to the pacer, so that it is reported once.
+// What became of a robotsHop's request. Its ticket is released once, by
+// whoever moves it to hopAnswered or hopFreed.
 const (
 	hopSent      = iota // the request is with the base
-	hopAnswered         // the base answered before the fetch gave up
-	hopAbandoned        // the fetch gave up first: a timeout
+	hopAnswered         // the base answered before the fetch gave up: the goroutine releases the ticket
+	hopAbandoned        // the fetch gave up first, and the base holds the request and its slot
+	hopFreed            // then the base returned, or held it too long: the ticket is released as a timeout
 )
 
 // sendRobots sends req, admitted with tk, through rt, and returns the
 // response with its body closed: for a 2xx, after reading its first
-// robotsMaxBytes (a failed read is an error, with the response). The
-// Outcome goes to the pacer once. The base runs on a goroutine of its own:
-// when req's context ends first, sendRobots returns at once with the
-// context's error and reports a timeout, which is no latency sample, and
-// that goroutine later closes whatever body the base returns and reports
-// nothing. A base that never returns keeps that goroutine: one per fetch.
+// robotsMaxBytes (a failed read is an error, with the response). The base
+// runs on a goroutine of its own: when req's context ends first,
+// sendRobots returns at once with the context's error. The request keeps
+// its slot while the base holds it, for one more WithRobotsTimeout at
+// most, and is then released as a timeout, which is no latency sample;
+// the goroutine closes whatever body the base returns later. A base that
+// never returns keeps that goroutine: one per request.
 func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.Request) (*http.Response, []byte, error) {
 	h := &robotsHop{done: make(chan struct{})}
 	go t.runHop(h, rt, tk, req)
@@ -281,9 +288,12 @@ func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.
 	case <-req.Context().Done():
 	}
 	err := fmt.Errorf("polite: fetching %s: %w", req.URL, req.Context().Err())
-	if h.state.CompareAndSwap(hopSent, hopAbandoned) {
-		t.release(tk, t.PacingKey(req.URL), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, err)
+	h.mu.Lock()
+	if h.state == hopSent {
+		h.state, h.gaveUp = hopAbandoned, err
+		h.hold = time.AfterFunc(t.robotsTimeout, func() { t.freeHop(h, tk, req) })
 	}
+	h.mu.Unlock()
 	return nil, nil, err
 }
 
@@ -294,10 +304,17 @@ func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.
 func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, req *http.Request) {
 	defer close(h.done)
 	resp, err := roundTripRobots(rt, req)
-	if !h.state.CompareAndSwap(hopSent, hopAnswered) {
+	h.mu.Lock()
+	answered := h.state == hopSent
+	if answered {
+		h.state = hopAnswered
+	}
+	h.mu.Unlock()
+	if !answered {
 		if resp != nil {
 			resp.Body.Close() // nobody waits for it
 		}
+		t.freeHop(h, tk, req)
 		return
 	}
 	t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
@@ -310,6 +327,21 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, 
 		}
 	default:
 		closeBody(resp.Body)
+	}
+}
+
+// freeHop releases tk, the ticket of h's request, which its fetch gave up
+// on, as a timeout, unless that is done.
+func (t *PoliteTransport) freeHop(h *robotsHop, tk ticket, req *http.Request) {
+	h.mu.Lock()
+	free := h.state == hopAbandoned
+	if free {
+		h.state = hopFreed
+		h.hold.Stop()
+	}
+	h.mu.Unlock()
+	if free {
+		t.release(tk, t.PacingKey(req.URL), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
 	}
 }
 
