@@ -39,7 +39,7 @@ const robotsKeep = 24 * time.Hour
 func NewRobotsStore(client redis.UniversalClient, opts ...RobotsOption) polite.RobotsStore {
 	o := apply(opts, RobotsOption.applyRobots)
 	return &robotsStore{client: client, o: o,
-		health: &health{logger: o.logger, probe: o.probe,
+		health: &health{logger: o.logger, probe: o.probe, down: reloader(client),
 			fallback: "fetching robots.txt in this process", resumed: "sharing robots.txt in redis"}}
 }
 
