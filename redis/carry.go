@@ -88,16 +88,16 @@ func (p *pacer) giveBack(batch []orphan) []orphan {
 }
 
 // withCarry returns args with what this process did for key in its
-// memory, when it paced key there, and whether it added anything.
-func (p *pacer) withCarry(key string, args []any) ([]any, bool) {
+// memory, when it paced key there, and the generation of that, or 0.
+func (p *pacer) withCarry(key string, args []any) ([]any, uint64) {
 	p.carryMu.Lock()
-	_, ok := p.carries[key]
+	gen := p.carries[key]
 	p.carryMu.Unlock()
-	if !ok {
-		return args, false
+	if gen == 0 {
+		return args, 0
 	}
 	ago, pause := p.memory(key)
-	return append(args, ago, pause), true
+	return append(args, ago, pause), gen
 }
 
 // memory returns what this process's memory holds of key, as arguments of
@@ -119,11 +119,14 @@ func (p *pacer) memory(key string) (ago, pause string) {
 	return ago, pause
 }
 
-// carried records that what this process did for key in its memory is in
-// Redis.
-func (p *pacer) carried(key string) {
+// carried records that what this process did for key in its memory, up
+// to generation gen, is in Redis.
+func (p *pacer) carried(key string, gen uint64) {
 	p.carryMu.Lock()
 	defer p.carryMu.Unlock()
+	if p.carries[key] != gen {
+		return // a start since
+	}
 	delete(p.carries, key)
 	if len(p.carries) == 0 {
 		p.carrying.Store(false)
@@ -151,13 +154,13 @@ func (p *pacer) carryLater() {
 // whose server is not known to be down, in one pipeline.
 func (p *pacer) carryAll() {
 	p.carryMu.Lock()
-	keys := slices.Collect(maps.Keys(p.carries))
+	gens := maps.Clone(p.carries)
 	p.carryMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.timeout)
 	defer cancel()
 	var calls []*call
 	var carried []string
-	for _, key := range keys {
+	for key := range gens {
 		k := p.keys(key)
 		if p.servers.of(ctx, k[0]).isDown.Load() {
 			continue
@@ -172,7 +175,7 @@ func (p *pacer) carryAll() {
 	runAll(ctx, p.client, calls)
 	for i, c := range calls {
 		if c.cmd.Err() == nil {
-			p.carried(carried[i])
+			p.carried(carried[i], gens[carried[i]])
 		}
 	}
 }

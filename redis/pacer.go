@@ -55,8 +55,9 @@ type pacer struct {
 	used   map[string]use
 	uses   uint64
 
-	carryMu  sync.Mutex // guards carries and carryAt
-	carries  map[string]struct{}
+	carryMu  sync.Mutex        // guards carries, carryGen and carryAt
+	carries  map[string]uint64 // the keys whose memory holds a start not carried, with the carryGen of the last
+	carryGen uint64
 	carrying atomic.Bool // carries is not empty
 	carryAt  time.Time   // when carryAll last started
 
@@ -112,7 +113,7 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		}),
 		watches: make(map[string]*watch),
 		used:    make(map[string]use),
-		carries: make(map[string]struct{}),
+		carries: make(map[string]uint64),
 		rand:    rand.Float64,
 	}
 	p.servers = newServers(client, func(node string) *health {
@@ -247,7 +248,7 @@ func (p *pacer) acquire(ctx context.Context, key string, keys []string, floor, i
 		}
 	}
 	args := p.argv(floor, p.draw(), id)
-	carried := false
+	var carried uint64
 	if p.carrying.Load() {
 		args, carried = p.withCarry(key, args)
 	}
@@ -262,8 +263,8 @@ func (p *pacer) acquire(ctx context.Context, key string, keys []string, floor, i
 		}
 		return nil, err
 	}
-	if carried {
-		p.carried(key)
+	if carried > 0 {
+		p.carried(key, carried)
 	}
 	p.repaired(key, r)
 	return r, nil
@@ -302,14 +303,18 @@ func (p *pacer) repaired(key string, r []int64) {
 // alone paces a request to key in this process's memory, and remembers
 // to carry what it did into Redis when the key's server answers again.
 func (p *pacer) alone(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
-	p.carryMu.Lock()
-	if len(p.carries) < maxCarries {
-		p.carries[key] = struct{}{}
-		p.carrying.Store(true)
-	}
-	p.carryMu.Unlock()
 	p.touch(key, crawlDelay)
-	return p.fallback().Acquire(ctx, key, crawlDelay)
+	l, err := p.fallback().Acquire(ctx, key, crawlDelay)
+	if err == nil {
+		p.carryMu.Lock()
+		if _, ok := p.carries[key]; ok || len(p.carries) < maxCarries {
+			p.carryGen++
+			p.carries[key] = p.carryGen
+			p.carrying.Store(true)
+		}
+		p.carryMu.Unlock()
+	}
+	return l, err
 }
 
 // touch records that this process used key with Crawl-delay floor, for
