@@ -56,7 +56,8 @@ func (p *pacer) sweep() {
 }
 
 // giveBack runs cancelLua for each orphan of batch whose lease has not
-// expired, in one pipeline, and returns those whose server did not answer.
+// expired, in one pipeline, and returns those that it could not give
+// back.
 func (p *pacer) giveBack(batch []orphan) []orphan {
 	now := time.Now()
 	batch = slices.DeleteFunc(batch, func(o orphan) bool { return now.After(o.until) })
@@ -72,17 +73,15 @@ func (p *pacer) giveBack(batch []orphan) []orphan {
 	var left []orphan
 	for i, c := range calls {
 		h := p.servers.of(ctx, c.keys[0])
-		switch err := c.cmd.Err(); {
-		case err == nil:
-			h.answered()
-			p.notify(batch[i].key)
-		case isReply(err): // the script failed on the server: trying again will not help
-		default:
+		if err := c.cmd.Err(); err != nil { // the server failed or refused: the script did not run
 			if !p.o.failClose {
 				h.failed(err)
 			}
 			left = append(left, batch[i])
+			continue
 		}
+		h.answered()
+		p.notify(batch[i].key)
 	}
 	return left
 }

@@ -434,7 +434,7 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 		args = args[:len(args)-1]
 	}
 	orphan := func(cmd *redis.Cmd) {
-		if cmd == nil || cmd.Err() != nil && !isReply(cmd.Err()) {
+		if cmd == nil || cmd.Err() != nil {
 			p.abandon(l.key, l.id)
 		}
 	}
@@ -444,9 +444,7 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 	}
 	r, err := reply(cmd)
 	if err != nil {
-		if !isReply(cmd.Err()) {
-			p.abandon(l.key, l.id)
-		}
+		p.abandon(l.key, l.id) // whether the server failed or refused, the script did not run
 		if !p.o.failClose && l.ctx.Err() == nil {
 			h.failed(err)
 		}
