@@ -160,6 +160,15 @@
 // hosts whose keys it holds, and an answer from one primary brings back
 // only its own. [FailWhenUnreachable] makes Acquire fail instead.
 //
+// The warning carries the call's error. When that says only that the
+// call's context ended, as it does when go-redis was still retrying a dial
+// that failed, the warning adds the last dial's error ("connect:
+// connection refused"), or, when that dial succeeded, that Redis did not
+// answer in time; to see the dials, the Pacer and the store each add a
+// hook to client that watches them and changes nothing. A Cluster's or
+// Ring's nodes are watched from the Pacer's or store's making on; of
+// nodes made before, the warning can tell no more than the error.
+//
 // An outage leaves leases that no release will give back: an admission
 // whose caller stopped waiting (a stopped server runs it when it resumes),
 // a release that could not be sent, or one that Release, finding the

@@ -3,7 +3,9 @@ package politeredis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +29,19 @@ type health struct {
 	isDown    atomic.Bool // the server is unreachable
 	mu        sync.Mutex  // guards lastProbe
 	lastProbe time.Time   // when the last call to the server was made in an outage
+	dials     *dials      // how the client's dials went; nil: unknown
 }
+
+// dials holds how the last dial of a client went, as watchDials sees it:
+// nil before any, a nil err after one that succeeded, or since Redis last
+// answered.
+type dials struct{ last atomic.Pointer[dialResult] }
+
+// dialResult is how a dial went: its error, nil when it succeeded.
+type dialResult struct{ err error }
+
+// dialOK is the dialResult of a dial that succeeded.
+var dialOK = &dialResult{}
 
 // skip reports whether a caller should not try the server: it is down,
 // and was tried less than a probe interval ago. Otherwise, in an outage,
@@ -55,13 +69,18 @@ func (h *health) failed(err error) {
 		h.down()
 	}
 	if !h.isDown.Swap(true) && h.logger != nil {
-		h.logger.Warn("politeredis: redis unreachable; "+h.fallback+" until it answers", h.attrs("err", err)...)
+		h.logger.Warn("politeredis: redis unreachable; "+h.fallback+" until it answers", h.attrs("err", h.cause(err))...)
 	}
 }
 
 // answered records that the server answered, and says so at the end of
-// an outage.
+// an outage. A dial that failed before is no longer the cause of anything.
 func (h *health) answered() {
+	if h.dials != nil {
+		if d := h.dials.last.Load(); d != nil && d.err != nil {
+			h.dials.last.CompareAndSwap(d, dialOK)
+		}
+	}
 	if h.isDown.Load() && h.isDown.Swap(false) {
 		if h.logger != nil {
 			h.logger.Info("politeredis: redis answers again; "+h.resumed, h.attrs()...)
@@ -160,4 +179,59 @@ func reloader(client redis.UniversalClient) func() {
 func isReply(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// cause returns err with what the client's dials tell of it, when err says
+// only that the call's context ended: go-redis retries a dial that fails
+// until then, and returns the context's error alone. It adds the last
+// dial's error when that dial failed, or that a connection was made and
+// Redis did not answer in time when it succeeded. When no dial was seen, as
+// for a Cluster's nodes made before the Pacer or store, it can tell
+// nothing more, and returns err.
+func (h *health) cause(err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) || h.dials == nil {
+		return err
+	}
+	switch d := h.dials.last.Load(); {
+	case d == nil:
+		return err
+	case d.err != nil:
+		return fmt.Errorf("%w; the last dial failed: %w", err, d.err)
+	}
+	return fmt.Errorf("%w; connected, but redis did not answer in time", err)
+}
+
+// watchDials returns the dials of client, which it watches. A Cluster or
+// Ring client dials through a client per node, so it watches the nodes the
+// client makes from now on.
+func watchDials(client redis.UniversalClient) *dials {
+	d := &dials{}
+	if c, ok := client.(interface{ OnNewNode(func(*redis.Client)) }); ok {
+		c.OnNewNode(func(node *redis.Client) { node.AddHook(dialWatch{d}) })
+		return d
+	}
+	client.AddHook(dialWatch{d})
+	return d
+}
+
+// dialWatch is a go-redis hook that records how each dial went, and passes
+// every call on untouched.
+type dialWatch struct{ d *dials }
+
+func (w dialWatch) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil {
+			w.d.last.Store(&dialResult{err})
+		} else {
+			w.d.last.Store(dialOK)
+		}
+		return conn, err
+	}
+}
+
+func (dialWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }

@@ -116,8 +116,9 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		carries: make(map[string]uint64),
 		rand:    rand.Float64,
 	}
+	d := watchDials(client)
 	p.servers = newServers(client, func(node string) *health {
-		return &health{logger: o.logger, probe: o.probe, node: node, up: p.carryLater,
+		return &health{logger: o.logger, probe: o.probe, node: node, up: p.carryLater, dials: d,
 			fallback: "pacing its keys in this process's memory", resumed: "pacing in redis"}
 	})
 	return p
@@ -196,7 +197,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 				return nil, ctx.Err()
 			}
 			if p.o.failClose {
-				return nil, fmt.Errorf("politeredis: redis unreachable: %w", err)
+				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
 			h.failed(err)
 			return p.alone(ctx, key, crawlDelay)

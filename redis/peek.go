@@ -29,7 +29,7 @@ func (p *pacer) Ready(ctx context.Context, key string, crawlDelay time.Duration)
 			return polite.KeyState{}, ctx.Err()
 		}
 		if p.o.failClose {
-			return polite.KeyState{}, fmt.Errorf("politeredis: redis unreachable: %w", err)
+			return polite.KeyState{}, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 		}
 		h.failed(err)
 		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, crawlDelay)
@@ -70,7 +70,7 @@ func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 				return nil, ctx.Err()
 			}
 			if p.o.failClose {
-				return nil, fmt.Errorf("politeredis: redis unreachable: %w", err)
+				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
 			h.failed(err)
 			fromMemory = append(fromMemory, key)

@@ -67,4 +67,3 @@ func BenchmarkStats(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/statsKeys, "µs/key")
 	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/key")
 }
-
