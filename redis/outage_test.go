@@ -35,9 +35,9 @@ func TestOutageCause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := &health{}
+			h := &health{dials: &dials{}}
 			for _, err := range tt.dials {
-				dial := dialWatch{h}.DialHook(func(context.Context, string, string) (net.Conn, error) { return nil, err })
+				dial := dialWatch{h.dials}.DialHook(func(context.Context, string, string) (net.Conn, error) { return nil, err })
 				dial(context.Background(), "unix", "/run/redis.sock")
 			}
 			if tt.answered {

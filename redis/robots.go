@@ -39,9 +39,8 @@ const robotsKeep = 24 * time.Hour
 func NewRobotsStore(client redis.UniversalClient, opts ...RobotsOption) polite.RobotsStore {
 	o := apply(opts, RobotsOption.applyRobots)
 	s := &robotsStore{client: client, o: o,
-		health: &health{logger: o.logger, probe: o.probe,
+		health: &health{logger: o.logger, probe: o.probe, down: reloader(client), dials: watchDials(client),
 			fallback: "fetching robots.txt in this process", resumed: "sharing robots.txt in redis"}}
-	s.health.watchDials(client)
 	return s
 }
 
