@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -629,5 +630,70 @@ func TestAddRejects(t *testing.T) {
 	}
 	if got := f.Len(); got != 3 {
 		t.Errorf("Len() = %d; want 3", got)
+	}
+}
+
+// slowWeb is a fakeWeb whose every answer takes up to 20 ms, at random,
+// so that the workers' turns interleave.
+type slowWeb struct{ *fakeWeb }
+
+func (w slowWeb) RoundTrip(req *http.Request) (*http.Response, error) {
+	time.Sleep(time.Duration(rand.IntN(20_000)) * time.Microsecond)
+	return w.fakeWeb.RoundTrip(req)
+}
+
+// TestKeepsEveryHostAtItsPace crawls 100 hosts paced at 200 ms with the
+// default jitter (a mean pace of 250 ms, a limit of 400 requests a
+// second), 10 of them paused for an hour, in virtual time, where the
+// machine's load plays no part: the 90 others get at least 0.98 of their
+// limit over 7 s from the first request, with 16 or 64 workers. A worker
+// left asleep while a host is ready, or parked on a paused host, would
+// show here.
+func TestKeepsEveryHostAtItsPace(t *testing.T) {
+	for _, workers := range []int{16, 64} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const hosts, paused, pages = 100, 10, 40
+				web := &fakeWeb{links: map[string][]string{}, pause: map[string]int{}}
+				for h := range hosts {
+					host := fmt.Sprintf("h%d", h)
+					chain(web.links, host, pages)
+					for p := range pages { // and a link to the next host
+						u := fmt.Sprintf("http://%s/%d", host, p)
+						web.links[u] = append(web.links[u], fmt.Sprintf("http://h%d/%d", (h+1)%hosts, p+1))
+					}
+					if h < paused {
+						web.pause[host] = 3600
+					}
+				}
+				tr := polite.New(slowWeb{web}, polite.WithPacing(polite.PacingPolicy{BaseDelay: 200 * time.Millisecond}))
+				f := frontier.New(tr, frontier.Options{Seen: new(frontier.SeenSet).Seen})
+				for h := range hosts {
+					mustAdd(t, f, fmt.Sprintf("http://h%d/", h))
+				}
+				c := newCrawler(f, tr)
+				c.retries = 0
+				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+				defer cancel()
+				c.run(ctx, workers)
+
+				const window = 7 * time.Second
+				log := web.log()
+				n := 0
+				for _, s := range log {
+					var h int
+					fmt.Sscanf(hostOf(s.url), "h%d", &h)
+					if h >= paused && s.at.Sub(log[0].at) < window {
+						n++
+					}
+				}
+				limit := float64(hosts-paused) / 0.25
+				got := float64(n) / window.Seconds() / limit
+				t.Logf("%.3f of the limit", got)
+				if got < 0.98 {
+					t.Errorf("%.3f of the limit; want 0.98 at least", got)
+				}
+			})
+		})
 	}
 }

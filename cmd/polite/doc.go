@@ -71,10 +71,14 @@
 // links up to -max-depth steps (3) from the URLs given, and -same-host
 // keeps it to their hosts. It stops after -max-pages requests (100;
 // refusals by robots.txt do not count), when nothing is left to fetch, or
-// when no new link has been found for -idle-timeout (30s). Each of the
-// -concurrency workers (4) crawls one host at a time, one that the
-// transport's Ready reports ready to start a request now, and sleeps until
-// one is rather than waiting in the transport. A URL whose answer backs
+// when no new link has been found for -idle-timeout (30s). The URLs wait
+// in a frontier (package github.com/polite-go/polite/frontier), which
+// hands each of the -concurrency workers (4) a URL of a host that the
+// transport's Ready reports ready to start a request now, one per host at a
+// time, so that workers sleep until a host is ready rather than wait in the
+// transport; it fetches each host's robots.txt ahead of its first page,
+// and drops the URLs robots.txt refuses before they take a worker's turn.
+// A URL whose answer backs
 // its host off (429, or 5xx but 501 and 505) is queued again up to
 // -retries times (1), and is tried once the backoff is over.
 //
