@@ -2,8 +2,9 @@ package polite
 
 // The delay policy's specification (delay.go), as tables: each row sends
 // requests through a pacer (pacer_test.go has the harness) and checks the
-// starts, pauses and levels the policy gives. A store of the policy's state
-// other than the in-memory pacer must pass the same rows.
+// starts, pauses and levels the policy gives. These rows use the in-memory
+// pacer's own harness; a Pacer of another store is held to the same rules
+// through its public interface by package politetest (RunPacer).
 
 import (
 	"math"

@@ -96,12 +96,14 @@
 // rise lower the level by one; 30 minutes without a signal forget it.
 //
 // Any response's rate-limit fields (RateLimit and RateLimit-Policy of
-// draft-ietf-httpapi-ratelimit-headers, RateLimit-Remaining and
-// RateLimit-Reset of its earlier versions, or X-RateLimit-Remaining and
+// draft-ietf-httpapi-ratelimit-headers; RateLimit as the dictionary of its
+// version 07, "limit=10, remaining=0, reset=2"; RateLimit-Remaining and
+// RateLimit-Reset of its versions up to 06; or X-RateLimit-Remaining and
 // X-RateLimit-Reset in seconds or as a Unix time) slow the key before it
 // answers 429: no quota left pauses it until the reset; a quarter of the
 // limit or less is spread evenly until then. Fields that are missing or
-// malformed are ignored, and a reset is capped at one hour.
+// malformed are ignored, and a reset is capped at one hour; a field that
+// cannot be read is reported once per key, as an [EventUnreadableField].
 //
 // The names in capitals are the fields of [PacingPolicy], which
 // [WithPacing] sets; each field's documentation gives its default and

@@ -285,10 +285,11 @@ func WithEvents(hook func(Event)) Option {
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused], Warn for [EventRobotsUnreachable] and Info for the
-// rest, but for [EventSent]: a request that waited a second or more for
-// its turn is logged at Info as "polite: waited", the others at Debug as
-// "polite: sent". The attributes are:
+// [EventRefused], Warn for [EventRobotsUnreachable] and
+// [EventUnreadableField], and Info for the rest, but for [EventSent]: a
+// request that waited a second or more for its turn is logged at Info as
+// "polite: waited", the others at Debug as "polite: sent". The attributes
+// are:
 //
 //	key            every event: the pacing key
 //	url            robots.txt events: the robots.txt URL; the others: the request's
@@ -303,6 +304,7 @@ func WithEvents(hook func(Event)) Option {
 //	wait           EventSent: how long the request waited for its turn
 //	level, pause   EventBackoff: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none
+//	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {

@@ -31,6 +31,7 @@ type PoliteTransport struct {
 	robots         *robotsCache
 	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacing
+	fieldNotes     fieldNotes // unreadable rate-limit fields reported
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
@@ -142,6 +143,9 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.send(tk, tg.pacingKey, out)
 	// Reported after the call, which the hook must not delay.
 	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
+	if resp != nil {
+		t.reportUnreadable(tg.pacingKey, req.URL, resp.Header)
+	}
 	return resp, err
 }
 

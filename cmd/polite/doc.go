@@ -22,7 +22,8 @@
 // another. The product token of the User-Agent, "polite" by default,
 // chooses the robots.txt group that binds. -delay is the base delay, the
 // least time between the starts of two requests to one host (1s by
-// default, 0 for none; it must not be negative).
+// default, 0 for none; it must not be negative). A duration has a unit, as
+// in 5s, 500ms or 1m30s; a bare number but 0 is an error that says so.
 //
 // # Check
 //
@@ -35,14 +36,24 @@
 //	blocked  http://127.0.0.1:8089/catalog/lamp.pdf  group *       rule "Disallow: /*.pdf$"       crawl-delay none  pace 1s
 //	blocked  http://127.0.0.2:8089/drafts/scoop      group polite  rule "Disallow: /drafts/"      crawl-delay 1s    pace 1s
 //
+// After the verdicts, it lists the sitemaps of the robots.txt files it
+// consulted, each once:
+//
+//	sitemap  https://example.com/sitemap.xml
+//
 // With -robots FILE it tests the local robots.txt FILE instead and sends
 // nothing at all: a robots.txt tester for site owners. A URL may then be a
 // bare path, which must start with "/", such as /private/x or /search?q=go.
-// Check first lists on standard error the lines of FILE that a crawler
-// skips, with their numbers and why ("FILE:2: skipped, unknown field:
-// "Disalow: /x""), and warns, exiting with 2, when no line of FILE is
-// robots.txt at all, as with an HTML page or binary data, which every
-// crawler reads as allowing everything.
+// Once the arguments are known to be good, check first says on standard
+// error whether FILE is robots.txt at all. When it is binary data (a NUL
+// byte, or more than one byte in ten that is no text, in its first 8 KiB),
+// an HTML or XML document, or text in UTF-16, or when none of its lines
+// is robots.txt, every crawler reads it as allowing everything: check
+// says so first, and exits with 2. Then it lists the lines of FILE that a
+// crawler skips, with their numbers and why ("FILE:2: skipped, unknown
+// field: "Disalow: /x""), a Sitemap line whose value is not an absolute
+// http or https URL among them; of binary data or a document it gives
+// only their number.
 //
 // # Get
 //
@@ -71,14 +82,17 @@
 // links up to -max-depth steps (3) from the URLs given, and -same-host
 // keeps it to their hosts. It stops after -max-pages requests (100;
 // refusals by robots.txt do not count), when nothing is left to fetch, or
-// when no new link has been found for -idle-timeout (30s). The URLs wait
-// in a frontier (package github.com/polite-go/polite/frontier), which
-// hands each of the -concurrency workers (4) a URL of a host that the
-// transport's Ready reports ready to start a request now, one per host at a
-// time, so that workers sleep until a host is ready rather than wait in the
-// transport; it fetches each host's robots.txt ahead of its first page,
-// and drops the URLs robots.txt refuses before they take a worker's turn.
-// A URL whose answer backs
+// when no new link has been found for -idle-timeout (30s). -idle-timeout 0
+// means no idle timeout, for sites whose Crawl-delay or backoff is longer
+// than any timeout would be: the crawl then stops only at -max-pages, when
+// nothing is left, or when interrupted. The URLs wait in a frontier
+// (package github.com/polite-go/polite/frontier), which hands each of the
+// -concurrency workers (4) a URL of a host that the transport's Ready
+// reports ready to start a request now, one per host at a time, so that
+// workers sleep until a host is ready rather than wait in the transport;
+// it fetches each host's robots.txt ahead of its first page, and drops the
+// URLs robots.txt refuses before they take a worker's turn. A URL whose
+// answer backs
 // its host off (429, or 5xx but 501 and 505) is queued again up to
 // -retries times (1), and is tried once the backoff is over.
 //
@@ -145,6 +159,20 @@
 // only serves its web until interrupted, on -port N (any free port by
 // default), to try the other commands on.
 //
+// # Interrupts
+//
+// The first SIGINT (Ctrl-C) or SIGTERM stops a command where it is, as
+// Scrapy's first Ctrl-C does: the requests in flight are cancelled, none
+// starts after them, and the command still reports what it did. Crawl
+// writes its table and summary, the -timeline file, and "polite crawl:
+// interrupted; URLs still to crawl: N" (those queued, and those whose
+// request was cancelled). Get reports the URL it was fetching as
+// "stopped", then how many URLs it did not fetch; check, the URLs it had
+// decided. The demo writes its table and timeline, and no verdict. Each
+// then exits with 130, as a shell reports a command that SIGINT ended;
+// demo -serve, which serves until interrupted, exits with 0. A second
+// SIGINT or SIGTERM exits with 130 at once, with nothing more written.
+//
 // # Exit status
 //
 // The check, get and crawl commands exit with 0 when every URL was
@@ -152,7 +180,8 @@
 // error: for check, also a robots.txt that could not be fetched; for
 // crawl, any request that got no response. With -f, get exits with 22
 // when a URL answered with a status of 400 or more. The demo exits with 1
-// when its verdict fails.
+// when its verdict fails. A command that SIGINT (Ctrl-C) or SIGTERM stops
+// exits with 130, once it has reported what it did.
 //
 // When URLs end differently, the gravest ending sets the status: a
 // network error, then an HTTP error, then a refusal. A robots.txt that
