@@ -106,11 +106,11 @@ func writeAuditTimeline(w io.Writer, c *auditRow, hosts *hostTable, pause time.D
 
 	axisY := tlTop + tlLane*len(laneNames) + 6
 	fmt.Fprintf(bw, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#555"/>`+"\n", tlLeft, axisY, tlWidth-tlRight, axisY)
-	step := axisStep(span)
+	step := logAxisStep(span)
 	for t := time.Duration(0); t <= span; t += step {
 		xt := x(start + int64(t))
 		fmt.Fprintf(bw, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#555"/><text x="%.1f" y="%d" text-anchor="middle" font-size="10">%s</text>`+"\n",
-			xt, axisY, xt, axisY+5, xt, axisY+17, t)
+			xt, axisY, xt, axisY+5, xt, axisY+17, axisLabel(t))
 	}
 	lx, ly := tlLeft, axisY+tlAxis
 	for _, item := range []struct{ colour, glyph, label string }{
@@ -122,6 +122,35 @@ func writeAuditTimeline(w io.Writer, c *auditRow, hosts *hostTable, pause time.D
 	}
 	fmt.Fprintln(bw, "</svg>")
 	return bw.Flush()
+}
+
+// logAxisStep returns a round tick interval that puts at most 12 ticks on
+// span, as axisStep does, for the hours and days that logs span too.
+func logAxisStep(span time.Duration) time.Duration {
+	if span <= 12*30*time.Minute {
+		return axisStep(span)
+	}
+	for _, s := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour} {
+		if span/s <= 12 {
+			return s
+		}
+	}
+	days := (span/(24*time.Hour) + 11) / 12
+	return days * 24 * time.Hour
+}
+
+// axisLabel writes a tick's time since the start: "90s", "30m", "6h",
+// "2d" when it is whole in that unit, as the steps of logAxisStep are.
+func axisLabel(t time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		unit string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if t >= u.d && t%u.d == 0 {
+			return fmt.Sprintf("%d%s", t/u.d, u.unit)
+		}
+	}
+	return t.String()
 }
 
 // timelineLaneOf gives the hosts of the ticks lanes, the busiest first;
