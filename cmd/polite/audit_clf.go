@@ -27,11 +27,15 @@ func (p *clfParser) parse(line []byte, r *logRecord) (bad string) {
 	}
 	var fields [4][]byte
 	n := 0
-	for f := range bytes.FieldsSeq(line[:open]) {
+	for pre := skipSpaces(line[:open]); len(pre) > 0; pre = skipSpaces(pre) {
 		if n == len(fields) {
 			return badFormat
 		}
-		fields[n] = f
+		end := bytes.IndexByte(pre, ' ')
+		if end < 0 {
+			end = len(pre)
+		}
+		fields[n], pre = pre[:end], pre[end:]
 		n++
 	}
 	switch n {
@@ -114,15 +118,21 @@ func quoted(b []byte) (content, rest []byte, ok bool) {
 	if len(b) == 0 || b[0] != '"' {
 		return nil, b, false
 	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return b[1:i], b[i+1:], true
+	for i := 1; ; {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return nil, b, false
 		}
+		end := i + q
+		backslashes := 0
+		for end-backslashes-1 >= 1 && b[end-backslashes-1] == '\\' {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return b[1:end], b[end+1:], true
+		}
+		i = end + 1
 	}
-	return nil, b, false
 }
 
 func skipSpaces(b []byte) []byte {

@@ -237,30 +237,13 @@ func (p *jsonParser) value(b []byte, i int, node *jsonNode, depth int) (int, boo
 		return next, ok
 	case '{':
 		return p.object(b, i, node, depth)
-	case '[':
-		i = jsonSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for first := true; ; first = false {
-			var n *jsonNode
-			if first {
-				n = node
+	case '[': // its first element stands for it
+		return jsonMembers(b, i, ']', func(i, n int) (int, bool) {
+			if n > 0 {
+				return p.value(b, i, nil, depth+1)
 			}
-			var ok bool
-			if i, ok = p.value(b, i, n, depth+1); !ok {
-				return 0, false
-			}
-			i = jsonSpace(b, i)
-			switch {
-			case i < len(b) && b[i] == ',':
-				i++
-			case i < len(b) && b[i] == ']':
-				return i + 1, true
-			default:
-				return 0, false
-			}
-		}
+			return p.value(b, i, node, depth+1)
+		})
 	}
 	j := i
 	for j < len(b) && !jsonDelim(b[j]) {
@@ -277,12 +260,8 @@ func (p *jsonParser) value(b []byte, i int, node *jsonNode, depth int) (int, boo
 
 // object reads the object at b[i].
 func (p *jsonParser) object(b []byte, i int, node *jsonNode, depth int) (int, bool) {
-	i = jsonSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		key, next, ok := jsonString(b, jsonSpace(b, i))
+	return jsonMembers(b, i, '}', func(i, _ int) (int, bool) {
+		key, next, ok := jsonString(b, i)
 		if !ok {
 			return 0, false
 		}
@@ -294,14 +273,28 @@ func (p *jsonParser) object(b []byte, i int, node *jsonNode, depth int) (int, bo
 		if node != nil {
 			child = node.children[string(key)]
 		}
-		if i, ok = p.value(b, i+1, child, depth+1); !ok {
+		return p.value(b, i+1, child, depth+1)
+	})
+}
+
+// jsonMembers reads the members of the array or object at b[i], which
+// ends at closer: each with member, which reads the nth from i, after any
+// space, and returns the index after it.
+func jsonMembers(b []byte, i int, closer byte, member func(i, n int) (int, bool)) (int, bool) {
+	i = jsonSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for n := 0; ; n++ {
+		var ok bool
+		if i, ok = member(jsonSpace(b, i), n); !ok {
 			return 0, false
 		}
 		i = jsonSpace(b, i)
 		switch {
 		case i < len(b) && b[i] == ',':
 			i++
-		case i < len(b) && b[i] == '}':
+		case i < len(b) && b[i] == closer:
 			return i + 1, true
 		default:
 			return 0, false
@@ -326,25 +319,11 @@ func (p *jsonParser) set(node *jsonNode, v []byte, str bool) {
 // jsonString returns the content of the string at b[i], escapes undecoded,
 // and the index after it.
 func jsonString(b []byte, i int) (s []byte, next int, ok bool) {
-	if i >= len(b) || b[i] != '"' {
+	if i >= len(b) {
 		return nil, 0, false
 	}
-	start := i + 1
-	for j := start; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return nil, 0, false
-		}
-		end := j + k
-		backslashes := 0
-		for end-backslashes-1 >= start && b[end-backslashes-1] == '\\' {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return b[start:end], end + 1, true
-		}
-		j = end + 1
-	}
+	s, rest, ok := quoted(b[i:])
+	return s, len(b) - len(rest), ok
 }
 
 // unescapeJSON appends the decoded content of a JSON string to dst.

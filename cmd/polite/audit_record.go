@@ -132,8 +132,7 @@ func durationNanos(s []byte) (d int64, res int64, ok bool) {
 }
 
 // decimal reads s, "123" or "123.456", as whole seconds and the fraction's
-// nanoseconds, with how many digits the fraction had. Digits past the
-// ninth are dropped.
+// nanoseconds, with how many digits the fraction had.
 func decimal(s []byte) (secs, fracNanos int64, digits int, ok bool) {
 	i := 0
 	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
@@ -147,18 +146,26 @@ func decimal(s []byte) (secs, fracNanos int64, digits int, ok bool) {
 		return 0, 0, 0, false
 	}
 	if i < len(s) && s[i] == '.' {
-		i++
-		scale := int64(time.Second)
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			if digits < 9 {
-				scale /= 10
-				fracNanos += int64(s[i]-'0') * scale
-			}
-			digits++
-			i++
-		}
+		var n int
+		fracNanos, digits, n = fraction(s[i+1:])
+		i += 1 + n
 	}
 	return secs, fracNanos, digits, i == len(s)
+}
+
+// fraction reads the digits of a decimal fraction of a second, those
+// after the point, as nanoseconds, and says how many digits it had; digits
+// past the ninth are read and dropped.
+func fraction(s []byte) (nanos int64, digits int, n int) {
+	scale := int64(time.Second)
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		if n < 9 {
+			scale /= 10
+			nanos += int64(s[n]-'0') * scale
+		}
+		n++
+	}
+	return nanos, n, n
 }
 
 // pow10Nanos returns the precision of a time with digits decimal places

@@ -49,20 +49,11 @@ func parseRFC3339(b []byte) (t, res int64, ok bool) {
 	var frac int64
 	digits := 0
 	if rest[0] == '.' || rest[0] == ',' {
-		i := 1
-		scale := int64(time.Second)
-		for i < len(rest) && '0' <= rest[i] && rest[i] <= '9' {
-			if digits < 9 {
-				scale /= 10
-				frac += int64(rest[i]-'0') * scale
-			}
-			digits++
-			i++
-		}
-		if digits == 0 {
+		var n int
+		if frac, digits, n = fraction(rest[1:]); digits == 0 {
 			return 0, 0, false
 		}
-		rest = rest[i:]
+		rest = rest[1+n:]
 	}
 	var zone int64
 	switch {
