@@ -13,7 +13,7 @@ import (
 // auditMemoryLimit is the soft memory limit audit runs under, unless
 // GOMEMLIMIT sets one: its bounded tables stay well below it, and the
 // garbage collector keeps the rest there.
-const auditMemoryLimit = 80 << 20
+const auditMemoryLimit = 64 << 20
 
 // failOnFlag is -fail-on: crawler names, repeated or separated by commas.
 type failOnFlag []string

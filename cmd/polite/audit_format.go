@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -10,7 +12,7 @@ import (
 )
 
 // The report in JSON: one object. Durations are in seconds, times in RFC
-// 3339, UTC.
+// 3339, UTC. The crawlers come last, written one by one.
 type jsonAuditReport struct {
 	Logs          []string       `json:"logs"`
 	Robots        []jsonRobots   `json:"robots"`
@@ -21,9 +23,9 @@ type jsonAuditReport struct {
 	From          string         `json:"from,omitempty"`
 	To            string         `json:"to,omitempty"`
 	Pause         float64        `json:"default_pause_seconds"`
-	Crawlers      []jsonCrawler  `json:"crawlers"`
 	Forgotten     int64          `json:"forgotten_pairs,omitempty"`
 	Identity      string         `json:"identity"`
+	Crawlers      []jsonCrawler  `json:"crawlers,omitempty"`
 }
 
 type jsonRobots struct {
@@ -64,39 +66,61 @@ type jsonViolation struct {
 	Detail string `json:"detail"`
 }
 
+// writeJSON writes the report as one JSON object, a crawler at a time, so
+// that thousands of crawlers take no more memory than one.
 func (rep *auditReport) writeJSON(w io.Writer) error {
 	a := rep.a
-	out := jsonAuditReport{
+	head := jsonAuditReport{
 		Logs:          rep.logs,
 		Lines:         a.lines,
 		Requests:      a.parsed,
 		Unparsed:      a.numUnparsed(),
 		UnparsedLines: []jsonUnparsed{},
 		Pause:         seconds(time.Duration(a.pause)),
-		Crawlers:      []jsonCrawler{},
 		Forgotten:     a.forgotten,
 		Identity:      identityNote,
 	}
 	if a.parsed > 0 {
-		out.From, out.To = rfc3339(a.first), rfc3339(a.last)
+		head.From, head.To = rfc3339(a.first), rfc3339(a.last)
 	}
 	for _, v := range a.versions {
 		r := jsonRobots{File: v.path}
 		if v.from != math.MinInt64 {
 			r.From = rfc3339(v.from)
 		}
-		out.Robots = append(out.Robots, r)
+		head.Robots = append(head.Robots, r)
 	}
 	for _, u := range a.unparsed {
-		out.UnparsedLines = append(out.UnparsedLines, jsonUnparsed{u.log, u.line, u.reason, u.text})
+		head.UnparsedLines = append(head.UnparsedLines, jsonUnparsed{u.log, u.line, u.reason, u.text})
 	}
-	for _, c := range rep.rows {
-		out.Crawlers = append(out.Crawlers, rep.jsonCrawler(c))
-	}
-	enc := json.NewEncoder(w)
+
+	bw := bufio.NewWriter(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if err := enc.Encode(head); err != nil {
+		return err
+	}
+	bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n}\n")))
+	bw.WriteString(",\n  \"crawlers\": [")
+	enc.SetIndent("    ", "  ")
+	for i, c := range rep.rows {
+		buf.Reset()
+		if err := enc.Encode(rep.jsonCrawler(c)); err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    ")
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
+	if len(rep.rows) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
 
 func (rep *auditReport) jsonCrawler(c *auditRow) jsonCrawler {

@@ -76,7 +76,7 @@ type pairState struct {
 
 // maxPairs bounds the crawler-host pairs remembered. Past it, those idle
 // for longer than any Crawl-delay or pause can matter are forgotten.
-const maxPairs = 200_000
+const maxPairs = 100_000
 
 // An auditor reads the lines of access logs and judges each request.
 type auditor struct {
