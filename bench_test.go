@@ -90,7 +90,7 @@ func benchRequest(tb testing.TB, rawURL, ua string) *http.Request {
 // binds (base delay 0, no jitter), room for hosts, and the robots.txt
 // fetched for every request in reqs.
 func benchTransport(tb testing.TB, robots string, hosts int, reqs ...*http.Request) *PoliteTransport {
-	tr := New(newNopBase(robots), WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(hosts))
+	tr := New(newNopBase(robots), WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
 	for _, req := range reqs {
 		if _, err := tr.RoundTrip(req); err != nil {
 			tb.Fatal(err)
@@ -157,7 +157,7 @@ func BenchmarkRoundTripHosts(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("hosts=%d/base", hosts), func(b *testing.B) { run(b, base) })
 		b.Run(fmt.Sprintf("hosts=%d/polite", hosts), func(b *testing.B) {
-			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(2*hosts))
+			tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: 2 * hosts, MaxOrigins: 2 * hosts}))
 			for _, u := range urls {
 				if _, err := tr.RoundTrip(benchRequest(b, u, benchUA)); err != nil {
 					b.Fatal(err)
@@ -270,7 +270,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	}
 	b.Run("pacer", func(b *testing.B) {
 		measure(b, func() any {
-			p := newMemoryPacer(pacerConfig{policy: defaultPolicy(), maxInFlight: 1, maxHosts: hosts})
+			p := newMemoryPacer(pacerConfig{policy: defaultPacing.delayPolicy(), maxInFlight: 1, maxHosts: hosts})
 			ctx := context.Background()
 			for _, k := range keys {
 				tk, _ := p.acquire(ctx, k, 0)
@@ -283,7 +283,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		measure(b, func() any {
 			c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 				return &robotsRecord{url: k.String() + "/robots.txt", status: 404, counts: new(robotsCounts)}
-			}, nil, time.Hour, hosts, DefaultRobotsBytes)
+			}, nil, time.Hour, hosts, defaultLimits.RobotsCacheBytes)
 			ctx := context.Background()
 			for _, k := range origins {
 				if _, err := c.get(ctx, k); err != nil {
@@ -301,7 +301,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		}
 		base := newNopBase("")
 		measure(b, func() any {
-			tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(hosts))
+			tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
 			for _, req := range reqs {
 				if _, err := tr.RoundTrip(req); err != nil {
 					b.Fatal(err)
@@ -320,7 +320,7 @@ func BenchmarkRobotsFirstRequests(b *testing.B) {
 	var fetches, runs float64
 	for b.Loop() {
 		base := newNopBase(benchRobots(20, benchWildEvery))
-		tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxInFlight(concurrent))
+		tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, MaxInFlight: concurrent}))
 		var start, done sync.WaitGroup
 		start.Add(1)
 		for range concurrent {

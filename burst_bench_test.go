@@ -1,7 +1,7 @@
 package polite
 
 // Benchmarks of the host table and the robots.txt cache under bursts of new
-// hosts: how far past WithMaxHosts they grow, whether they come back under
+// hosts: how far past their Limits they grow, whether they come back under
 // it once the burst has passed, and what a cache full of fetches costs new
 // origins. They measure; they assert nothing about time. Run them one at a
 // time, for example
@@ -47,17 +47,17 @@ func hostBurst(b *testing.B, path string, senders int) {
 	var hostsBurst, hostsMore, heapBefore, heapBurst, heapMore, burstSecs float64
 	runs := 0
 	for b.Loop() {
-		tr := New(newNopBase(""), WithUserAgent(benchUA), WithBaseDelay(10*time.Millisecond), WithJitter(0), WithMaxHosts(bound))
+		tr := New(newNopBase(""), WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: 10 * time.Millisecond, Jitter: None}), WithLimits(Limits{MaxKeys: bound, MaxOrigins: bound}))
 		heapBefore += megabytes(heapInUse())
 		t0 := time.Now()
 		burstSend(b, tr, fmt.Sprintf("burst%d", runs), path, burst, senders)
 		burstSecs += time.Since(t0).Seconds()
-		hostsBurst += float64(len(tr.Stats()))
+		hostsBurst += float64(len(statsOf(b, tr)))
 		heapBurst += megabytes(heapInUse())
 
 		time.Sleep(50 * time.Millisecond)
 		burstSend(b, tr, fmt.Sprintf("more%d", runs), path, more, senders)
-		hostsMore += float64(len(tr.Stats()))
+		hostsMore += float64(len(statsOf(b, tr)))
 		heapMore += megabytes(heapInUse())
 		runtime.KeepAlive(tr) // else the collection in heapInUse frees it
 		runs++
@@ -114,7 +114,7 @@ func robotsFirstRequests(b *testing.B, bound int) {
 	for b.Loop() {
 		b.StopTimer()
 		base := newHeldRobotsBase(origins)
-		tr := New(base, WithUserAgent(benchUA), WithBaseDelay(0), WithJitter(0), WithMaxHosts(bound))
+		tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: bound, MaxOrigins: bound}))
 		reqs := make([]*http.Request, origins)
 		for i := range reqs {
 			reqs[i] = benchRequest(b, fmt.Sprintf("http://first-%d.example%s", i, benchPath), benchUA)

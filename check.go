@@ -27,20 +27,18 @@ type Decision struct {
 	// Reason explains a decision that no rule made, for example
 	// "/robots.txt is always allowed".
 	Reason string
-	// RobotsURL is the robots.txt consulted, "scheme://host:port/robots.txt".
-	RobotsURL string
-	// RobotsStatus is the HTTP status of the robots.txt fetch whose result
-	// is in force, or 0 when it got no response.
-	RobotsStatus int
-	// RobotsErr says why the last robots.txt fetch failed (unreachable: a
-	// 429, a 5xx, a network error or a timeout); "" when it succeeded. When
-	// it is set, an earlier good copy may still be in force.
-	RobotsErr string
+	// Robots is how the fetch of the robots.txt consulted went. Its Err
+	// says why the last fetch failed (unreachable: a 429, a 5xx, a network
+	// error or a timeout); when it is set, an earlier good copy may still
+	// be in force. It is zero when robots.txt was not consulted: in
+	// [RobotsOff] mode, and for /robots.txt itself.
+	Robots RobotsResult
 	// CrawlDelay is the group's Crawl-delay as written, before
-	// [WithMaxCrawlDelay] clamps it; 0 when there is none.
+	// [PacingPolicy].MaxCrawlDelay clamps it; 0 when there is none.
 	CrawlDelay time.Duration
 	// Pace is the least gap, before jitter, that would separate the next two
-	// starts of requests like this one to its host, as things stand now.
+	// starts of requests like this one to its host, as things stand now; 0
+	// when the Pacer is not a [ReadyPacer].
 	Pace time.Duration
 }
 
@@ -48,7 +46,8 @@ type Decision struct {
 // origin's robots.txt if needed (waiting for the host's turn, like any
 // fetch), matches req against it, and reports the pace. It does not close
 // req's body. It fails when req's URL is not http or https, when req's
-// context ends first, or with the error of a [RobotsStore] that failed.
+// context ends first, or with the error of a [RobotsStore] or a
+// [ReadyPacer] that failed.
 //
 // Crawlers can use Check to drop disallowed URLs before queueing them.
 func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
@@ -66,13 +65,18 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 		Agent:      tg.token,
 		Rule:       v.ruleText(),
 		Reason:     v.reason(),
-		RobotsURL:  tg.origin.String() + "/robots.txt",
 		CrawlDelay: v.crawlDelay(),
 	}
 	if r := v.robots; r != nil {
-		d.Group, d.RobotsStatus, d.RobotsErr = v.group(), r.status, r.err
+		d.Group, d.Robots = v.group(), r.result()
 	}
-	d.Pace = t.pacer.paceOf(tg.pacingKey, d.CrawlDelay)
+	if rp := t.pacer.ready; rp != nil {
+		ks, err := rp.Ready(req.Context(), tg.pacingKey, d.CrawlDelay)
+		if err != nil {
+			return Decision{}, err
+		}
+		d.Pace = ks.Pace
+	}
 	return d, nil
 }
 

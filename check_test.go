@@ -11,30 +11,38 @@ import (
 
 func TestCheck(t *testing.T) {
 	const robots = "User-agent: *\nDisallow: /private/\nAllow: /private/ok\nCrawl-delay: 3\n\nUser-agent: mybot\nDisallow: /mine\n"
+	const unreachable = "http://h/robots.txt answered Internal Server Error"
+	fetched := func(url string, status int) RobotsResult { return RobotsResult{URL: url, Status: status} }
 	tests := []struct {
-		name   string
-		answer func(*http.Request) (*http.Response, error)
-		url    string
-		ua     string
-		policy FailurePolicy
-		want   Decision
+		name    string
+		answer  func(*http.Request) (*http.Response, error)
+		url     string
+		ua      string
+		policy  FailurePolicy
+		mode    RobotsMode
+		want    Decision // its Robots.Err and Robots.FetchedAt set apart
+		wantErr string   // Robots.Err's text
 	}{
-		{"disallowed", nil, "http://h/private/x", "", FailOpen,
-			Decision{Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 200, CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}},
-		{"allowed by a rule", nil, "http://h/private/ok", "", FailOpen,
-			Decision{Allowed: true, Agent: "go-http-client", Group: "*", Rule: "Allow: /private/ok", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 200, CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}},
-		{"allowed, no rule matched", nil, "http://h/public", "", FailOpen,
-			Decision{Allowed: true, Agent: "go-http-client", Group: "*", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 200, CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}},
-		{"own group", nil, "https://h/mine", "MyBot/2.0", FailOpen,
-			Decision{Allowed: false, Agent: "mybot", Group: "mybot", Rule: "Disallow: /mine", RobotsURL: "https://h:443/robots.txt", RobotsStatus: 200, Pace: time.Second}},
-		{"robots.txt itself", nil, "http://h/robots.txt", "", FailOpen,
-			Decision{Allowed: true, Agent: "go-http-client", Reason: "/robots.txt is always allowed", RobotsURL: "http://h:80/robots.txt", Pace: time.Second}},
-		{"unavailable", status(404), "http://h/private/x", "", FailOpen,
-			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unavailable (status 404): no rules apply", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 404, Pace: time.Second}},
-		{"unreachable, fail open", status(500), "http://h/x", "", FailOpen,
-			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h/robots.txt answered Internal Server Error), and the policy is FailOpen", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, RobotsErr: "http://h/robots.txt answered Internal Server Error", Pace: 2 * time.Second}},
-		{"unreachable, fail closed", status(500), "http://h/x", "", FailClosed,
-			Decision{Allowed: false, Agent: "go-http-client", Reason: "robots.txt unreachable (http://h/robots.txt answered Internal Server Error), and the policy is FailClosed", RobotsURL: "http://h:80/robots.txt", RobotsStatus: 500, RobotsErr: "http://h/robots.txt answered Internal Server Error", Pace: 2 * time.Second}},
+		{"disallowed", nil, "http://h/private/x", "", FailOpen, RobotsEnforce,
+			Decision{Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+		{"allowed by a rule", nil, "http://h/private/ok", "", FailOpen, RobotsEnforce,
+			Decision{Allowed: true, Agent: "go-http-client", Group: "*", Rule: "Allow: /private/ok", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+		{"allowed, no rule matched", nil, "http://h/public", "", FailOpen, RobotsEnforce,
+			Decision{Allowed: true, Agent: "go-http-client", Group: "*", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+		{"own group", nil, "https://h/mine", "MyBot/2.0", FailOpen, RobotsEnforce,
+			Decision{Allowed: false, Agent: "mybot", Group: "mybot", Rule: "Disallow: /mine", Robots: fetched("https://h/robots.txt", 200), Pace: time.Second}, ""},
+		{"a port that is not the default", nil, "https://h:8443/private/x", "", FailOpen, RobotsEnforce,
+			Decision{Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", Robots: fetched("https://h:8443/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+		{"robots.txt itself: not consulted", nil, "http://h/robots.txt", "", FailOpen, RobotsEnforce,
+			Decision{Allowed: true, Agent: "go-http-client", Reason: "/robots.txt is always allowed", Pace: time.Second}, ""},
+		{"robots.txt off: not consulted", nil, "http://h/private/x", "", FailOpen, RobotsOff,
+			Decision{Mode: RobotsOff, Allowed: true, Agent: "go-http-client", Reason: "robots.txt is off for this request", Pace: time.Second}, ""},
+		{"unavailable", status(404), "http://h/private/x", "", FailOpen, RobotsEnforce,
+			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unavailable (status 404): no rules apply", Robots: fetched("http://h/robots.txt", 404), Pace: time.Second}, ""},
+		{"unreachable, fail open", status(500), "http://h/x", "", FailOpen, RobotsEnforce,
+			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unreachable (" + unreachable + "), and the policy is FailOpen", Robots: fetched("http://h/robots.txt", 500), Pace: 2 * time.Second}, unreachable},
+		{"unreachable, fail closed", status(500), "http://h/x", "", FailClosed, RobotsEnforce,
+			Decision{Allowed: false, Agent: "go-http-client", Reason: "robots.txt unreachable (" + unreachable + "), and the policy is FailClosed", Robots: fetched("http://h/robots.txt", 500), Pace: 2 * time.Second}, unreachable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,15 +52,23 @@ func TestCheck(t *testing.T) {
 					answer = site(robots).fn
 				}
 				base := &fakeBase{fn: answer}
-				tr := New(base, WithJitter(0), WithRobotsFailure(tt.policy))
+				tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithRobotsFailure(tt.policy), WithRobotsMode(tt.mode))
 				req, _ := http.NewRequest("GET", tt.url, nil)
 				if tt.ua != "" {
 					req.Header.Set("User-Agent", tt.ua)
 				}
+				t0 := time.Now()
 				got, err := tr.Check(req)
 				if err != nil {
 					t.Fatal(err)
 				}
+				if gotErr := errText(got.Robots.Err); gotErr != tt.wantErr {
+					t.Errorf("Check(%s).Robots.Err = %q; want %q", tt.url, gotErr, tt.wantErr)
+				}
+				if consulted := tt.want.Robots.URL != ""; got.Robots.FetchedAt.Equal(t0) != consulted {
+					t.Errorf("Check(%s).Robots.FetchedAt = %v; want %v if robots.txt was consulted (%v)", tt.url, got.Robots.FetchedAt, t0, consulted)
+				}
+				got.Robots.Err, got.Robots.FetchedAt = nil, time.Time{}
 				if !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("Check(%s) =\n%+v; want\n%+v", tt.url, got, tt.want)
 				}
@@ -91,18 +107,18 @@ func TestStats(t *testing.T) {
 			}
 			return respond(r, 200, "ok"), nil
 		}}
-		tr := New(base, WithJitter(0))
+		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
 		for _, u := range []string{"http://a/1", "http://a/private", "https://a/2", "http://a/busy", "http://b/1"} {
 			if resp, err := get(tr, u, ""); err == nil {
 				resp.Body.Close()
 			}
 		}
-		got := tr.Stats()
+		got := statsOf(t, tr)
 		if len(got) != 2 {
 			t.Fatalf("Stats() has %d hosts; want 2: %+v", len(got), got)
 		}
 		a, b := got[0], got[1]
-		if a.Host != "a" || a.Requests != 5 || a.Blocked != 1 || a.InFlight != 0 || a.Level != 1 || a.Backoffs != 1 || a.RetryAfters != 1 {
+		if a.Key != "a" || a.Requests != 5 || a.Refused != 1 || a.InFlight != 0 || a.Level != 1 || a.Backoffs != 1 || a.RetryAfters != 1 {
 			t.Errorf("host a = %+v; want 5 requests (2 robots.txt), 1 blocked, level 1, one backoff with Retry-After", a)
 		}
 		var busyAt time.Time
@@ -111,21 +127,21 @@ func TestStats(t *testing.T) {
 				busyAt = h.at
 			}
 		}
-		if pause := a.BlockedUntil.Sub(busyAt); pause != 30*time.Second {
+		if pause := a.PausedUntil.Sub(busyAt); pause != 30*time.Second {
 			t.Errorf("host a paused %v after the 429; want Retry-After's 30s", pause)
 		}
 		if a.Pace != 2*time.Second {
 			t.Errorf("host a pace = %v; want 2s (Crawl-delay)", a.Pace)
 		}
-		if len(a.Robots) != 2 || a.Robots[0].URL != "http://a:80/robots.txt" || a.Robots[1].URL != "https://a:443/robots.txt" {
+		if len(a.Robots) != 2 || a.Robots[0].URL != "http://a/robots.txt" || a.Robots[1].URL != "https://a/robots.txt" {
 			t.Fatalf("host a robots = %+v; want the http and https files", a.Robots)
 		}
 		r := a.Robots[0]
-		if r.Status != 200 || r.Rules != 1 || r.CrawlDelay != 2*time.Second || r.Blocked != 1 || r.Err != "" ||
+		if r.Status != 200 || r.Rules != 1 || r.CrawlDelay != 2*time.Second || r.Refused != 1 || r.Err != nil ||
 			!reflect.DeepEqual(r.Sitemaps, []string{"http://a/s.xml"}) {
 			t.Errorf("http://a robots = %+v", r)
 		}
-		if b.Host != "b" || len(b.Robots) != 1 || b.Robots[0].Status != 503 || b.Robots[0].Err == "" || b.Level != 1 {
+		if b.Key != "b" || len(b.Robots) != 1 || b.Robots[0].Status != 503 || b.Robots[0].Err == nil || b.Level != 1 {
 			t.Errorf("host b = %+v; want an unreachable robots.txt and a backoff", b)
 		}
 	})
@@ -136,18 +152,18 @@ func TestStats(t *testing.T) {
 // started, and that the pace is the clamped Crawl-delay.
 func TestPaceAgreesWithCrawlDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site("User-agent: *\nCrawl-delay: 86400\n"), WithJitter(0))
+		tr := New(site("User-agent: *\nCrawl-delay: 86400\n"), WithPacing(PacingPolicy{Jitter: None}))
 		req, _ := http.NewRequest("GET", "http://h/page", nil)
 		d, err := tr.Check(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stats := tr.Stats()
+		stats := statsOf(t, tr)
 		if len(stats) != 1 {
 			t.Fatalf("Stats() has %d hosts; want 1", len(stats))
 		}
-		if d.Pace != DefaultMaxCrawlDelay || stats[0].Pace != DefaultMaxCrawlDelay {
-			t.Errorf("Decision.Pace = %v, HostStats.Pace = %v; want both %v", d.Pace, stats[0].Pace, DefaultMaxCrawlDelay)
+		if d.Pace != defaultPacing.MaxCrawlDelay || stats[0].Pace != defaultPacing.MaxCrawlDelay {
+			t.Errorf("Decision.Pace = %v, HostStats.Pace = %v; want both %v", d.Pace, stats[0].Pace, defaultPacing.MaxCrawlDelay)
 		}
 	})
 }

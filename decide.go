@@ -82,9 +82,9 @@ func (v verdict) reason() string {
 	case r == nil:
 		return "/robots.txt is always allowed"
 	case r.disallow:
-		return "robots.txt unreachable (" + r.err + "), and the policy is FailClosed"
-	case r.file == nil && r.err != "":
-		return "robots.txt unreachable (" + r.err + "), and the policy is FailOpen"
+		return "robots.txt unreachable (" + r.err.Error() + "), and the policy is FailClosed"
+	case r.file == nil && r.err != nil:
+		return "robots.txt unreachable (" + r.err.Error() + "), and the policy is FailOpen"
 	case r.file == nil:
 		return fmt.Sprintf("robots.txt unavailable (status %d): no rules apply", r.status)
 	}
@@ -94,19 +94,19 @@ func (v verdict) reason() string {
 // report counts a request to u, with target tg, that robots.txt would
 // refuse, in RobotsReport mode, which sends it all the same.
 func (t *PoliteTransport) report(v verdict, tg target, u *url.URL) {
-	v.robots.counts.wouldBlock.Add(1)
+	v.robots.counts.wouldRefuse.Add(1)
 	if t.events.on() {
-		t.events.emit(Event{Kind: EventWouldRefuse, Host: tg.pacingKey, URL: u.String(), Rule: v.ruleText(), Reason: v.reason()})
+		t.events.emit(Event{Kind: EventWouldRefuse, Key: tg.pacingKey, URL: u.String(), Rule: v.ruleText(), Reason: v.reason()})
 	}
 }
 
 // refusal counts a refused request to u, with target tg, and returns its
 // error.
 func (t *PoliteTransport) refusal(v verdict, tg target, u *url.URL) error {
-	v.robots.counts.blocked.Add(1)
+	v.robots.counts.refused.Add(1)
 	err := &RobotsBlockedError{URL: u.String(), Agent: tg.token, RobotsURL: v.robots.url, Rule: v.ruleText(), Reason: v.reason()}
 	if t.events.on() {
-		t.events.emit(Event{Kind: EventRefused, Host: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason})
+		t.events.emit(Event{Kind: EventRefused, Key: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason})
 	}
 	return err
 }

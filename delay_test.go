@@ -2,8 +2,9 @@ package polite
 
 // The delay policy's specification (delay.go), as tables: each row sends
 // requests through a pacer (pacer_test.go has the harness) and checks the
-// starts, pauses and levels the policy gives. A store of the policy's state
-// other than the in-memory pacer must pass the same rows.
+// starts, pauses and levels the policy gives. These rows use the in-memory
+// pacer's own harness; a Pacer of another store is held to the same rules
+// through its public interface by package politetest (RunPacer).
 
 import (
 	"math"
@@ -79,8 +80,8 @@ func TestPolicyPace(t *testing.T) {
 					t.Errorf("gap between starts = %v; want %v", got, tc.wantGap)
 				}
 				s := stateOf(t, p, pacerKey)
-				if s.latency != tc.wantEst || s.pace != tc.wantPace {
-					t.Errorf("latency, pace = %v, %v; want %v, %v", s.latency, s.pace, tc.wantEst, tc.wantPace)
+				if s.Latency != tc.wantEst || s.Pace != tc.wantPace {
+					t.Errorf("latency, pace = %v, %v; want %v, %v", s.Latency, s.Pace, tc.wantEst, tc.wantPace)
 				}
 			})
 		})
@@ -94,16 +95,16 @@ func TestPolicyBackoff(t *testing.T) {
 			t0 := time.Now()
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
 			s := stateOf(t, p, pacerKey)
-			if s.level != 1 || s.blockedUntil.Sub(t0) != 5100*time.Millisecond || s.backoffs != 1 || s.retryAfters != 0 {
+			if s.Level != 1 || s.PausedUntil.Sub(t0) != 5100*time.Millisecond || s.Backoffs != 1 || s.RetryAfters != 0 {
 				t.Errorf("level %d, blocked until +%v, backoffs %d, retryAfters %d; want 1, +5.1s, 1, 0",
-					s.level, s.blockedUntil.Sub(t0), s.backoffs, s.retryAfters)
+					s.Level, s.PausedUntil.Sub(t0), s.Backoffs, s.RetryAfters)
 			}
 			start := request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess)
 			if got := start.Sub(t0); got != 5100*time.Millisecond {
 				t.Errorf("resumed at +%v; want +5.1s", got)
 			}
-			if s := stateOf(t, p, pacerKey); s.pace != 2*time.Second {
-				t.Errorf("pace after resume = %v; want 2s", s.pace)
+			if s := stateOf(t, p, pacerKey); s.Pace != 2*time.Second {
+				t.Errorf("pace after resume = %v; want 2s", s.Pace)
 			}
 			if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(t0); got != 7100*time.Millisecond {
 				t.Errorf("next start at +%v; want +7.1s", got)
@@ -130,9 +131,9 @@ func TestPolicyBackoff(t *testing.T) {
 				request(t, p, pacerKey, 0, 100*time.Millisecond, Outcome{Class: OutcomeSignal, RetryAfter: tc.retryAfter})
 				received := time.Now()
 				s := stateOf(t, p, pacerKey)
-				if got := s.blockedUntil.Sub(received); got != tc.wantBlocked || s.level != 1 || s.retryAfters != tc.wantCounted {
+				if got := s.PausedUntil.Sub(received); got != tc.wantBlocked || s.Level != 1 || s.RetryAfters != tc.wantCounted {
 					t.Errorf("blocked for %v, level %d, retryAfters %d; want %v, 1, %d",
-						got, s.level, s.retryAfters, tc.wantBlocked, tc.wantCounted)
+						got, s.Level, s.RetryAfters, tc.wantBlocked, tc.wantCounted)
 				}
 				if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(received); got != tc.wantBlocked {
 					t.Errorf("next start %v after the response; want %v", got, tc.wantBlocked)
@@ -145,7 +146,7 @@ func TestPolicyBackoff(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0.5)
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
-			if got := time.Until(stateOf(t, p, pacerKey).blockedUntil); got != 6250*time.Millisecond {
+			if got := time.Until(stateOf(t, p, pacerKey).PausedUntil); got != 6250*time.Millisecond {
 				t.Errorf("pause = %v; want 5s·(1+0.5·0.5) = 6.25s", got)
 			}
 		})
@@ -166,9 +167,9 @@ func TestPolicyEscalatesOncePerIncident(t *testing.T) {
 				p.observe(tk, outSignal)
 			}
 			s := stateOf(t, p, pacerKey)
-			if s.level != 1 || s.backoffs != 1 || s.blockedUntil.Sub(t0) != 7100*time.Millisecond || s.inFlight != 0 {
+			if s.Level != 1 || s.Backoffs != 1 || s.PausedUntil.Sub(t0) != 7100*time.Millisecond || s.InFlight != 0 {
 				t.Errorf("level %d, backoffs %d, blocked until +%v, in flight %d; want 1, 1, +7.1s, 0",
-					s.level, s.backoffs, s.blockedUntil.Sub(t0), s.inFlight)
+					s.Level, s.Backoffs, s.PausedUntil.Sub(t0), s.InFlight)
 			}
 		})
 	})
@@ -182,8 +183,8 @@ func TestPolicyEscalatesOncePerIncident(t *testing.T) {
 			p.observe(a, outSignal)
 			p.observe(b, Outcome{Class: OutcomeSignal, RetryAfter: time.Minute})
 			s := stateOf(t, p, pacerKey)
-			if got := time.Until(s.blockedUntil); s.level != 1 || got != time.Minute || s.retryAfters != 1 {
-				t.Errorf("level %d, blocked for %v, retryAfters %d; want 1, 1m, 1", s.level, got, s.retryAfters)
+			if got := time.Until(s.PausedUntil); s.Level != 1 || got != time.Minute || s.RetryAfters != 1 {
+				t.Errorf("level %d, blocked for %v, retryAfters %d; want 1, 1m, 1", s.Level, got, s.RetryAfters)
 			}
 		})
 	})
@@ -210,12 +211,12 @@ func TestPolicyBackoffLevels(t *testing.T) {
 		for i, w := range want {
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
 			s := stateOf(t, p, pacerKey)
-			if pause := time.Until(s.blockedUntil); s.level != w.level || pause != w.pause || s.pace != w.pace {
+			if pause := time.Until(s.PausedUntil); s.Level != w.level || pause != w.pause || s.Pace != w.pace {
 				t.Errorf("incident %d: (level, pause, pace) = (%d, %v, %v); want (%d, %v, %v)",
-					i+1, s.level, pause, s.pace, w.level, w.pause, w.pace)
+					i+1, s.Level, pause, s.Pace, w.level, w.pause, w.pace)
 			}
-			if s.backoffs != uint64(i+1) {
-				t.Errorf("incident %d: backoffs = %d", i+1, s.backoffs)
+			if s.Backoffs != uint64(i+1) {
+				t.Errorf("incident %d: backoffs = %d", i+1, s.Backoffs)
 			}
 		}
 	})
@@ -242,8 +243,8 @@ func TestPolicyRecovery(t *testing.T) {
 				if !ok {
 					continue
 				}
-				if s := stateOf(t, p, pacerKey); s.level != w.level || s.pace != w.pace {
-					t.Errorf("after %d successes: level %d, pace %v; want %d, %v", n, s.level, s.pace, w.level, w.pace)
+				if s := stateOf(t, p, pacerKey); s.Level != w.level || s.Pace != w.pace {
+					t.Errorf("after %d successes: level %d, pace %v; want %d, %v", n, s.Level, s.Pace, w.level, w.pace)
 				}
 			}
 		})
@@ -260,14 +261,14 @@ func TestPolicyRecovery(t *testing.T) {
 			for _, tk := range old {
 				p.observe(tk, outSuccess)
 			}
-			if s := stateOf(t, p, pacerKey); s.level != 1 {
-				t.Fatalf("after 5 stale successes: level %d; want 1", s.level)
+			if s := stateOf(t, p, pacerKey); s.Level != 1 {
+				t.Fatalf("after 5 stale successes: level %d; want 1", s.Level)
 			}
 			for range 5 {
 				request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess)
 			}
-			if s := stateOf(t, p, pacerKey); s.level != 0 {
-				t.Errorf("after 5 fresh successes: level %d; want 0", s.level)
+			if s := stateOf(t, p, pacerKey); s.Level != 0 {
+				t.Errorf("after 5 fresh successes: level %d; want 0", s.Level)
 			}
 		})
 	})
@@ -279,8 +280,8 @@ func TestPolicyRecovery(t *testing.T) {
 			for range 5 {
 				request(t, p, pacerKey, 0, 100*time.Millisecond, outNeutral)
 			}
-			if s := stateOf(t, p, pacerKey); s.level != 1 {
-				t.Errorf("after 5 neutral outcomes: level %d; want 1", s.level)
+			if s := stateOf(t, p, pacerKey); s.Level != 1 {
+				t.Errorf("after 5 neutral outcomes: level %d; want 1", s.Level)
 			}
 		})
 	})
@@ -292,8 +293,8 @@ func TestPolicyForget(t *testing.T) {
 		for range 3 {
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
 		}
-		if s := stateOf(t, p, pacerKey); s.level != 3 {
-			t.Fatalf("level %d; want 3", s.level)
+		if s := stateOf(t, p, pacerKey); s.Level != 3 {
+			t.Fatalf("level %d; want 3", s.Level)
 		}
 		return time.Now()
 	}
@@ -303,12 +304,12 @@ func TestPolicyForget(t *testing.T) {
 			p := newTestPacer(0)
 			level3(t, p)
 			time.Sleep(29 * time.Minute)
-			if s := stateOf(t, p, pacerKey); s.level != 3 || s.pace != 8*time.Second {
-				t.Errorf("at +29m: level %d, pace %v; want 3, 8s", s.level, s.pace)
+			if s := stateOf(t, p, pacerKey); s.Level != 3 || s.Pace != 8*time.Second {
+				t.Errorf("at +29m: level %d, pace %v; want 3, 8s", s.Level, s.Pace)
 			}
 			time.Sleep(time.Minute)
-			if s := stateOf(t, p, pacerKey); s.level != 0 || s.pace != time.Second {
-				t.Errorf("at +30m: level %d, pace %v; want 0, 1s", s.level, s.pace)
+			if s := stateOf(t, p, pacerKey); s.Level != 0 || s.Pace != time.Second {
+				t.Errorf("at +30m: level %d, pace %v; want 0, 1s", s.Level, s.Pace)
 			}
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outNeutral)
 			if p.shard(pacerKey).hosts[pacerKey].pace.level != 0 || p.shard(pacerKey).hosts[pacerKey].pace.streak != 0 {
@@ -336,8 +337,8 @@ func TestPolicyForget(t *testing.T) {
 			time.Sleep(20 * time.Minute)
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal) // level 4
 			time.Sleep(20 * time.Minute)
-			if s := stateOf(t, p, pacerKey); s.level != 4 {
-				t.Errorf("20m after the last signal: level %d; want 4", s.level)
+			if s := stateOf(t, p, pacerKey); s.Level != 4 {
+				t.Errorf("20m after the last signal: level %d; want 4", s.Level)
 			}
 		})
 	})

@@ -88,7 +88,7 @@ func newGuardedClient(t *testing.T, allowed func(netip.AddrPort) bool, opts ...p
 	guarded := guardedTransport(allowed)
 	t.Cleanup(guarded.CloseIdleConnections)
 	rec := &recordingBase{base: guarded}
-	tr := polite.New(rec, append([]polite.Option{polite.WithUserAgent("GuardBot/1.0"), polite.WithBaseDelay(0)}, opts...)...)
+	tr := polite.New(rec, append([]polite.Option{polite.WithUserAgent("GuardBot/1.0"), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}, opts...)...)
 	return &http.Client{Transport: tr}, tr, rec
 }
 
@@ -141,9 +141,9 @@ func TestDialGuardLoopback(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}
-			if d.Allowed != (policy == polite.FailOpen) || !strings.Contains(d.RobotsErr, errForbiddenAddress.Error()) {
-				t.Errorf("Check = Allowed %v, RobotsErr %q; want Allowed %v and the guard's refusal",
-					d.Allowed, d.RobotsErr, policy == polite.FailOpen)
+			if d.Allowed != (policy == polite.FailOpen) || !errors.Is(d.Robots.Err, errForbiddenAddress) {
+				t.Errorf("Check = Allowed %v, Robots.Err %v; want Allowed %v and the guard's refusal",
+					d.Allowed, d.Robots.Err, policy == polite.FailOpen)
 			}
 		})
 	}

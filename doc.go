@@ -10,6 +10,11 @@
 // [APIDefaults]: robots.txt, which speaks to crawlers, is off, and nothing
 // paces a host until the server signals.
 //
+// Options are applied in order, and for every setting the last one wins;
+// [WithPacing] and [WithLimits] set only the fields they are given. An
+// option given an invalid value makes [New] panic with a [*ConfigError],
+// which [Validate] returns instead.
+//
 // # robots.txt
 //
 // The transport fetches an origin's robots.txt (RFC 9309) lazily, on the
@@ -57,8 +62,9 @@
 //
 // What robots.txt does is a [RobotsMode]: [RobotsEnforce] (the default),
 // [RobotsReport], which decides and counts but sends every request, or
-// [RobotsOff]. [WithRobotsMode] sets it for the transport,
-// [WithRobotsModeFunc] per origin and [ContextWithRobotsMode] per request.
+// [RobotsOff]. [WithRobotsMode] sets it for the transport, or
+// [WithRobotsModeFunc] per origin, whichever comes last; and
+// [ContextWithRobotsMode] per request, over both.
 //
 // # Pacing
 //
@@ -74,9 +80,9 @@
 // halves), level is the backoff level, CrawlDelay is the larger of the
 // robots.txt Crawl-delays of this request's group and of the last request
 // to the key (so that a robots.txt fetch, which knows none, still waits
-// it), and spread is a rate limit's (below). At most [WithMaxInFlight]
-// requests per key are in flight (one by default, until response headers
-// arrive), and waiting requests start in the order they came.
+// it), and spread is a rate limit's (below). At most MaxInFlight
+// requests per key are in flight (until their response headers arrive),
+// and waiting requests start in the order they came.
 //
 // A 429, a 5xx other than 501 and 505, a timeout or a reset connection
 // raises the level by one (once per incident: requests that started before
@@ -84,20 +90,24 @@
 // for BackoffBase·2^(level−1), at most MaxBackoff, jittered upward. A
 // Retry-After header, in seconds or as an HTTP date measured against the
 // response's Date header, is a floor on that pause, never a ceiling, and
-// is capped at one hour; with a small [WithBackoff] base it is the wait.
+// is capped at one hour; with a small BackoffBase, or [None], it is the
+// wait.
 // A timeout is no latency sample. Five successes started after the last
 // rise lower the level by one; 30 minutes without a signal forget it.
 //
 // Any response's rate-limit fields (RateLimit and RateLimit-Policy of
-// draft-ietf-httpapi-ratelimit-headers, RateLimit-Remaining and
-// RateLimit-Reset of its earlier versions, or X-RateLimit-Remaining and
+// draft-ietf-httpapi-ratelimit-headers; RateLimit as the dictionary of its
+// version 07, "limit=10, remaining=0, reset=2"; RateLimit-Remaining and
+// RateLimit-Reset of its versions up to 06; or X-RateLimit-Remaining and
 // X-RateLimit-Reset in seconds or as a Unix time) slow the key before it
 // answers 429: no quota left pauses it until the reset; a quarter of the
 // limit or less is spread evenly until then. Fields that are missing or
-// malformed are ignored, and a reset is capped at one hour.
+// malformed are ignored, and a reset is capped at one hour; a field that
+// cannot be read is reported once per key, as an [EventUnreadableField].
 //
-// Defaults: BaseDelay 1s, Jitter 0.5, LatencyFactor 2, MaxDelay 60s,
-// MaxCrawlDelay 60s, BackoffBase 5s, MaxBackoff 10m, MaxInFlight 1.
+// The names in capitals are the fields of [PacingPolicy], which
+// [WithPacing] sets; each field's documentation gives its default and
+// why, and [None] turns off the part a field documents it for.
 //
 // # Errors and cancellation
 //
@@ -115,8 +125,9 @@
 //
 // # Memory
 //
-// Pacing state is kept for at most [WithMaxHosts] keys and robots.txt for
-// as many origins, within [WithRobotsCacheBytes]. Past the bound, keys
+// Pacing state is kept for at most MaxKeys keys and robots.txt for at
+// most MaxOrigins origins, within RobotsCacheBytes: the fields of
+// [Limits], which [WithLimits] sets. Past the bound, keys
 // with nothing left to enforce are dropped first, then keys whose pause
 // and pace are over (forgetting a remembered backoff level), but never a
 // key that is paused, waited on or busy, nor one before any Crawl-delay it
@@ -132,7 +143,12 @@
 // pace per key by partitioning its URLs by [PoliteTransport.PacingKey], or
 // through a [Pacer] that they share, plugged in with [WithPacer]; a
 // [RobotsStore] that they share, plugged in with [WithRobotsStore], has
-// each origin's robots.txt fetched once for them all.
+// each origin's robots.txt fetched once for them all. The transport is a
+// client of the Pacer interface, its own in-memory Pacer included: a
+// [Lease]'s release says what it changed, so the events report a shared
+// Pacer's backoffs as they report the in-memory one's, and a Pacer that is
+// a [ReadyPacer] and a [StatsPacer] shows its shared state in Ready,
+// Check and Stats.
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite

@@ -26,8 +26,8 @@ type RobotsBlockedError struct {
 	// Agent is the product token that chose the robots.txt group,
 	// for example "MyBot" for the User-Agent "MyBot/1.0 (+https://example.com/bot)".
 	Agent string
-	// RobotsURL is the robots.txt that decided, for example
-	// "https://example.com:443/robots.txt".
+	// RobotsURL is the robots.txt that decided, as fetched, for example
+	// "https://example.com/robots.txt".
 	RobotsURL string
 	// Rule is the rule that decided, as "Disallow: /private/" or "" when it
 	// is not known.
@@ -53,13 +53,13 @@ func (e *RobotsBlockedError) Error() string {
 func (e *RobotsBlockedError) Is(target error) bool { return target == ErrRobotsBlocked }
 
 // DeadlineError is returned when the earliest moment a request may start,
-// given the host's pace or backoff, falls after its context's deadline. The
-// transport fails at once instead of waiting for a deadline it cannot meet.
-// It matches [context.DeadlineExceeded] with [errors.Is].
+// given its pacing key's pace or backoff, falls after its context's
+// deadline. The transport fails at once instead of waiting for a deadline
+// it cannot meet. It matches [context.DeadlineExceeded] with [errors.Is].
 type DeadlineError struct {
-	// Host is the pacing key: the lower-cased host name.
-	Host string
-	// Earliest is the earliest start the host's pace allowed.
+	// Key is the pacing key: by default the host name in canonical form.
+	Key string
+	// Earliest is the earliest start the key's pace allowed.
 	Earliest time.Time
 	// Deadline is the request context's deadline.
 	Deadline time.Time
@@ -73,10 +73,10 @@ type DeadlineError struct {
 func (e *DeadlineError) Error() string {
 	if e.now.IsZero() {
 		return fmt.Sprintf("polite: next start to %s at %s is past the context deadline %s",
-			e.Host, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
+			e.Key, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
 	}
 	return fmt.Sprintf("polite: next start to %s in %v, context deadline in %v",
-		e.Host, roundDuration(e.Earliest.Sub(e.now)), roundDuration(e.Deadline.Sub(e.now)))
+		e.Key, roundDuration(e.Earliest.Sub(e.now)), roundDuration(e.Deadline.Sub(e.now)))
 }
 
 // roundDuration rounds d to three significant digits or so, for messages.
@@ -95,3 +95,39 @@ func (e *DeadlineError) Timeout() bool { return true }
 
 // Unwrap returns [context.DeadlineExceeded].
 func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
+
+// ErrInvalidConfig is matched by every [*ConfigError].
+var ErrInvalidConfig = errors.New("polite: invalid configuration")
+
+// A ConfigError reports an option or a field given an invalid value. [New]
+// panics with one; [Validate] returns it. It matches [ErrInvalidConfig]
+// with [errors.Is].
+type ConfigError struct {
+	// Option is the option or function given the value: "WithPacing",
+	// "WithLimits", "WithRobotsTTL", "NewMemoryPacer"...
+	Option string
+	// Field is the field of a [PacingPolicy] or [Limits] given the value,
+	// such as "BaseDelay"; "" for a value that is not a field.
+	Field string
+	// Value is the value given.
+	Value any
+	// Reason says what is wrong with it, for example "must not be
+	// negative (None turns it off)".
+	Reason string
+}
+
+// Error implements the error interface, for example
+// "polite: WithPacing: BaseDelay -5s: must not be negative (None turns it off)".
+func (e *ConfigError) Error() string {
+	what := "nil"
+	if e.Value != nil {
+		what = fmt.Sprint(e.Value)
+	}
+	if e.Field != "" {
+		what = e.Field + " " + what
+	}
+	return "polite: " + e.Option + ": " + what + ": " + e.Reason
+}
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }

@@ -14,15 +14,18 @@ type Event struct {
 	Kind EventKind
 	// Time is when it happened.
 	Time time.Time
-	// Host is the pacing key it concerns.
-	Host string
+	// Key is the pacing key it concerns.
+	Key string
 	// URL is the request's URL, or the robots.txt URL for robots events.
 	URL string
 
-	// Status is the HTTP status of a robots.txt fetch; 0 when it got none.
+	// Status is the HTTP status of the response the event is about (a
+	// robots.txt fetch, a backoff signal, the response that cleared a
+	// backoff); 0 when none came.
 	Status int
-	// Err says why a robots.txt fetch failed.
-	Err string
+	// Err says why a robots.txt fetch failed, or the error that signalled
+	// a backoff (a timeout, a reset connection) when no response came.
+	Err error
 	// Stale reports that a failed robots.txt fetch left the last good copy in force.
 	Stale bool
 	// Rules and Skipped count a fetched robots.txt's rules and the lines
@@ -31,6 +34,9 @@ type Event struct {
 	// Rule is the rule that refused a request, as "Disallow: /private/";
 	// Reason says why when no rule did.
 	Rule, Reason string
+	// Field is the name of a response field that could not be read, as
+	// "RateLimit-Reset", and Value its value, cut to 100 bytes.
+	Field, Value string
 
 	// Duration is how long a robots.txt fetch took, or how long a request
 	// waited for its turn.
@@ -58,18 +64,26 @@ const (
 	// EventWouldRefuse: robots.txt disallowed a request that [RobotsReport]
 	// mode sent all the same: URL, Rule or Reason.
 	EventWouldRefuse
-	// EventWaited: a request waited at least [WithWaitThreshold] for its
-	// turn: URL, Duration.
-	EventWaited
-	// EventBackoff: a signal raised the host's backoff level: Level, Pause,
-	// RetryAfter.
+	// EventSent: a request was passed to the base transport: URL, and
+	// Duration, how long it waited for its turn, from asking for it to
+	// getting it: 0, or next to it, when nothing held it up. Every request
+	// sent makes one; the transport's own robots.txt fetches do not.
+	EventSent
+	// EventBackoff: a signal raised the key's backoff level: the URL of the
+	// request that signalled, its Status or Err, Level, Pause, RetryAfter.
 	EventBackoff
-	// EventBackoffCleared: the host's backoff level came back to 0, after
-	// successes or a quiet spell.
+	// EventBackoffCleared: the key's backoff level came back to 0, after
+	// successes or a quiet spell: the URL and Status of the request whose
+	// outcome cleared it.
 	EventBackoffCleared
-	// EventHostEvicted: the host's pacing state was dropped to keep within
-	// [WithMaxHosts].
+	// EventHostEvicted: the key's pacing state was dropped to keep within
+	// [Limits].MaxKeys.
 	EventHostEvicted
+	// EventUnreadableField: a response had a rate-limit field (see the
+	// package documentation) that could not be read, so that its quota
+	// goes unheeded: URL, Field, Value. It is said once per key and
+	// field, for the first 1024 of them; then the record starts afresh.
+	EventUnreadableField
 )
 
 var eventKindNames = [...]string{
@@ -77,10 +91,11 @@ var eventKindNames = [...]string{
 	EventRobotsUnreachable: "robots.txt unreachable",
 	EventRefused:           "refused by robots.txt",
 	EventWouldRefuse:       "robots.txt would refuse",
-	EventWaited:            "waited",
+	EventSent:              "sent",
 	EventBackoff:           "backing off",
 	EventBackoffCleared:    "backoff cleared",
 	EventHostEvicted:       "host evicted",
+	EventUnreadableField:   "unreadable field",
 }
 
 // String returns the kind as the logger's messages name it, such as
@@ -112,31 +127,57 @@ func (e emitter) emit(ev Event) {
 	}
 }
 
-// logEvents returns a hook that logs events to l: refusals at Debug,
-// failures at Warn, the rest at Info. The attributes are documented at
-// [WithLogger].
+// slowWait is how long a request must wait for its turn for the logger
+// to log it at Info rather than Debug.
+const slowWait = time.Second
+
+// logEvents returns a hook that logs events to l: refusals and requests
+// sent without a long wait at Debug, failures and unreadable fields at
+// Warn, the rest at Info.
+// The attributes are documented at [WithLogger].
 func logEvents(l *slog.Logger) func(Event) {
 	return func(ev Event) {
-		level := slog.LevelInfo
-		attrs := []slog.Attr{slog.String("host", ev.Host)}
+		level, msg := slog.LevelInfo, "polite: "+ev.Kind.String()
+		attrs := []slog.Attr{slog.String("key", ev.Key)}
 		switch ev.Kind {
 		case EventRobotsFetched:
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status),
 				slog.Int("rules", ev.Rules), slog.Int("skipped_lines", ev.Skipped), slog.Duration("duration", ev.Duration))
 		case EventRobotsUnreachable:
 			level = slog.LevelWarn
-			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status), slog.String("error", ev.Err),
+			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status), slog.Any("error", ev.Err),
 				slog.Bool("stale", ev.Stale), slog.Duration("duration", ev.Duration))
 		case EventRefused, EventWouldRefuse:
 			if ev.Kind == EventRefused {
 				level = slog.LevelDebug
 			}
-			attrs = append(attrs, slog.String("url", ev.URL), slog.String("rule", ev.Rule), slog.String("reason", ev.Reason))
-		case EventWaited:
+			attrs = append(attrs, slog.String("url", ev.URL))
+			if ev.Rule != "" {
+				attrs = append(attrs, slog.String("rule", ev.Rule))
+			} else {
+				attrs = append(attrs, slog.String("reason", ev.Reason))
+			}
+		case EventSent:
+			if ev.Duration >= slowWait {
+				msg = "polite: waited"
+			} else {
+				level = slog.LevelDebug
+			}
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Duration("wait", ev.Duration))
-		case EventBackoff:
-			attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
+		case EventBackoff, EventBackoffCleared:
+			attrs = append(attrs, slog.String("url", ev.URL))
+			if ev.Err != nil {
+				attrs = append(attrs, slog.Any("error", ev.Err))
+			} else {
+				attrs = append(attrs, slog.Int("status", ev.Status))
+			}
+			if ev.Kind == EventBackoff {
+				attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
+			}
+		case EventUnreadableField:
+			level = slog.LevelWarn
+			attrs = append(attrs, slog.String("url", ev.URL), slog.String("field", ev.Field), slog.String("value", ev.Value))
 		}
-		l.LogAttrs(context.Background(), level, "polite: "+ev.Kind.String(), attrs...)
+		l.LogAttrs(context.Background(), level, msg, attrs...)
 	}
 }

@@ -53,7 +53,7 @@ func ExampleWithRobotsModeFunc() {
 	defer api.Close()
 	apiHost := strings.TrimPrefix(api.URL, "http://")
 
-	tr := polite.New(nil, polite.WithBaseDelay(0), polite.WithRobotsModeFunc(func(u *url.URL) polite.RobotsMode {
+	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), polite.WithRobotsModeFunc(func(u *url.URL) polite.RobotsMode {
 		if u.Host == apiHost {
 			return polite.RobotsOff
 		}
@@ -76,7 +76,7 @@ func ExampleContextWithRobotsMode() {
 	api := newAPI()
 	defer api.Close()
 
-	tr := polite.New(nil, polite.WithBaseDelay(0))
+	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}))
 	ctx := polite.ContextWithRobotsMode(context.Background(), polite.RobotsReport)
 	req, _ := http.NewRequestWithContext(ctx, "GET", api.URL+"/v1/items", nil)
 	resp, err := tr.RoundTrip(req)
@@ -85,29 +85,41 @@ func ExampleContextWithRobotsMode() {
 		return
 	}
 	resp.Body.Close()
-	fmt.Println(resp.Status, "sent; would have been refused:", tr.Stats()[0].WouldBlock)
+	stats, err := tr.Stats(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Status, "sent; would have been refused:", stats[0].WouldRefuse)
 	// Output:
 	// 200 OK sent; would have been refused: 1
 }
 
-// WithBackoff shapes the pause after a 429 or 503. With a small base, a
-// server's Retry-After is the wait.
-func ExampleWithBackoff() {
+// WithPacing shapes the pause after a 429 or 503, and changes nothing
+// else of the APIDefaults before it. With a small BackoffBase, a server's
+// Retry-After is the wait.
+func ExampleWithPacing() {
 	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusTooManyRequests)
 	}))
 	defer busy.Close()
 
-	tr := polite.New(nil, polite.APIDefaults(), polite.WithBackoff(100*time.Millisecond, 30*time.Second))
+	tr := polite.New(nil, polite.APIDefaults(),
+		polite.WithPacing(polite.PacingPolicy{BackoffBase: 100 * time.Millisecond, MaxBackoff: 30 * time.Second}))
 	resp, err := (&http.Client{Transport: tr}).Get(busy.URL + "/v1/items")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	resp.Body.Close()
-	s := tr.Stats()[0]
-	fmt.Println(resp.Status, "; level", s.Level, "; paused for about", time.Until(s.BlockedUntil).Round(time.Second))
+	stats, err := tr.Stats(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := stats[0]
+	fmt.Println(resp.Status, "; level", s.Level, "; paused for about", time.Until(s.PausedUntil).Round(time.Second))
 	// Output:
 	// 429 Too Many Requests ; level 1 ; paused for about 1s
 }
@@ -139,7 +151,7 @@ func ExampleWithRobotsTransport() {
 		r.Header.Set("Authorization", "Bearer secret")
 		return plain.RoundTrip(r)
 	})
-	tr := polite.New(authed, polite.WithBaseDelay(0), polite.WithRobotsTransport(plain))
+	tr := polite.New(authed, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), polite.WithRobotsTransport(plain))
 	_, err := (&http.Client{Transport: tr}).Get(api.URL + "/v1/items")
 	fmt.Println(errors.Is(err, polite.ErrRobotsBlocked))
 	// Output:

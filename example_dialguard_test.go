@@ -116,7 +116,7 @@ func Example_dialGuard() {
 
 	client := &http.Client{Transport: polite.New(guardedTransport(publicOnly),
 		polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"),
-		polite.WithBaseDelay(50*time.Millisecond), // short for the example; the default is 1s
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: 50 * time.Millisecond}), // short for the example; the default is 1s
 	)}
 	_, err := client.Get(site.URL + "/")
 	fmt.Println("request to the local server refused:", errors.Is(err, errForbiddenAddress))

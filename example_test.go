@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ func Example() {
 
 	client := &http.Client{Transport: polite.New(nil,
 		polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"),
-		polite.WithBaseDelay(50*time.Millisecond), // short for the example; the default is 1s
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: 50 * time.Millisecond}), // short for the example; the default is 1s
 	)}
 	for _, path := range []string{"/", "/private/report", "/about"} {
 		resp, err := client.Get(site.URL + path)
@@ -98,15 +99,20 @@ func ExamplePoliteTransport_Stats() {
 	site := newSite()
 	defer site.Close()
 
-	tr := polite.New(nil, polite.WithBaseDelay(10*time.Millisecond))
+	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond}))
 	client := &http.Client{Transport: tr}
 	for _, path := range []string{"/a", "/private/b", "/c"} {
 		if resp, err := client.Get(site.URL + path); err == nil {
 			resp.Body.Close()
 		}
 	}
-	for _, h := range tr.Stats() {
-		fmt.Printf("%s: %d requests, %d blocked, backoff level %d\n", h.Host, h.Requests, h.Blocked, h.Level)
+	stats, err := tr.Stats(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, h := range stats {
+		fmt.Printf("%s: %d requests, %d blocked, backoff level %d\n", h.Key, h.Requests, h.Refused, h.Level)
 		for _, r := range h.Robots {
 			fmt.Printf("  robots.txt status %d, %d rules\n", r.Status, r.Rules)
 		}
@@ -123,7 +129,7 @@ func ExampleWithEvents() {
 	defer site.Close()
 
 	var kinds []string
-	tr := polite.New(nil, polite.WithBaseDelay(0), polite.WithEvents(func(ev polite.Event) {
+	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), polite.WithEvents(func(ev polite.Event) {
 		kinds = append(kinds, ev.Kind.String()) // requests here come one at a time
 	}))
 	_, err := (&http.Client{Transport: tr}).Get(site.URL + "/private/report")
@@ -142,7 +148,7 @@ func ExamplePoliteTransport_Ready() {
 
 	// robots.txt off, so that the first request need not wait the base
 	// delay after the robots.txt fetch.
-	tr := polite.New(nil, polite.WithBaseDelay(10*time.Second), polite.WithJitter(0), polite.WithRobotsMode(polite.RobotsOff))
+	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Second, Jitter: polite.None}), polite.WithRobotsMode(polite.RobotsOff))
 	resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/a")
 	if err != nil {
 		fmt.Println(err)

@@ -94,8 +94,8 @@ func TestBaseMisbehavesFetchingRobots(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !d.Allowed || !strings.Contains(d.RobotsErr, tt.want) {
-					t.Errorf("Check = allowed %v, RobotsErr %q; want allowed (FailOpen) and an error saying %q", d.Allowed, d.RobotsErr, tt.want)
+				if !d.Allowed || !strings.Contains(errText(d.Robots.Err), tt.want) {
+					t.Errorf("Check = allowed %v, Robots.Err %v; want allowed (FailOpen) and an error saying %q", d.Allowed, d.Robots.Err, tt.want)
 				}
 				resp, err := get(tr, "http://h/page", "")
 				if err != nil {
@@ -136,7 +136,7 @@ func TestBaseMisbehavesOnAPage(t *testing.T) {
 				t.Fatalf("request after the panic: %v; want the slot free", err)
 			}
 			resp.Body.Close()
-			if s := tr.Stats()[0]; s.InFlight != 0 {
+			if s := statsOf(t, tr)[0]; s.InFlight != 0 {
 				t.Errorf("in flight = %d; want 0", s.InFlight)
 			}
 		})
@@ -212,7 +212,7 @@ func TestDeadlineWhileRobotsWaitsBehindABackoff(t *testing.T) {
 // callers see it as a timeout.
 func TestDeadlineErrorIsATimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site(""), WithJitter(0), WithBaseDelay(2100*time.Millisecond))
+		tr := New(site(""), WithPacing(PacingPolicy{Jitter: None, BaseDelay: 2100 * time.Millisecond}))
 		resp, err := get(tr, "http://h/a", "")
 		if err != nil {
 			t.Fatal(err)
@@ -303,10 +303,10 @@ func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := tr.Stats()[0]
-			if !d.Allowed || d.RobotsErr == "" || s.Level != 1 || s.Latency != 0 {
-				t.Errorf("allowed %v, RobotsErr %q, level %d, latency %v; want allowed, unreachable, level 1 and no latency sample",
-					d.Allowed, d.RobotsErr, s.Level, s.Latency)
+			s := statsOf(t, tr)[0]
+			if !d.Allowed || d.Robots.Err == nil || s.Level != 1 || s.Latency != 0 {
+				t.Errorf("allowed %v, Robots.Err %v, level %d, latency %v; want allowed, unreachable, level 1 and no latency sample",
+					d.Allowed, d.Robots.Err, s.Level, s.Latency)
 			}
 		})
 	})
@@ -342,7 +342,7 @@ func TestAliasesShareOneKey(t *testing.T) {
 						t.Errorf("%s came %v after %s; want the Crawl-delay, 5s", hits[i].url, gap, hits[i-1].url)
 					}
 				}
-				if n := len(tr.Stats()); n != 1 {
+				if n := len(statsOf(t, tr)); n != 1 {
 					t.Errorf("Stats has %d hosts for %q; want 1", n, aliases)
 				}
 			})

@@ -1,11 +1,13 @@
 package polite
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -110,6 +112,33 @@ func (c *closeCounter) Close() error {
 func newBody(s string) *closeCounter { return &closeCounter{Reader: strings.NewReader(s)} }
 
 // quick is the options for tests where pacing does not matter.
-var quick = []Option{WithBaseDelay(0), WithJitter(0)}
+var quick = []Option{WithPacing(PacingPolicy{BaseDelay: None, Jitter: None})}
+
+// noneIfZero returns v, or None for 0: a PacingPolicy field of v, where 0
+// means the value 0 and not the default.
+func noneIfZero[T number](v T) T {
+	if v == 0 {
+		return None
+	}
+	return v
+}
 
 func opts(extra ...Option) []Option { return append(append([]Option(nil), quick...), extra...) }
+
+// errText returns err's text, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// statsOf returns tr.Stats, failing the test on an error.
+func statsOf(tb testing.TB, tr *PoliteTransport) []HostStats {
+	tb.Helper()
+	s, err := tr.Stats(context.Background())
+	if err != nil {
+		tb.Fatalf("Stats: %v", err)
+	}
+	return s
+}

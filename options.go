@@ -3,7 +3,6 @@ package polite
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"time"
@@ -11,9 +10,35 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// An Option configures a [PoliteTransport]. Options are applied in order by
-// [New]; an invalid value makes New panic with a message naming the option.
-type Option func(*config)
+// An Option configures a [PoliteTransport]; see [New].
+type Option interface{ apply(*config) error }
+
+// optionFunc is an Option made of the function that applies it.
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// Validate reports the first option in opts that [New] would refuse, as a
+// [*ConfigError], or nil.
+func Validate(opts ...Option) error {
+	_, err := configure(opts)
+	return err
+}
+
+// configure applies opts in order to the default configuration. It stops
+// at the first that fails.
+func configure(opts []Option) (config, error) {
+	c := defaultConfig()
+	for i, o := range opts {
+		if o == nil {
+			return c, &ConfigError{Option: "New", Reason: fmt.Sprintf("option %d is nil", i)}
+		}
+		if err := o.apply(&c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
 
 // FailurePolicy says what the transport does when an origin's robots.txt is
 // unreachable: a 429 or 5xx answer, a network error or a timeout.
@@ -41,68 +66,53 @@ func (p FailurePolicy) String() string {
 	return fmt.Sprintf("FailurePolicy(%d)", int(p))
 }
 
-// Defaults, each explained in the package documentation.
-const (
-	DefaultBaseDelay     = 1 * time.Second
-	DefaultJitter        = 0.5
-	DefaultLatencyFactor = 2.0
-	DefaultMaxDelay      = 60 * time.Second
-	DefaultMaxCrawlDelay = 60 * time.Second
-	DefaultBackoffBase   = 5 * time.Second
-	DefaultMaxBackoff    = 10 * time.Minute
-	DefaultMaxInFlight   = 1
-	DefaultRobotsTTL     = 24 * time.Hour
-	DefaultRobotsTimeout = 10 * time.Second
-	DefaultMaxHosts      = 10000
-	DefaultRobotsBytes   = 256 << 20
-	DefaultWaitThreshold = 1 * time.Second
-)
-
 // config is everything the options set. Each option validates its value
 // when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent       string
-	policy          delayPolicy
-	maxInFlight     int
-	maxHosts        int                      // bounds the pacer's hosts and the robots.txt cache's origins
-	robotsBytes     int64                    // bounds the robots.txt cache\'s bytes
-	pacingKey       PacingKeyFunc            // nil: PacingKeyHost
-	newPacer        func(PacingPolicy) Pacer // nil: the in-memory pacer
-	robotsStore     RobotsStore              // nil: none
-	robotsMode      RobotsMode
+	pacing          PacingPolicy              // Effective: every field set
+	limits          Limits                    // every field set
+	pacingKey       PacingKeyFunc             // nil: PacingKeyHost
+	newPacer        func(PacingPolicy) Pacer  // nil: the in-memory pacer
+	robotsStore     RobotsStore               // nil: none
+	robotsMode      RobotsMode                // when robotsModeFunc is nil
 	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
 	robotsTransport http.RoundTripper         // nil: the base
 	robotsTTL       time.Duration
 	robotsTimeout   time.Duration
 	robotsFailure   FailurePolicy
 	global          *rate.Limiter
-	hooks           emitter       // WithEvents' hooks and WithLogger's, in order
-	waitThreshold   time.Duration // a wait this long makes an EventWaited
+	hooks           emitter // WithEvents' hooks and WithLogger's, in order
 }
 
-// defaultPolicy is the delay policy of a transport built with no option.
-func defaultPolicy() delayPolicy {
-	return delayPolicy{
-		baseDelay:     DefaultBaseDelay,
-		jitter:        DefaultJitter,
-		latencyFactor: DefaultLatencyFactor,
-		maxDelay:      DefaultMaxDelay,
-		maxCrawlDelay: DefaultMaxCrawlDelay,
-		backoffBase:   DefaultBackoffBase,
-		maxBackoff:    DefaultMaxBackoff,
-	}
-}
-
+// defaultConfig is the configuration of a transport built with no option.
 func defaultConfig() config {
 	return config{
-		policy:        defaultPolicy(),
-		maxInFlight:   DefaultMaxInFlight,
-		maxHosts:      DefaultMaxHosts,
-		robotsBytes:   DefaultRobotsBytes,
-		robotsTTL:     DefaultRobotsTTL,
-		robotsTimeout: DefaultRobotsTimeout,
-		waitThreshold: DefaultWaitThreshold,
+		pacing:        defaultPacing,
+		limits:        defaultLimits,
+		robotsTTL:     24 * time.Hour,
+		robotsTimeout: 10 * time.Second,
 	}
+}
+
+// A fieldSet is a struct of settings, such as PacingPolicy, whose option
+// sets the fields it is given and keeps the others.
+type fieldSet[T any] interface {
+	validate(option string) error // a *ConfigError naming option, or nil
+	over(base T) T                // base with the fields set replaced
+}
+
+// merging returns the option named option that validates v and sets the
+// fields that v sets in the struct of a config that setting returns.
+func merging[T fieldSet[T]](option string, v T, setting func(*config) *T) Option {
+	return optionFunc(func(c *config) error {
+		if err := v.validate(option); err != nil {
+			return err
+		}
+		s := setting(c)
+		*s = v.over(*s)
+		return nil
+	})
 }
 
 // WithUserAgent sets the User-Agent header of requests that have none (on a
@@ -112,142 +122,61 @@ func defaultConfig() config {
 // A request with no User-Agent, sent by a transport with none, is matched as
 // Go's default "Go-http-client".
 func WithUserAgent(ua string) Option {
-	return func(c *config) { c.userAgent = ua }
-}
-
-// WithBaseDelay sets the least time between the starts of two requests to
-// one host (default 1s). Zero is allowed: robots.txt, Crawl-delay, latency
-// and backoff still apply. A negative delay panics.
-func WithBaseDelay(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithBaseDelay", d)
-		c.policy.baseDelay = d
-	}
-}
-
-// WithJitter sets the upward jitter factor J (default 0.5): each gap is the
-// pace times 1+J·U with U uniform in [0,1), so the pace stays a hard
-// minimum. Zero turns jitter off; a negative value panics.
-func WithJitter(f float64) Option {
-	return func(c *config) {
-		if !(f >= 0) {
-			panic(fmt.Sprintf("polite: WithJitter(%v): jitter must be >= 0", f))
-		}
-		c.policy.jitter = f
-	}
-}
-
-// WithLatencyFactor sets how many times the server's smoothed time to
-// response headers the pace is at least (default 2, which keeps a server
-// at most half busy with this client). Zero turns latency pacing off, so
-// that with WithBaseDelay(0) nothing paces a host until the server
-// signals; a negative or infinite value panics.
-func WithLatencyFactor(f float64) Option {
-	return func(c *config) {
-		if !(f >= 0) || math.IsInf(f, 0) {
-			panic(fmt.Sprintf("polite: WithLatencyFactor(%v): must be >= 0 and finite", f))
-		}
-		c.policy.latencyFactor = f
-	}
-}
-
-// WithBackoff sets the pause after a backoff signal (a 429, a 5xx but 501
-// and 505, a timeout or a reset connection): base after the first, doubled
-// with each level, at most max (defaults 5s and 10m). A Retry-After is a
-// floor on the pause, so with a small base the server's Retry-After is the
-// wait: WithBackoff(0, time.Minute) pauses a host exactly as long as it
-// asks. A negative value panics.
-func WithBackoff(base, max time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithBackoff", base)
-		mustNotBeNegative("WithBackoff", max)
-		c.policy.backoffBase, c.policy.maxBackoff = base, max
-	}
-}
-
-// WithMaxDelay caps the adaptive part of the pace, base delay times latency
-// and backoff factors (default 60s). It does not cap Crawl-delay, Retry-After
-// or backoff pauses. A negative value panics.
-func WithMaxDelay(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithMaxDelay", d)
-		c.policy.maxDelay = d
-	}
-}
-
-// WithMaxCrawlDelay sets the longest robots.txt Crawl-delay honoured
-// (default 60s); a longer one is clamped to it. A negative value panics.
-func WithMaxCrawlDelay(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithMaxCrawlDelay", d)
-		c.policy.maxCrawlDelay = d
-	}
-}
-
-// WithMaxInFlight sets how many requests to one host may be in flight at
-// once (default 1). A request counts until its response headers arrive.
-// Values below 1 panic.
-func WithMaxInFlight(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			panic(fmt.Sprintf("polite: WithMaxInFlight(%d): must be >= 1", n))
-		}
-		c.maxInFlight = n
-	}
+	return optionFunc(func(c *config) error {
+		c.userAgent = ua
+		return nil
+	})
 }
 
 // WithRobotsTTL sets how long a fetched robots.txt is used before it is
 // fetched again (default 24h, the most RFC 9309 §2.4 allows). A failed fetch
-// is retried after the smaller of this and 5 minutes. Values below 1ns panic.
+// is retried after the smaller of this and 5 minutes. Values below 1ns are
+// an error.
 func WithRobotsTTL(d time.Duration) Option {
-	return func(c *config) {
-		mustBePositive("WithRobotsTTL", d)
+	return optionFunc(func(c *config) error {
+		if err := positive("WithRobotsTTL", d); err != nil {
+			return err
+		}
 		c.robotsTTL = d
-	}
+		return nil
+	})
 }
 
 // WithRobotsTimeout bounds each request of a robots.txt fetch (a redirect
 // makes another), from sending it to reading its body (default 10s); past it
 // the file counts as unreachable. Waiting for the host's turn is not
 // counted: a host paused by a backoff is not unreachable. Values below 1ns
-// panic.
+// are an error.
 func WithRobotsTimeout(d time.Duration) Option {
-	return func(c *config) {
-		mustBePositive("WithRobotsTimeout", d)
+	return optionFunc(func(c *config) error {
+		if err := positive("WithRobotsTimeout", d); err != nil {
+			return err
+		}
 		c.robotsTimeout = d
-	}
+		return nil
+	})
 }
 
 // WithRobotsFailure sets what happens when robots.txt is unreachable:
-// [FailOpen] (the default) or [FailClosed].
+// [FailOpen] (the default) or [FailClosed]. Any other value is an error.
 func WithRobotsFailure(p FailurePolicy) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if p != FailOpen && p != FailClosed {
-			panic(fmt.Sprintf("polite: WithRobotsFailure(%v): unknown policy", p))
+			return &ConfigError{Option: "WithRobotsFailure", Value: p, Reason: "unknown policy"}
 		}
 		c.robotsFailure = p
-	}
+		return nil
+	})
 }
 
 // WithGlobalLimiter caps the rate of requests across all hosts, robots.txt
 // fetches included. Each request waits on l before it waits for its host's
 // turn. Nil means no cap.
 func WithGlobalLimiter(l *rate.Limiter) Option {
-	return func(c *config) { c.global = l }
-}
-
-// WithMaxHosts bounds the hosts whose pacing state is kept and the origins
-// whose robots.txt is cached (default 10000 each). Past the bound, idle
-// hosts are forgotten and cached robots.txt files are dropped, but never a
-// host that is backed off, waited on or has a request in flight, so the
-// bound is exceeded rather than forget a backoff. Values below 1 panic.
-func WithMaxHosts(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			panic(fmt.Sprintf("polite: WithMaxHosts(%d): must be >= 1", n))
-		}
-		c.maxHosts = n
-	}
+	return optionFunc(func(c *config) error {
+		c.global = l
+		return nil
+	})
 }
 
 // WithPacingKey sets the key requests are paced by: [PacingKeyHost], the
@@ -255,33 +184,43 @@ func WithMaxHosts(n int) Option {
 // [PacingKeyOrigin] paces each scheme, host and port apart; any other
 // function groups URLs as it likes (by registrable domain, say). It is
 // given http and https URLs with a host and must be safe for concurrent
-// use; a URL for which it returns "" is paced by its host. Nil panics.
+// use; a URL for which it returns "" is paced by its host. Nil is an error.
 func WithPacingKey(f PacingKeyFunc) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if f == nil {
-			panic("polite: WithPacingKey(nil)")
+			return &ConfigError{Option: "WithPacingKey", Reason: "must not be nil"}
 		}
 		c.pacingKey = f
-	}
+		return nil
+	})
 }
 
-// WithRobotsMode sets what robots.txt does for every origin (default
-// [RobotsEnforce]). [WithRobotsModeFunc] chooses per origin, and
-// [ContextWithRobotsMode] per request.
+// WithRobotsMode sets what robots.txt does for every request (default
+// [RobotsEnforce]). It and [WithRobotsModeFunc] make one setting: the
+// later of them replaces the earlier. [ContextWithRobotsMode] overrides
+// it per request. An unknown mode is an error.
 func WithRobotsMode(m RobotsMode) Option {
-	return func(c *config) {
-		m.mustBeValid("WithRobotsMode")
-		c.robotsMode = m
-	}
+	return optionFunc(func(c *config) error {
+		if err := m.check("WithRobotsMode"); err != nil {
+			return err
+		}
+		c.robotsMode, c.robotsModeFunc = m, nil
+		return nil
+	})
 }
 
 // WithRobotsModeFunc makes f choose the robots.txt mode of each request
 // from its URL, for example RobotsOff for an API host and RobotsEnforce
-// for the rest. f must be safe for concurrent use and return a valid mode;
-// [ContextWithRobotsMode] still overrides it. Nil means WithRobotsMode's
-// mode for every request.
+// for the rest. f must be safe for concurrent use and return a valid mode.
+// It replaces the mode of an earlier [WithRobotsMode] or
+// WithRobotsModeFunc, as a later one replaces f; [ContextWithRobotsMode]
+// still overrides it per request. Nil means the default, RobotsEnforce,
+// for every request.
 func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
-	return func(c *config) { c.robotsModeFunc = f }
+	return optionFunc(func(c *config) error {
+		c.robotsMode, c.robotsModeFunc = RobotsEnforce, f
+		return nil
+	})
 }
 
 // WithRobotsTransport sends robots.txt fetches through rt instead of the
@@ -289,28 +228,43 @@ func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
 // Transport, an API key header) that a robots.txt fetch should not carry:
 // give it the transport under the credentials. Nil means the base.
 func WithRobotsTransport(rt http.RoundTripper) Option {
-	return func(c *config) { c.robotsTransport = rt }
+	return optionFunc(func(c *config) error {
+		c.robotsTransport = rt
+		return nil
+	})
 }
 
 // APIDefaults returns the options for a client of an API rather than a
-// crawler: robots.txt off (it speaks to crawlers), no base delay, no
-// jitter, no latency pacing and eight requests in flight per host, so that
-// nothing paces a host until the server signals; then a backoff of 1s
-// doubling to at most a minute, with a Retry-After and rate-limit fields
-// honoured exactly. Options after it override its choices.
+// crawler: robots.txt off (it speaks to crawlers), and
+//
+//	WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
+//		MaxInFlight: 8, BackoffBase: time.Second, MaxBackoff: time.Minute})
+//
+// no base delay, no jitter, no latency pacing and eight requests in flight
+// per key, so that nothing paces a key until the server signals; then a
+// backoff of 1s doubling to at most a minute, with a Retry-After and
+// rate-limit fields honoured exactly. Since options merge field by field
+// and the last one wins, options before APIDefaults lose only what it
+// sets, the robots.txt mode and those six fields, and options after it
+// override what they set.
 func APIDefaults() Option {
-	return func(c *config) {
-		for _, o := range []Option{
-			WithRobotsMode(RobotsOff),
-			WithBaseDelay(0),
-			WithJitter(0),
-			WithLatencyFactor(0),
-			WithMaxInFlight(8),
-			WithBackoff(time.Second, time.Minute),
-		} {
-			o(c)
+	return all(
+		WithRobotsMode(RobotsOff),
+		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
+			MaxInFlight: 8, BackoffBase: time.Second, MaxBackoff: time.Minute}),
+	)
+}
+
+// all returns an option that applies opts in order.
+func all(opts ...Option) Option {
+	return optionFunc(func(c *config) error {
+		for _, o := range opts {
+			if err := o.apply(c); err != nil {
+				return err
+			}
 		}
-	}
+		return nil
+	})
 }
 
 // WithEvents adds hook to the functions that receive the transport's
@@ -320,73 +274,53 @@ func APIDefaults() Option {
 // quick, since the request that caused the event waits for it. Nil is
 // ignored. With no hook and no logger, events cost nothing.
 func WithEvents(hook func(Event)) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if hook != nil {
 			c.hooks = append(c.hooks, hook)
 		}
-	}
-}
-
-// WithWaitThreshold sets how long a request must wait for its turn to make
-// an [EventWaited] (default 1s); 0 makes one for every request. A negative
-// value panics.
-func WithWaitThreshold(d time.Duration) Option {
-	return func(c *config) {
-		mustNotBeNegative("WithWaitThreshold", d)
-		c.waitThreshold = d
-	}
-}
-
-// WithRobotsCacheBytes bounds the memory of the robots.txt cache (default
-// 256 MiB), so that large or hostile files are evicted rather than grow
-// the heap; WithMaxHosts still bounds the number of files. Each file counts
-// as 16 times its size plus 2 KiB, a bound on what it keeps parsed and
-// compiled. Past the budget, expired files go first, then files at random,
-// never one being fetched. Values below 1 panic.
-func WithRobotsCacheBytes(n int64) Option {
-	return func(c *config) {
-		if n < 1 {
-			panic(fmt.Sprintf("polite: WithRobotsCacheBytes(%d): must be >= 1", n))
-		}
-		c.robotsBytes = n
-	}
+		return nil
+	})
 }
 
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused], Warn for [EventRobotsUnreachable] and Info for the
-// rest, with these attributes:
+// [EventRefused], Warn for [EventRobotsUnreachable] and
+// [EventUnreadableField], and Info for the rest, but for [EventSent]: a
+// request that waited a second or more for its turn is logged at Info as
+// "polite: waited", the others at Debug as "polite: sent". The attributes
+// are:
 //
-//	host           every event: the pacing key
-//	url            robots.txt events: the robots.txt URL; refusals and waits: the request's
-//	status         robots.txt events: the HTTP status, 0 for none
+//	key            every event: the pacing key
+//	url            robots.txt events: the robots.txt URL; the others: the request's
+//	status         robots.txt events: the HTTP status, 0 for none; backoff events: the response's, when one came
 //	rules          EventRobotsFetched: Allow and Disallow rules in the file
 //	skipped_lines  EventRobotsFetched: lines that could not be read
 //	duration       robots.txt events: how long the fetch took
 //	error, stale   EventRobotsUnreachable: why, and whether the last good copy stays in force
-//	rule, reason   refusals: the rule that refused, or why when no rule did
-//	wait           EventWaited: how long the request waited for its turn
-//	level, pause   EventBackoff: the backoff level, and how long the host is paused
+//	error          backoff events: the error that came instead of a response
+//	rule           refusals: the rule that refused, when one did
+//	reason         refusals: why, when no rule did
+//	wait           EventSent: how long the request waited for its turn
+//	level, pause   EventBackoff: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none
+//	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
+	return optionFunc(func(c *config) error {
 		if l != nil {
 			c.hooks = append(c.hooks, logEvents(l))
 		}
-	}
+		return nil
+	})
 }
 
-func mustNotBeNegative(name string, d time.Duration) {
-	if d < 0 {
-		panic(fmt.Sprintf("polite: %s(%v): must not be negative", name, d))
-	}
-}
-
-func mustBePositive(name string, d time.Duration) {
+// positive returns an error unless d, the value of option name, is more
+// than 0.
+func positive(name string, d time.Duration) error {
 	if d <= 0 {
-		panic(fmt.Sprintf("polite: %s(%v): must be positive", name, d))
+		return &ConfigError{Option: name, Value: d, Reason: "must be positive"}
 	}
+	return nil
 }

@@ -10,62 +10,12 @@ import (
 	"time"
 )
 
-// pacer decides when a request to a pacing key may start, by the delay
-// policy (delay.go), and learns from how it ended.
-type pacer interface {
-	// acquire blocks until a request to key may start, or ctx ends.
-	// floor is the robots.txt Crawl-delay for the request's origin, not yet clamped; 0 if none.
-	acquire(ctx context.Context, key string, floor time.Duration) (ticket, error)
-	// observe reports how the request started with t ended. Called exactly once per ticket.
-	observe(t ticket, o Outcome)
-	// snapshot returns the state of every tracked host.
-	snapshot() []hostSnapshot
-	// paceOf returns the pace, before jitter, that requests to key with
-	// Crawl-delay floor would get now.
-	paceOf(key string, floor time.Duration) time.Duration
-	// tooLate returns a [*DeadlineError] when ctx's deadline comes no later
-	// than the next start that key allows, and nil otherwise.
-	tooLate(ctx context.Context, key string) error
-	// ready returns the next start that key allows a request with
-	// Crawl-delay floor, the zero time for a key it does not know, and
-	// whether key has all its slots taken or requests queued.
-	ready(key string, floor time.Duration) (at time.Time, busy bool)
-	// fetchingRobots says that t started a robots.txt fetch, and
-	// fetchedRobots that the fetch ended with a file whose largest
-	// Crawl-delay is crawlDelay, so that the key is not forgotten before
-	// a Crawl-delay it may ask for has passed.
-	fetchingRobots(t ticket)
-	fetchedRobots(t ticket, crawlDelay time.Duration)
-}
-
 // pacerConfig is what the in-memory pacer needs besides the policy.
 type pacerConfig struct {
 	policy      delayPolicy
 	maxInFlight int     // requests in flight per host, >= 1
 	maxHosts    int     // soft bound on tracked hosts, >= 1
-	events      emitter // called outside locks
-}
-
-// A ticket is a request's admission: it holds a slot of its host until observed.
-type ticket struct {
-	start instant
-	h     *hostState // the in-memory pacer's
-	lease Lease      // another Pacer's, through leasePacer
-}
-
-// hostSnapshot is one host's state as [memoryPacer.snapshot] saw it.
-type hostSnapshot struct {
-	key          string
-	requests     uint64        // requests admitted
-	inFlight     int           // admitted and not yet observed
-	waiting      int           // goroutines in acquire: queued, or being admitted
-	pace         time.Duration // the gap between starts now, with the last admitted Crawl-delay
-	level        int           // backoff level, 0 when forgotten
-	blockedUntil time.Time     // no start before this (backoff and Retry-After)
-	latency      time.Duration // latency estimate (time to headers)
-	lastStart    time.Time
-	backoffs     uint64 // escalations: signals that raised the level
-	retryAfters  uint64 // signals that carried a Retry-After
+	events      emitter // evictions are reported to it, outside locks; set by setEvents before first use
 }
 
 // memoryPacer is the in-memory pacer. Each host has a next allowed start,
@@ -105,7 +55,13 @@ type pacerShard struct {
 	_     cacheLinePad
 }
 
-var _ pacer = (*memoryPacer)(nil)
+var (
+	_ ReadyPacer  = (*memoryPacer)(nil)
+	_ StatsPacer  = (*memoryPacer)(nil)
+	_ ticketPacer = (*memoryPacer)(nil)
+	_ robotsPacer = (*memoryPacer)(nil)
+	_ eventPacer  = (*memoryPacer)(nil)
+)
 
 // hostState is what the pacer knows about one pacing key: the policy's
 // state and the host's queue.
@@ -209,7 +165,7 @@ func (p *memoryPacer) use(key string) *hostState {
 	if h == nil && p.sweepDue() {
 		s.mu.Unlock() // a sweep takes every shard's lock in turn
 		for _, k := range p.sweep() {
-			p.cfg.events.emit(Event{Kind: EventHostEvicted, Host: k})
+			p.cfg.events.emit(Event{Kind: EventHostEvicted, Key: k})
 		}
 		s.mu.Lock()
 		h = s.hosts[key] // another goroutine may have inserted it meanwhile
@@ -243,27 +199,40 @@ func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor tim
 // a start in the future, and nil otherwise.
 func (p *memoryPacer) deadlineError(key string, now, next instant, deadline time.Time) error {
 	if next > now && next >= p.clock.instantOf(deadline) {
-		return &DeadlineError{Host: key, Earliest: p.clock.timeOf(next), Deadline: deadline, now: p.clock.timeOf(now)}
+		return &DeadlineError{Key: key, Earliest: p.clock.timeOf(next), Deadline: deadline, now: p.clock.timeOf(now)}
 	}
 	return nil
 }
 
-// ready implements [pacer].
-func (p *memoryPacer) ready(key string, floor time.Duration) (time.Time, bool) {
-	s := p.shard(key)
-	s.mu.Lock()
-	h := s.hosts[key]
-	s.mu.Unlock()
+// Ready implements [ReadyPacer]. Next counts the requests queued on the
+// key ahead of a newcomer: each of them starts at least a base delay
+// after the one before (delayPolicy.earliest). A key the pacer does not
+// hold has a zero Next and the pace of a new one.
+func (p *memoryPacer) Ready(ctx context.Context, key string, crawlDelay time.Duration) (KeyState, error) {
+	if err := ctx.Err(); err != nil {
+		return KeyState{}, err
+	}
+	h := p.lookup(key)
 	if h == nil {
-		return time.Time{}, false
+		return KeyState{Key: key, Pace: p.cfg.policy.pace(&paceState{}, p.clock.now(), crawlDelay)}, nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	next := p.cfg.policy.nextAllowed(&h.pace, p.clock.now(), floor)
-	return p.clock.timeOf(next), h.inFlight >= p.cfg.maxInFlight || h.queued > 0
+	now := p.clock.now()
+	ks := p.stateLocked(h, now, crawlDelay)
+	ks.Next = p.clock.timeOf(p.cfg.policy.earliest(&h.pace, now, crawlDelay, h.queued))
+	return ks, nil
 }
 
-// fetchingRobots implements [pacer].
+// lookup returns key's state, or nil when the pacer does not hold it.
+func (p *memoryPacer) lookup(key string) *hostState {
+	s := p.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hosts[key]
+}
+
+// fetchingRobots implements [robotsPacer].
 func (p *memoryPacer) fetchingRobots(t ticket) {
 	if h := t.h; h != nil {
 		h.mu.Lock()
@@ -272,33 +241,13 @@ func (p *memoryPacer) fetchingRobots(t ticket) {
 	}
 }
 
-// fetchedRobots implements [pacer].
+// fetchedRobots implements [robotsPacer].
 func (p *memoryPacer) fetchedRobots(t ticket, crawlDelay time.Duration) {
 	if h := t.h; h != nil {
 		h.mu.Lock()
 		p.cfg.policy.fetchedRobots(&h.pace, crawlDelay)
 		h.mu.Unlock()
 	}
-}
-
-// tooLate implements [pacer].
-func (p *memoryPacer) tooLate(ctx context.Context, key string) error {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return nil
-	}
-	s := p.shard(key)
-	s.mu.Lock()
-	h := s.hosts[key]
-	s.mu.Unlock()
-	if h == nil {
-		return nil
-	}
-	h.mu.Lock()
-	now := p.clock.now()
-	next := p.cfg.policy.nextAllowed(&h.pace, now, 0)
-	h.mu.Unlock()
-	return p.deadlineError(key, now, next, deadline)
 }
 
 // admit starts a request on h once its next allowed start has come and a
@@ -372,11 +321,12 @@ func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration) (
 	return ticket{start: now, h: h}, true
 }
 
-// observe implements [pacer].
-func (p *memoryPacer) observe(t ticket, o Outcome) {
+// observe implements [ticketPacer]: it ends t's request with o, and says
+// how that changed the key's backoff.
+func (p *memoryPacer) observe(t ticket, o Outcome) Change {
 	h := t.h
 	if h == nil {
-		return
+		return Change{}
 	}
 	now := p.clock.now()
 	h.mu.Lock()
@@ -384,24 +334,30 @@ func (p *memoryPacer) observe(t ticket, o Outcome) {
 		h.inFlight--
 	}
 	change := p.cfg.policy.learn(&h.pace, t.start, now, o)
-	level, pause := h.pace.level, time.Duration(h.pace.blockedUntil-now)
+	c := Change{Raised: change == levelRaised, Cleared: change == levelCleared,
+		Level: h.pace.level, Pause: max(time.Duration(h.pace.blockedUntil-now), 0)}
 	if h.changed != nil {
 		close(h.changed)
 		h.changed = nil
 	}
 	h.mu.Unlock()
-
-	switch {
-	case !p.cfg.events.on():
-	case change == levelRaised:
-		p.cfg.events.emit(Event{Kind: EventBackoff, Host: h.key, Level: level, Pause: pause, RetryAfter: o.RetryAfter})
-	case change == levelCleared:
-		p.cfg.events.emit(Event{Kind: EventBackoffCleared, Host: h.key})
-	}
+	return c
 }
 
-// snapshot implements [pacer]. Hosts come sorted by key.
-func (p *memoryPacer) snapshot() []hostSnapshot {
+// setEvents implements [eventPacer].
+func (p *memoryPacer) setEvents(e emitter) { p.cfg.events = e }
+
+// Stats implements [StatsPacer]. Keys come sorted.
+func (p *memoryPacer) Stats(ctx context.Context) ([]KeyState, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p.snapshot(), nil
+}
+
+// snapshot returns the state of every key the pacer holds, sorted by key,
+// each with its own last Crawl-delay.
+func (p *memoryPacer) snapshot() []KeyState {
 	var hosts []*hostState
 	for i := range p.shards {
 		s := &p.shards[i]
@@ -412,42 +368,37 @@ func (p *memoryPacer) snapshot() []hostSnapshot {
 		s.mu.Unlock()
 	}
 
-	out := make([]hostSnapshot, 0, len(hosts))
+	out := make([]KeyState, 0, len(hosts))
 	for _, h := range hosts {
 		h.mu.Lock()
 		now := p.clock.now()
-		s := &h.pace
-		out = append(out, hostSnapshot{
-			key:          h.key,
-			requests:     s.requests,
-			inFlight:     h.inFlight,
-			waiting:      int(h.users.Load()),
-			pace:         p.cfg.policy.pace(s, now, s.floor),
-			level:        s.levelAt(now),
-			blockedUntil: p.clock.timeOf(s.blockedUntil),
-			latency:      s.est,
-			lastStart:    p.clock.timeOf(s.lastStart),
-			backoffs:     s.backoffs,
-			retryAfters:  s.retryAfters,
-		})
+		ks := p.stateLocked(h, now, h.pace.floor)
+		ks.Next = p.clock.timeOf(p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor))
+		out = append(out, ks)
 		h.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b hostSnapshot) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(out, func(a, b KeyState) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 
-// paceOf implements [pacer]. An unknown host gets the pace of a new one.
-func (p *memoryPacer) paceOf(key string, floor time.Duration) time.Duration {
-	s := p.shard(key)
-	s.mu.Lock()
-	h := s.hosts[key]
-	s.mu.Unlock()
-	if h == nil {
-		return p.cfg.policy.pace(&paceState{}, p.clock.now(), floor)
+// stateLocked returns h's state at now, with the pace of a request with
+// Crawl-delay floor; all but Next. h.mu must be held.
+func (p *memoryPacer) stateLocked(h *hostState, now instant, floor time.Duration) KeyState {
+	s := &h.pace
+	return KeyState{
+		Key:         h.key,
+		Busy:        h.inFlight >= p.cfg.maxInFlight || h.queued > 0,
+		Pace:        p.cfg.policy.pace(s, now, floor),
+		Level:       s.levelAt(now),
+		PausedUntil: p.clock.timeOf(s.blockedUntil),
+		Latency:     s.est,
+		LastStart:   p.clock.timeOf(s.lastStart),
+		InFlight:    h.inFlight,
+		Waiting:     int(h.users.Load()),
+		Requests:    s.requests,
+		Backoffs:    s.backoffs,
+		RetryAfters: s.retryAfters,
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return p.cfg.policy.pace(&h.pace, p.clock.now(), floor)
 }
 
 // sweepDue reports whether inserting a host should first sweep.

@@ -31,7 +31,7 @@ var (
 
 // testPolicy returns the transport's default policy, changed by edit.
 func testPolicy(edit func(*delayPolicy)) delayPolicy {
-	p := defaultPolicy()
+	p := defaultPacing.delayPolicy()
 	edit(&p)
 	return p
 }
@@ -79,21 +79,21 @@ func request(t testing.TB, p *memoryPacer, key string, floor, ttfb time.Duration
 }
 
 // stateOf returns key's entry in p's snapshot.
-func stateOf(t testing.TB, p *memoryPacer, key string) hostSnapshot {
+func stateOf(t testing.TB, p *memoryPacer, key string) KeyState {
 	t.Helper()
 	for _, s := range p.snapshot() {
-		if s.key == key {
+		if s.Key == key {
 			return s
 		}
 	}
 	t.Fatalf("snapshot has no host %q", key)
-	return hostSnapshot{}
+	return KeyState{}
 }
 
 func keysOf(p *memoryPacer) []string {
 	var keys []string
 	for _, s := range p.snapshot() {
-		keys = append(keys, s.key)
+		keys = append(keys, s.Key)
 	}
 	return keys
 }
@@ -140,8 +140,8 @@ func TestPacerInFlightCap(t *testing.T) {
 			time.Sleep(8900 * time.Millisecond)
 			synctest.Wait()
 			pending(t, b, "at +9.9s")
-			if s := stateOf(t, p, pacerKey); s.waiting != 1 || s.inFlight != 1 {
-				t.Errorf("waiting %d, in flight %d; want 1, 1", s.waiting, s.inFlight)
+			if s := stateOf(t, p, pacerKey); s.Waiting != 1 || s.InFlight != 1 {
+				t.Errorf("waiting %d, in flight %d; want 1, 1", s.Waiting, s.InFlight)
 			}
 			time.Sleep(100 * time.Millisecond)
 			p.observe(a, outSuccess)
@@ -353,10 +353,10 @@ func TestPacerCancel(t *testing.T) {
 				}
 				synctest.Wait()
 				after := stateOf(t, p, pacerKey)
-				if after.waiting != before.waiting-1 {
-					t.Errorf("waiting = %d; want %d", after.waiting, before.waiting-1)
+				if after.Waiting != before.Waiting-1 {
+					t.Errorf("waiting = %d; want %d", after.Waiting, before.Waiting-1)
 				}
-				after.waiting = before.waiting
+				after.Waiting = before.Waiting
 				if after != before {
 					t.Errorf("state changed:\n%+v\nwant\n%+v", after, before)
 				}
@@ -472,8 +472,8 @@ func TestPacerMadeOutsideABubble(t *testing.T) {
 			t.Fatalf("first request to a new host: %v; want it admitted at once", err)
 		}
 		p.observe(tk, outSignal)
-		if s := stateOf(t, p, pacerKey); s.level != 1 || !s.blockedUntil.After(time.Now()) {
-			t.Errorf("after a 429: level %d, blocked until %v (now %v); want level 1 and a pause", s.level, s.blockedUntil, time.Now())
+		if s := stateOf(t, p, pacerKey); s.Level != 1 || !s.PausedUntil.After(time.Now()) {
+			t.Errorf("after a 429: level %d, blocked until %v (now %v); want level 1 and a pause", s.Level, s.PausedUntil, time.Now())
 		}
 	})
 }
@@ -489,9 +489,9 @@ func TestPacerDeadline(t *testing.T) {
 		if !errors.As(err, &de) {
 			t.Fatalf("acquire = %v; want a *DeadlineError", err)
 		}
-		if de.Host != pacerKey || !de.Earliest.Equal(earliest) || !de.Deadline.Equal(deadline) {
+		if de.Key != pacerKey || !de.Earliest.Equal(earliest) || !de.Deadline.Equal(deadline) {
 			t.Errorf("DeadlineError{%q, %v, %v}; want {%q, %v, %v}",
-				de.Host, de.Earliest, de.Deadline, pacerKey, earliest, deadline)
+				de.Key, de.Earliest, de.Deadline, pacerKey, earliest, deadline)
 		}
 		if waited := time.Since(called); waited != 0 {
 			t.Errorf("acquire waited %v before failing; want 0", waited)
@@ -513,9 +513,9 @@ func TestPacerDeadline(t *testing.T) {
 				p := newTestPacer(0)
 				request(t, p, pacerKey, 0, 100*time.Millisecond, tc.o)
 				before := stateOf(t, p, pacerKey)
-				earliest := before.blockedUntil
+				earliest := before.PausedUntil
 				if tc.o.Class == OutcomeSuccess {
-					earliest = before.lastStart.Add(time.Second)
+					earliest = before.LastStart.Add(time.Second)
 				}
 				deadline := earliest.Add(tc.gap)
 				ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -634,8 +634,8 @@ func TestPacerOutcomeClasses(t *testing.T) {
 				}
 				p.observe(tk, o)
 				s := stateOf(t, p, pacerKey)
-				if s.inFlight != 0 || s.level != tc.wantLevel || s.latency != tc.wantEst {
-					t.Errorf("in flight %d, level %d, latency %v; want 0, %d, %v", s.inFlight, s.level, s.latency, tc.wantLevel, tc.wantEst)
+				if s.InFlight != 0 || s.Level != tc.wantLevel || s.Latency != tc.wantEst {
+					t.Errorf("in flight %d, level %d, latency %v; want 0, %d, %v", s.InFlight, s.Level, s.Latency, tc.wantLevel, tc.wantEst)
 				}
 			})
 		})
@@ -693,8 +693,8 @@ func TestPacerEviction(t *testing.T) {
 			t.Errorf("sweepAt = %d; want max(maxHosts, 2×2) = 4", got)
 		}
 		request(t, p, "idle-1", 0, 0, outSuccess) // forgotten: starts at once
-		if s := stateOf(t, p, "idle-1"); s.requests != 1 {
-			t.Errorf("idle-1 re-seen with %d requests; want 1 (fresh state)", s.requests)
+		if s := stateOf(t, p, "idle-1"); s.Requests != 1 {
+			t.Errorf("idle-1 re-seen with %d requests; want 1 (fresh state)", s.Requests)
 		}
 
 		time.Sleep(20 * time.Minute) // 30m after backed-off's signal
@@ -734,10 +734,10 @@ func TestPacerSweepAmortised(t *testing.T) {
 	})
 }
 
-// TestPacerEventsOutsideLocks checks the pacer's events, backoff raised
-// and cleared and hosts evicted, and that each is delivered with no lock
-// held.
-func TestPacerEventsOutsideLocks(t *testing.T) {
+// TestPacerChangesAndEvictions checks what the pacer's releases say of
+// the backoff (raised, cleared, the level and the pause), and that its
+// own events, hosts evicted, are delivered with no lock held.
+func TestPacerChangesAndEvictions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p *memoryPacer
 		var got []Event
@@ -761,20 +761,28 @@ func TestPacerEventsOutsideLocks(t *testing.T) {
 				got = append(got, ev)
 			}}
 		})
-		request(t, p, pacerKey, 0, 0, Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute})
-		request(t, p, pacerKey, 0, 0, outSuccess)
-		request(t, p, pacerKey, 0, 0, outSignal)
+		var changes []Change
+		release := func(o Outcome) {
+			tk := mustAcquire(t, p, pacerKey, 0)
+			changes = append(changes, p.observe(tk, o))
+		}
+		release(Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute})
+		release(outSuccess)
+		release(outSignal)
 		time.Sleep(forgetAfter)
-		request(t, p, pacerKey, 0, 0, outSuccess)
+		release(outSuccess)
+		wantChanges := []Change{
+			{Raised: true, Level: 1, Pause: 2 * time.Minute},
+			{Level: 1}, // started after the pause: not paused
+			{Raised: true, Level: 2, Pause: 10 * time.Second},
+			{Cleared: true},
+		}
+		if !slices.Equal(changes, wantChanges) {
+			t.Errorf("changes\n%+v\nwant\n%+v", changes, wantChanges)
+		}
 		time.Sleep(time.Minute)
 		request(t, p, "other.example", 0, 0, outSuccess)
-		want := []Event{
-			{Kind: EventBackoff, Host: pacerKey, Level: 1, Pause: 2 * time.Minute, RetryAfter: 2 * time.Minute},
-			{Kind: EventBackoff, Host: pacerKey, Level: 2, Pause: 10 * time.Second},
-			{Kind: EventBackoffCleared, Host: pacerKey},
-			{Kind: EventHostEvicted, Host: pacerKey},
-		}
-		if !slices.Equal(got, want) {
+		if want := []Event{{Kind: EventHostEvicted, Key: pacerKey}}; !slices.Equal(got, want) {
 			t.Errorf("events\n%+v\nwant\n%+v", got, want)
 		}
 	})
@@ -851,7 +859,7 @@ func TestPacerConcurrent(t *testing.T) {
 					p.observe(tk, outcomes[(g*each+i)%len(outcomes)])
 					if i%4 == 0 {
 						for _, s := range p.snapshot() {
-							if s.inFlight > slots || s.level > maxLevel || s.waiting < 0 {
+							if s.InFlight > slots || s.Level > maxLevel || s.Waiting < 0 {
 								t.Errorf("bad snapshot %+v", s)
 							}
 						}
@@ -957,7 +965,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 				var de *DeadlineError
 				switch {
 				case errors.As(err, &de):
-					if de.Host != key || de.Earliest.Before(de.Deadline) || time.Now().After(de.Deadline) {
+					if de.Key != key || de.Earliest.Before(de.Deadline) || time.Now().After(de.Deadline) {
 						t.Errorf("seed %d: %v returned at %v", seed, err, time.Now())
 					}
 				case err != context.Canceled && err != context.DeadlineExceeded:
@@ -977,13 +985,13 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 			mu.Unlock()
 			p.observe(tk, o)
 			for _, s := range p.snapshot() {
-				if s.key == key {
+				if s.Key == key {
 					mu.Lock()
-					blocks = append(blocks, event{key: key, at: time.Now(), until: s.blockedUntil})
+					blocks = append(blocks, event{key: key, at: time.Now(), until: s.PausedUntil})
 					mu.Unlock()
 				}
-				if s.level < 0 || s.level > maxLevel {
-					t.Errorf("seed %d: %s at level %d", seed, s.key, s.level)
+				if s.Level < 0 || s.Level > maxLevel {
+					t.Errorf("seed %d: %s at level %d", seed, s.Key, s.Level)
 				}
 			}
 		})

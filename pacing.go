@@ -7,9 +7,16 @@ import (
 
 // A Pacer decides when requests to a pacing key may start, by the delay
 // policy of the package documentation, and learns from how they ended.
-// The transport's own Pacer keeps its state in memory; [WithPacer] plugs in
-// another, such as one that a fleet of processes shares. A Pacer must be
-// safe for concurrent use.
+// The transport's own Pacer keeps its state in memory ([NewMemoryPacer]);
+// [WithPacer] plugs in another, such as one that a fleet of processes
+// shares. A Pacer must be safe for concurrent use.
+//
+// A Pacer may also be a [ReadyPacer] and a [StatsPacer]; the transport
+// finds out by type assertion, as net/http finds a ResponseWriter's
+// optional methods. Without them, [PoliteTransport.Ready] and
+// [PoliteTransport.Check] know nothing of the key's pace, a request that
+// waits for a robots.txt fetch does not fail at once when its deadline
+// cannot be met, and [PoliteTransport.Stats] shows no pacing state.
 type Pacer interface {
 	// Acquire blocks until a request to key may start, or ctx ends.
 	// crawlDelay is the robots.txt Crawl-delay of the request's group, not
@@ -21,50 +28,210 @@ type Pacer interface {
 
 // A Lease is a started request's hold on one of its key's in-flight slots.
 type Lease interface {
-	// Release reports how the request ended and frees its slot. The
-	// transport calls it exactly once, when the response headers or an
-	// error have come.
-	Release(Outcome)
+	// Release reports how the request ended, frees its slot, and says what
+	// that changed in the key's backoff, so that the transport can report
+	// it. The transport calls it exactly once, when the response headers
+	// or an error have come. A Pacer that cannot learn the outcome (its
+	// store is out of reach) returns the zero Change.
+	Release(Outcome) Change
 }
 
-// PacingPolicy is the delay policy, as the options set it, that a [Pacer]
-// runs; the package documentation states the policy.
-type PacingPolicy struct {
-	BaseDelay     time.Duration // WithBaseDelay
-	Jitter        float64       // WithJitter
-	LatencyFactor float64       // WithLatencyFactor
-	MaxDelay      time.Duration // WithMaxDelay
-	MaxCrawlDelay time.Duration // WithMaxCrawlDelay
-	BackoffBase   time.Duration // WithBackoff's base
-	MaxBackoff    time.Duration // WithBackoff's max
-	MaxInFlight   int           // WithMaxInFlight
-	MaxHosts      int           // WithMaxHosts: a soft bound on the keys kept
+// A Change is what a [Lease]'s release did to its key's backoff, as the
+// key's state stood after it: the shared state, for a Pacer that a fleet
+// shares.
+type Change struct {
+	// Raised reports that the outcome raised the backoff level.
+	Raised bool
+	// Cleared reports that the level came back to 0, after successes or a
+	// quiet spell.
+	Cleared bool
+	// Level is the backoff level after the release.
+	Level int
+	// Pause is how long from the release no request to the key may start
+	// (a backoff pause, a Retry-After, an exhausted rate limit); 0 when
+	// the key is not paused.
+	Pause time.Duration
 }
 
-// DefaultPacingPolicy returns the policy of a transport built with no
-// option.
-func DefaultPacingPolicy() PacingPolicy {
-	return pacingPolicyOf(defaultConfig())
+// A ReadyPacer can say when a request could start without reserving
+// anything, for [PoliteTransport.Ready], the pace of
+// [PoliteTransport.Check], and the deadline of a request that waits for a
+// robots.txt fetch.
+type ReadyPacer interface {
+	Pacer
+	// Ready returns key's state as a request with the given Crawl-delay,
+	// made now, would find it: KeyState.Next is its earliest start,
+	// counting the requests queued ahead of it, and KeyState.Pace its pace.
+	// A key the Pacer knows nothing of has a zero Next. Ready fails only
+	// when the Pacer's store does, or ctx ends.
+	Ready(ctx context.Context, key string, crawlDelay time.Duration) (KeyState, error)
 }
 
-func pacingPolicyOf(c config) PacingPolicy {
-	p := c.policy
-	return PacingPolicy{BaseDelay: p.baseDelay, Jitter: p.jitter, LatencyFactor: p.latencyFactor,
-		MaxDelay: p.maxDelay, MaxCrawlDelay: p.maxCrawlDelay, BackoffBase: p.backoffBase, MaxBackoff: p.maxBackoff,
-		MaxInFlight: c.maxInFlight, MaxHosts: c.maxHosts}
+// A StatsPacer reports the state of the keys it keeps, for
+// [PoliteTransport.Stats].
+type StatsPacer interface {
+	Pacer
+	// Stats returns the state of every key the Pacer keeps for this
+	// process (a Pacer that a fleet shares: the keys this process used
+	// lately, read from the shared state), each with its own last
+	// Crawl-delay. It fails only when the Pacer's store does, or ctx ends.
+	Stats(ctx context.Context) ([]KeyState, error)
 }
 
-// NewMemoryPacer returns the transport's own in-memory Pacer for policy p,
-// whose values must be valid as the options define them. It is what a
-// transport uses without [WithPacer]; a Pacer of a fleet may use it as its
-// fallback when its shared store is out of reach.
-func NewMemoryPacer(p PacingPolicy) Pacer {
-	return newMemoryPacer(pacerConfig{
-		policy: delayPolicy{baseDelay: p.BaseDelay, jitter: p.Jitter, latencyFactor: p.LatencyFactor,
-			maxDelay: p.MaxDelay, maxCrawlDelay: p.MaxCrawlDelay, backoffBase: p.BackoffBase, maxBackoff: p.MaxBackoff},
-		maxInFlight: p.MaxInFlight,
-		maxHosts:    p.MaxHosts,
+// KeyState is what a [Pacer] knows of one pacing key.
+type KeyState struct {
+	// Key is the pacing key: by default the host name in canonical form
+	// (see [PacingKeyHost]).
+	Key string
+	// Next is the earliest start that the key's pace and backoff allow a
+	// request made now, counting the requests queued ahead of it; a time
+	// not after now means the key is ready, the zero time that the Pacer
+	// knows nothing of it.
+	Next time.Time
+	// Busy reports that the key has all its requests in flight, or
+	// requests waiting for their turn: a request would queue behind them,
+	// however early Next is.
+	Busy bool
+	// Pace is the least gap between two starts now, before jitter.
+	Pace time.Duration
+	// Level is the backoff level: the adaptive part of Pace is doubled
+	// this many times.
+	Level int
+	// PausedUntil is the end of the key's pause (backoff, Retry-After, an
+	// exhausted rate limit); zero or past when it is not paused.
+	PausedUntil time.Time
+	// Latency is the smoothed time to response headers.
+	Latency time.Duration
+	// LastStart is when the last request started.
+	LastStart time.Time
+	// InFlight counts requests started whose response headers have not
+	// come.
+	InFlight int
+	// Waiting counts requests waiting for their turn in this process.
+	Waiting int
+	// Requests counts requests started, robots.txt fetches included.
+	Requests uint64
+	// Backoffs counts the times the level went up.
+	Backoffs uint64
+	// RetryAfters counts backoff signals that carried a Retry-After.
+	RetryAfters uint64
+}
+
+// NewMemoryPacer returns the transport's own in-memory Pacer for policy
+// p, keeping state for at most maxKeys keys (a soft bound; 0: 10,000). It
+// runs p.Effective(), so that NewMemoryPacer(PacingPolicy{}, 0) paces by
+// the defaults. An invalid p (see [PacingPolicy.Validate]) or a negative
+// maxKeys is a [*ConfigError]. It is what a transport uses without
+// [WithPacer]; a Pacer of a fleet may use it as its fallback when its
+// shared store is out of reach. It is a [ReadyPacer] and a [StatsPacer].
+func NewMemoryPacer(p PacingPolicy, maxKeys int) (Pacer, error) {
+	if err := p.validate("NewMemoryPacer"); err != nil {
+		return nil, err
+	}
+	if maxKeys < 0 {
+		return nil, &ConfigError{Option: "NewMemoryPacer", Value: maxKeys, Reason: "maxKeys must not be negative"}
+	}
+	return newMemoryPacer(memoryPacerConfig(p.Effective(), maxKeys)), nil
+}
+
+// memoryPacerConfig returns the configuration of an in-memory pacer for
+// p, an Effective policy, that keeps at most maxKeys keys (0: the
+// default).
+func memoryPacerConfig(p PacingPolicy, maxKeys int) pacerConfig {
+	if maxKeys == 0 {
+		maxKeys = defaultLimits.MaxKeys
+	}
+	return pacerConfig{policy: p.delayPolicy(), maxInFlight: p.maxInFlight(), maxHosts: maxKeys}
+}
+
+// WithPacer makes the transport pace requests with the Pacer that
+// newPacer returns for the transport's policy, instead of its own. The
+// policy newPacer is given is the [PacingPolicy.Effective] one: each field
+// its default, the value an option gave, or [None]. The transport's
+// events report what the Pacer's releases change; Ready, Check and Stats
+// report its state when it is a [ReadyPacer] and a [StatsPacer]. Nil is
+// an error, and so is a nil Pacer returned: New panics with a
+// [*ConfigError].
+func WithPacer(newPacer func(PacingPolicy) Pacer) Option {
+	return optionFunc(func(c *config) error {
+		if newPacer == nil {
+			return &ConfigError{Option: "WithPacer", Reason: "must not be nil"}
+		}
+		c.newPacer = newPacer
+		return nil
 	})
+}
+
+// The transport's Pacer, with what it found by type assertion.
+type pacing struct {
+	Pacer
+	ready   ReadyPacer  // nil when the Pacer is not one
+	stats   StatsPacer  // likewise
+	tickets ticketPacer // the in-memory pacer's way past allocating a Lease; nil for others
+	robots  robotsPacer // nil when the Pacer does not keep keys for a robots.txt fetch's Crawl-delay
+}
+
+// ticketPacer is the in-memory pacer's Acquire and Release without the
+// Lease's allocation: the same admission and the same Change, held in a
+// ticket that the transport keeps by value.
+type ticketPacer interface {
+	acquire(ctx context.Context, key string, crawlDelay time.Duration) (ticket, error)
+	observe(t ticket, o Outcome) Change
+}
+
+// robotsPacer is a Pacer that forgets idle keys, and so must be told that
+// a robots.txt fetch, whose file may ask for a Crawl-delay, started on a
+// key (fetchingRobots) and what the file asked for (fetchedRobots), lest
+// it forget the key before that Crawl-delay has passed.
+type robotsPacer interface {
+	fetchingRobots(t ticket)
+	fetchedRobots(t ticket, crawlDelay time.Duration)
+}
+
+// eventPacer is a Pacer that reports events of its own (the in-memory
+// pacer's evictions) through the transport's emitter.
+type eventPacer interface{ setEvents(emitter) }
+
+// newPacing returns the transport's pacing through p.
+func newPacing(p Pacer, events emitter) pacing {
+	pc := pacing{Pacer: p}
+	pc.ready, _ = p.(ReadyPacer)
+	pc.stats, _ = p.(StatsPacer)
+	pc.tickets, _ = p.(ticketPacer)
+	pc.robots, _ = p.(robotsPacer)
+	if e, ok := p.(eventPacer); ok {
+		e.setEvents(events)
+	}
+	return pc
+}
+
+// A ticket is a request's admission: it holds a slot of its key until
+// released.
+type ticket struct {
+	start instant
+	h     *hostState // the in-memory pacer's
+	lease Lease      // another Pacer's
+}
+
+// acquire admits a request to key, through the ticket path when the Pacer
+// has one.
+func (pc *pacing) acquire(ctx context.Context, key string, crawlDelay time.Duration) (ticket, error) {
+	if pc.tickets != nil {
+		return pc.tickets.acquire(ctx, key, crawlDelay)
+	}
+	l, err := pc.Acquire(ctx, key, crawlDelay)
+	return ticket{lease: l}, err
+}
+
+// release ends t's request with o.
+func (pc *pacing) release(t ticket, o Outcome) Change {
+	switch {
+	case pc.tickets != nil:
+		return pc.tickets.observe(t, o)
+	case t.lease != nil:
+		return t.lease.Release(o)
+	}
+	return Change{}
 }
 
 // Acquire implements [Pacer].
@@ -84,33 +251,4 @@ type memoryLease struct {
 }
 
 // Release implements [Lease].
-func (l *memoryLease) Release(o Outcome) { l.p.observe(l.t, o) }
-
-// WithPacer makes the transport pace requests with the Pacer that
-// newPacer returns for the transport's policy, instead of its own. The
-// transport's Stats, Check and Ready then know nothing of pacing state,
-// unless the Pacer is NewMemoryPacer's.
-func WithPacer(newPacer func(PacingPolicy) Pacer) Option {
-	return func(c *config) { c.newPacer = newPacer }
-}
-
-// leasePacer adapts a Pacer of WithPacer to the transport's pacer.
-type leasePacer struct{ p Pacer }
-
-func (lp leasePacer) acquire(ctx context.Context, key string, floor time.Duration) (ticket, error) {
-	l, err := lp.p.Acquire(ctx, key, floor)
-	return ticket{lease: l}, err
-}
-
-func (lp leasePacer) observe(t ticket, o Outcome) {
-	if t.lease != nil {
-		t.lease.Release(o)
-	}
-}
-
-func (leasePacer) snapshot() []hostSnapshot                              { return nil }
-func (leasePacer) paceOf(string, time.Duration) time.Duration            { return 0 }
-func (leasePacer) tooLate(context.Context, string) error                 { return nil }
-func (leasePacer) ready(string, time.Duration) (at time.Time, busy bool) { return time.Time{}, false }
-func (leasePacer) fetchingRobots(ticket)                                 {}
-func (leasePacer) fetchedRobots(ticket, time.Duration)                   {}
+func (l *memoryLease) Release(o Outcome) Change { return l.p.observe(l.t, o) }

@@ -20,17 +20,18 @@ import (
 // request is observed, so that nothing of its own comes between the
 // admission and the call of the base transport.
 type recordingPacer struct {
-	pacer
+	*memoryPacer
 
 	mu     sync.Mutex // guards starts
 	starts map[string][]time.Time
 }
 
-func (r *recordingPacer) observe(tk ticket, o Outcome) {
-	r.pacer.observe(tk, o)
+func (r *recordingPacer) observe(tk ticket, o Outcome) Change {
+	c := r.memoryPacer.observe(tk, o)
 	r.mu.Lock()
-	r.starts[tk.h.key] = append(r.starts[tk.h.key], r.pacer.(*memoryPacer).clock.timeOf(tk.start))
+	r.starts[tk.h.key] = append(r.starts[tk.h.key], r.clock.timeOf(tk.start))
 	r.mu.Unlock()
+	return c
 }
 
 // callRecorder is a base transport that notes when it is called for each
@@ -119,9 +120,9 @@ func BenchmarkPacingPrecision(b *testing.B) {
 			MaxIdleConnsPerHost: 4,
 		}
 		calls := &callRecorder{base: base, calls: map[string][]time.Time{}}
-		tr := New(calls, WithUserAgent(benchUA), WithBaseDelay(pace), WithJitter(0), WithMaxHosts(2*others))
-		admits := &recordingPacer{pacer: tr.pacer, starts: map[string][]time.Time{}}
-		tr.pacer = admits
+		tr := New(calls, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: pace, Jitter: None}), WithLimits(Limits{MaxKeys: 2 * others, MaxOrigins: 2 * others}))
+		admits := &recordingPacer{memoryPacer: tr.pacer.Pacer.(*memoryPacer), starts: map[string][]time.Time{}}
+		tr.pacer = newPacing(admits, nil)
 		client := &http.Client{Transport: tr}
 		get := func(u string) {
 			if resp, err := client.Get(u); err == nil {

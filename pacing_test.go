@@ -34,11 +34,11 @@ type countingLease struct {
 	c *countingPacer
 }
 
-func (l countingLease) Release(o Outcome) {
+func (l countingLease) Release(o Outcome) Change {
 	l.c.mu.Lock()
 	l.c.released = append(l.c.released, o)
 	l.c.mu.Unlock()
-	l.Lease.Release(o)
+	return l.Lease.Release(o)
 }
 
 // TestWithPacer checks that a Pacer of WithPacer gets the transport's
@@ -48,13 +48,17 @@ func TestWithPacer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var cp *countingPacer
 		var got PacingPolicy
-		tr := New(site("User-agent: *\nCrawl-delay: 2\n"), WithJitter(0), WithMaxInFlight(3), WithPacer(func(p PacingPolicy) Pacer {
+		tr := New(site("User-agent: *\nCrawl-delay: 2\n"), WithPacing(PacingPolicy{Jitter: None, MaxInFlight: 3}), WithPacer(func(p PacingPolicy) Pacer {
 			got = p
-			cp = &countingPacer{Pacer: &externalOnly{NewMemoryPacer(p)}}
+			mp, err := NewMemoryPacer(p, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp = &countingPacer{Pacer: &externalOnly{mp}}
 			return cp
 		}))
-		want := DefaultPacingPolicy()
-		want.Jitter, want.MaxInFlight = 0, 3
+		want := defaultPacing // the Effective policy
+		want.Jitter, want.MaxInFlight = None, 3
 		if got != want {
 			t.Errorf("policy %+v; want %+v", got, want)
 		}
@@ -90,8 +94,8 @@ type externalOnly struct{ Pacer }
 // is built.
 func TestWithPacerNil(t *testing.T) {
 	defer func() {
-		if recover() == nil {
-			t.Error("New accepted a WithPacer function that returned nil")
+		if err, ok := recover().(*ConfigError); !ok || err.Option != "WithPacer" {
+			t.Errorf("New panicked with %v; want a *ConfigError of WithPacer", err)
 		}
 	}()
 	New(http.DefaultTransport, WithPacer(func(PacingPolicy) Pacer { return nil }))

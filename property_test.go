@@ -27,8 +27,8 @@ import (
 // and 503 with and without Retry-After (seconds and HTTP-dates), other
 // 5xx, reset connections, panics, (nil, nil) and a response together with
 // an error; robots.txt files whose Crawl-delay changes from one fetch to
-// the next, or that answer 404, 429, 503, a reset or a panic. WithMaxHosts
-// is small, so that hosts and robots.txt files are forgotten and fetched
+// the next, or that answer 404, 429, 503, a reset or a panic. The Limits
+// are small, so that hosts and robots.txt files are forgotten and fetched
 // again. What the base transport saw, and what RoundTrip returned, must
 // keep these invariants, which checkTransportSequence states exactly:
 //
@@ -84,8 +84,9 @@ type propConfig struct {
 func (c propConfig) options() []Option {
 	return []Option{
 		WithUserAgent(propUA),
-		WithBaseDelay(c.baseDelay), WithMaxDelay(c.maxDelay), WithMaxCrawlDelay(c.maxCrawlDelay),
-		WithJitter(c.jitter), WithMaxInFlight(c.maxInFlight), WithMaxHosts(c.maxHosts),
+		WithPacing(PacingPolicy{BaseDelay: noneIfZero(c.baseDelay), MaxDelay: noneIfZero(c.maxDelay),
+			MaxCrawlDelay: noneIfZero(c.maxCrawlDelay), Jitter: noneIfZero(c.jitter), MaxInFlight: c.maxInFlight}),
+		WithLimits(Limits{MaxKeys: c.maxHosts, MaxOrigins: c.maxHosts}),
 		WithRobotsTTL(c.robotsTTL), WithRobotsTimeout(c.robotsTimeout), WithRobotsFailure(c.failure),
 	}
 }
@@ -672,13 +673,13 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 	for _, i := range stuck {
 		rq := requests[i]
 		var stats HostStats
-		for _, h := range tr.Stats() {
-			if h.Host == rq.origin.host {
+		for _, h := range statsOf(t, tr) {
+			if h.Key == rq.origin.host {
 				stats = h
 			}
 		}
 		fault(rq.origin.host, results[i].called, "liveness: %v still waited 30 days after the last request came; the host has %d in flight, %d waiting, blocked until %v",
-			rq, stats.InFlight, stats.Waiting, stats.BlockedUntil.Format(time.DateTime))
+			rq, stats.InFlight, stats.Waiting, stats.PausedUntil.Format(time.DateTime))
 	}
 	for _, rq := range requests {
 		res := &results[rq.id]
@@ -722,9 +723,9 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 		}
 	}
 
-	for _, h := range tr.Stats() {
+	for _, h := range statsOf(t, tr) {
 		if h.InFlight != 0 || h.Waiting != 0 {
-			fault(h.Host, time.Time{}, "at the end: %d in flight and %d waiting; want none", h.InFlight, h.Waiting)
+			fault(h.Key, time.Time{}, "at the end: %d in flight and %d waiting; want none", h.InFlight, h.Waiting)
 		}
 	}
 	robots, refused := 0, 0
@@ -903,7 +904,7 @@ func TestSweepKeepsCrawlDelay(t *testing.T) {
 					}
 					return respond(r, 404, ""), nil
 				}}
-				tr := New(base, WithJitter(0), WithBaseDelay(100*time.Millisecond), WithMaxHosts(2))
+				tr := New(base, WithPacing(PacingPolicy{Jitter: None, BaseDelay: 100 * time.Millisecond}), WithLimits(Limits{MaxKeys: 2, MaxOrigins: 2}))
 				for _, u := range tt.first {
 					if tt.check {
 						req, _ := http.NewRequest("GET", u, nil)

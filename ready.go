@@ -8,9 +8,10 @@ import (
 // Readiness says when a request could start, as things stand; see
 // [PoliteTransport.Ready].
 type Readiness struct {
-	// At is the earliest start that the host's pace and backoff allow; a
-	// time not after now means the host is ready. The zero time means a
-	// host the transport knows nothing of, ready at once.
+	// At is the earliest start that the key's pace and backoff allow,
+	// counting the requests queued ahead; a time not after now means the
+	// key is ready. The zero time means a key the transport knows nothing
+	// of, ready at once, or a Pacer that is not a [ReadyPacer].
 	At time.Time
 	// Busy reports that the host has all its requests in flight, or
 	// requests waiting for their turn: a request would queue behind them,
@@ -25,7 +26,8 @@ type Readiness struct {
 // Ready reports when a request like req could start, as things stand: the
 // host's next allowed start, counting its backoff and, when the origin's
 // robots.txt is cached, its Crawl-delay; whether the host is busy; and
-// whether robots.txt is known. It sends, fetches and reserves nothing, so
+// whether robots.txt is known. It sends, fetches and reserves nothing (a
+// [ReadyPacer] that a fleet shares reads its state, one call), so
 // a crawler's frontier can hand its workers hosts that are ready instead
 // of parking a worker on a busy one; a request sent later may still wait,
 // if others got there first.
@@ -42,6 +44,13 @@ func (t *PoliteTransport) Ready(req *http.Request) (Readiness, error) {
 			floor = r.crawlDelay(tg.token)
 		}
 	}
-	at, busy := t.pacer.ready(tg.pacingKey, floor)
-	return Readiness{At: at, Busy: busy, RobotsKnown: known}, nil
+	r := Readiness{RobotsKnown: known}
+	if rp := t.pacer.ready; rp != nil {
+		ks, err := rp.Ready(req.Context(), tg.pacingKey, floor)
+		if err != nil {
+			return Readiness{}, err
+		}
+		r.At, r.Busy = ks.Next, ks.Busy
+	}
+	return r, nil
 }

@@ -22,7 +22,7 @@ func TestReady(t *testing.T) {
 			}
 			return respond(r, 200, "ok"), nil
 		}}
-		tr := New(base, WithJitter(0))
+		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
 		ready := func(u string) Readiness {
 			t.Helper()
 			req, _ := http.NewRequest("GET", u, nil)

@@ -196,7 +196,7 @@ func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *rob
 // a file that was unreachable, so that it is soon tried again.
 func (c *robotsCache) lifetime(r *robotsRecord) time.Duration {
 	switch {
-	case r.err != "":
+	case r.err != nil:
 		return c.failTTL
 	case r.lifetime > 0:
 		return min(c.ttl, r.lifetime)

@@ -28,11 +28,11 @@ const (
 // its last fetch went, and the rules in force. It is immutable once built,
 // but for the matchers its file compiles lazily (package robotstxt).
 type robotsRecord struct {
-	url       string          // "scheme://host:port/robots.txt"
+	url       string          // as fetched: "https://example.com/robots.txt"
 	status    int             // HTTP status of the last fetch; 0 when no response came
 	fetchedAt time.Time       // when the last fetch ended
 	duration  time.Duration   // how long the last fetch took
-	err       string          // why the file is unreachable; "" when it was reached
+	err       error           // why the file is unreachable; nil when it was reached
 	file      *robotstxt.File // nil when no file applies (4xx, or unreachable)
 	disallow  bool            // unreachable under FailClosed: refuse every URL
 	stale     bool            // the last fetch failed; these rules are the last good copy
@@ -47,8 +47,8 @@ type robotsRecord struct {
 
 // robotsCounts counts what an origin's robots.txt did to requests.
 type robotsCounts struct {
-	blocked    atomic.Uint64 // requests refused
-	wouldBlock atomic.Uint64 // requests RobotsReport let through that it would have refused
+	refused     atomic.Uint64 // requests refused
+	wouldRefuse atomic.Uint64 // requests RobotsReport let through that it would have refused
 }
 
 // countsOf returns prev's counts, so that every copy of an origin's record
@@ -77,7 +77,7 @@ func (r *robotsRecord) crawlDelay(token string) time.Duration {
 
 // good reports whether r came from a robots.txt that was reached, now or,
 // for a stale copy, before.
-func (r *robotsRecord) good() bool { return r.err == "" || r.stale }
+func (r *robotsRecord) good() bool { return r.err == nil || r.stale }
 
 // fetchRobots fetches k's robots.txt through the base transport, paced like
 // any request to the host, and reads it per RFC 9309 §2.3.1: 2xx is parsed,
@@ -91,7 +91,7 @@ func (r *robotsRecord) good() bool { return r.err == "" || r.stale }
 // turn is not counted, since a host paused by a backoff is not unreachable.
 func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) (r *robotsRecord, body []byte) {
 	start := time.Now()
-	r = &robotsRecord{url: k.String() + "/robots.txt", counts: countsOf(prev)}
+	r = &robotsRecord{url: k.fetchURL(), counts: countsOf(prev)}
 
 	// Until the file is read, the pacer keeps each host fetched from for
 	// as long as any Crawl-delay may ask.
@@ -105,18 +105,22 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if f != nil {
 			d = f.MaxCrawlDelay()
 		}
-		for _, tk := range tickets {
-			t.pacer.fetchedRobots(tk, d)
+		if rp := t.pacer.robots; rp != nil {
+			for _, tk := range tickets {
+				rp.fetchedRobots(tk, d)
+			}
 		}
 	}()
 	target := k.fetchURL()
 	for hop := 0; ; hop++ {
 		req, tk, err := t.robotsRequest(ctx, target)
 		if err != nil {
-			r.err = err.Error()
+			r.err = err
 			break
 		}
-		t.pacer.fetchingRobots(tk)
+		if rp := t.pacer.robots; rp != nil {
+			rp.fetchingRobots(tk)
+		}
 		tickets = append(tickets, tk)
 		if hop == 0 && prev != nil && prev.file != nil && !prev.stale {
 			// A conditional request: a 304 keeps the parsed rules.
@@ -134,7 +138,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		}
 		resp, err := t.sendRobots(tk, req.WithContext(ctx))
 		if err != nil {
-			r.err = err.Error()
+			r.err = err
 			break
 		}
 		r.status = resp.StatusCode
@@ -143,7 +147,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		case code >= 200 && code < 300:
 			b, err := readRobots(resp.Body)
 			if err != nil {
-				r.err = fmt.Sprintf("reading %s: %v", target, err)
+				r.err = fmt.Errorf("reading %s: %w", target, err)
 				break
 			}
 			body = b
@@ -166,7 +170,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			// Google treats it.
 		case code == http.StatusTooManyRequests || code >= 500:
 			closeBody(resp.Body)
-			r.err = fmt.Sprintf("%s answered %s", target, resp.Status)
+			r.err = fmt.Errorf("%s answered %s", target, resp.Status)
 		default: // 4xx and anything else: unavailable, no rules apply
 			closeBody(resp.Body)
 		}
@@ -179,7 +183,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	r.duration = r.fetchedAt.Sub(start)
 
 	status, took := r.status, r.duration
-	if r.err != "" && prev != nil && prev.good() {
+	if r.err != nil && prev != nil && prev.good() {
 		// Unreachable now, but there is a good copy: keep it.
 		r, body = &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
 			duration: prev.duration, file: prev.file, cost: prev.cost, stale: true, err: r.err, counts: prev.counts}, nil
@@ -192,7 +196,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 // closed reports whether r makes every URL of its origin disallowed: its
 // file is unreachable, with no earlier good copy, under FailClosed.
 func (t *PoliteTransport) closed(r *robotsRecord) bool {
-	return r.err != "" && !r.stale && t.robotsFailure == FailClosed
+	return r.err != nil && !r.stale && t.robotsFailure == FailClosed
 }
 
 // lifetime returns the max-age of h's Cache-Control, at least
@@ -231,7 +235,7 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 }
 
 // sendRobots sends req, admitted with tk, through the base transport and
-// reports the Outcome to the pacer. It runs on the fetch's own goroutine,
+// releases tk with the Outcome. It runs on the fetch's own goroutine,
 // where nothing could recover a panic, so a base that panics, or answers
 // without a response or a body, makes an error that says what it did; the
 // file is then unreachable.
@@ -240,14 +244,13 @@ func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.R
 		if p := recover(); p != nil {
 			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.robotsBase, req.URL, p)
 		}
-		o := classify(resp, err, nil)
+		t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
 		if err != nil && resp != nil {
 			if resp.Body != nil {
 				closeBody(resp.Body)
 			}
 			resp = nil
 		}
-		t.pacer.observe(tk, o)
 	}()
 	resp, err = t.robotsBase.RoundTrip(req)
 	switch {
@@ -301,9 +304,9 @@ func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, t
 	if !t.events.on() {
 		return
 	}
-	ev := Event{Kind: EventRobotsFetched, Host: t.originPacingKey(k),
+	ev := Event{Kind: EventRobotsFetched, Key: t.originPacingKey(k),
 		URL: k.fetchURL(), Status: status, Duration: took}
-	if r.err != "" {
+	if r.err != nil {
 		ev.Kind, ev.Err, ev.Stale = EventRobotsUnreachable, r.err, r.stale
 	} else if r.file != nil {
 		ev.Rules, ev.Skipped = r.file.NumRules(), r.file.NumSkipped()

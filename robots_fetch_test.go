@@ -91,7 +91,7 @@ func TestRobotsStatusClasses(t *testing.T) {
 			t.Run(tt.name+"/"+policy.String(), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					base := &fakeBase{fn: tt.answer}
-					tr := New(base, WithBaseDelay(0), WithJitter(0), WithRobotsFailure(policy), WithRobotsTimeout(3*time.Second))
+					tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithRobotsFailure(policy), WithRobotsTimeout(3*time.Second))
 					start := time.Now()
 					resp, err := get(tr, "http://h/private", "")
 					want := tt.open
@@ -138,7 +138,7 @@ func TestRobotsRefreshAndFailureLifetime(t *testing.T) {
 		base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
 			return respond(r, answer.Load().(int), "User-agent: *\nDisallow: /private\n"), nil
 		})}
-		tr := New(base, WithBaseDelay(0), WithJitter(0), WithRobotsTTL(time.Hour))
+		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithRobotsTTL(time.Hour))
 		allowed := func() bool {
 			resp, err := get(tr, "http://h/private", "")
 			if err == nil {
@@ -182,7 +182,7 @@ func TestRobotsFailureWithoutCopyRetriedSoon(t *testing.T) {
 		base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
 			return respond(r, int(answer.Load()), "User-agent: *\nDisallow: /private\n"), nil
 		})}
-		tr := New(base, WithBaseDelay(0), WithJitter(0))
+		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}))
 		resp, err := get(tr, "http://h/private", "")
 		if err != nil {
 			t.Fatalf("FailOpen: err = %v; want allowed", err)
@@ -293,7 +293,7 @@ func TestHostileRobots(t *testing.T) {
 				if err == nil {
 					resp.Body.Close()
 				}
-				if waited := time.Since(start); waited > DefaultMaxCrawlDelay {
+				if waited := time.Since(start); waited > defaultPacing.MaxCrawlDelay {
 					t.Errorf("waited %v; want at most the 60s Crawl-delay cap", waited)
 				}
 			})
@@ -302,7 +302,7 @@ func TestHostileRobots(t *testing.T) {
 }
 
 func TestRobotsCacheIsBounded(t *testing.T) {
-	tr := New(site(""), opts(WithMaxHosts(10))...)
+	tr := New(site(""), opts(WithLimits(Limits{MaxKeys: 10, MaxOrigins: 10}))...)
 	for i := range 100 {
 		resp, err := get(tr, fmt.Sprintf("http://h%d.example/x", i), "")
 		if err != nil {
@@ -330,7 +330,7 @@ func TestRobotsFetchWaitsOutBackoff(t *testing.T) {
 			}
 			return respond(r, 200, "page"), nil
 		}}
-		tr := New(base, WithBaseDelay(0), WithJitter(0), WithRobotsTimeout(time.Second))
+		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithRobotsTimeout(time.Second))
 		resp, err := get(tr, "http://h/busy", "")
 		if err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@ const (
 	// with an error that matches [ErrRobotsBlocked]. This is the default.
 	RobotsEnforce RobotsMode = iota
 	// RobotsReport fetches robots.txt and decides every request, counts
-	// the ones it would refuse (HostStats.WouldBlock) and logs them, but
+	// the ones it would refuse (HostStats.WouldRefuse) and logs them, but
 	// sends them all: for auditing a crawl before enforcing robots.txt.
 	// Crawl-delay is honoured.
 	RobotsReport
@@ -37,10 +37,12 @@ func (m RobotsMode) String() string {
 	return fmt.Sprintf("RobotsMode(%d)", int(m))
 }
 
-func (m RobotsMode) mustBeValid(option string) {
+// check returns a *ConfigError naming option unless m is a known mode.
+func (m RobotsMode) check(option string) error {
 	if m < RobotsEnforce || m > RobotsOff {
-		panic(fmt.Sprintf("polite: %s(%v): unknown mode", option, m))
+		return &ConfigError{Option: option, Value: m, Reason: "unknown mode"}
 	}
+	return nil
 }
 
 // robotsModeKey is the context key of ContextWithRobotsMode.
@@ -49,9 +51,11 @@ type robotsModeKey struct{}
 // ContextWithRobotsMode returns a copy of ctx that makes a
 // [PoliteTransport] treat requests made with it by mode m, whatever the
 // transport's options say: for a URL that an operator is entitled to
-// fetch, say, RobotsOff. An invalid mode panics.
+// fetch, say, RobotsOff. An invalid mode panics with a [*ConfigError].
 func ContextWithRobotsMode(ctx context.Context, m RobotsMode) context.Context {
-	m.mustBeValid("ContextWithRobotsMode")
+	if err := m.check("ContextWithRobotsMode"); err != nil {
+		panic(err)
+	}
 	return context.WithValue(ctx, robotsModeKey{}, m)
 }
 

@@ -26,15 +26,14 @@ func (t *PoliteTransport) fetchShared(ctx context.Context, k originKey, prev *ro
 			body = shared.Body // the copy r keeps, revalidated or stale
 		}
 		r.expires = r.fetchedAt.Add(t.robots.lifetime(r))
-		f := &RobotsFetch{URL: r.url, Status: r.status, Body: body, Err: r.err, Stale: r.stale,
-			ETag: r.etag, Modified: r.modified, Fetched: r.fetchedAt, Duration: r.duration, Expires: r.expires}
+		f := &RobotsFetch{RobotsResult: r.result(), Body: body, ETag: r.etag, LastModified: r.modified, Expires: r.expires}
 		mine.Store(r)
 		sent.Store(f)
 		return f
 	})
 	switch {
 	case err != nil:
-		return &robotsRecord{url: k.fetchURL(), err: err.Error(), storeErr: err,
+		return &robotsRecord{url: k.fetchURL(), err: err, storeErr: err,
 			counts: countsOf(prev)}
 	case f == sent.Load():
 		return mine.Load() // fetched here: parsed already
@@ -45,8 +44,8 @@ func (t *PoliteTransport) fetchShared(ctx context.Context, k originKey, prev *ro
 // sharedRecord makes the record of a copy that a RobotsStore gave, parsing
 // its file; it keeps prev's counters.
 func (t *PoliteTransport) sharedRecord(f *RobotsFetch, prev *robotsRecord) *robotsRecord {
-	r := &robotsRecord{url: f.URL, status: f.Status, fetchedAt: f.Fetched, duration: f.Duration,
-		err: f.Err, stale: f.Stale, etag: f.ETag, modified: f.Modified, expires: f.Expires,
+	r := &robotsRecord{url: f.URL, status: f.Status, fetchedAt: f.FetchedAt, duration: f.Duration,
+		err: f.Err, stale: f.Stale, etag: f.ETag, modified: f.LastModified, expires: f.Expires,
 		counts: countsOf(prev)}
 	if f.Body != nil {
 		r.file, r.cost = robotstxt.Parse(f.Body), robotsCost(len(f.Body))

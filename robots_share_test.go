@@ -45,7 +45,7 @@ func TestRobotsStoreSharesOneFetch(t *testing.T) {
 		t.Errorf("robots.txt fetched %d times by 3 transports sharing a store; want 1", n)
 	}
 	for i, tr := range trs {
-		if s := robotsStats(tr); len(s) != 1 || s[0].Blocked != 1 || s[0].Rules != 1 {
+		if s := robotsStats(t, tr); len(s) != 1 || s[0].Refused != 1 || s[0].Rules != 1 {
 			t.Errorf("transport %d: robots stats %+v; want one file, one rule, one refusal", i, s)
 		}
 	}
@@ -107,11 +107,11 @@ func TestRobotsStoreCopies(t *testing.T) {
 		wantRuleCount  int
 		wantStaleStats bool
 	}{
-		{"a file", RobotsFetch{Status: 200, Body: rules}, false, false, 1, false},
-		{"an empty file", RobotsFetch{Status: 200, Body: []byte{}}, true, true, 0, false},
-		{"no file (404)", RobotsFetch{Status: 404}, true, true, 0, false},
-		{"unreachable", RobotsFetch{Status: 503, Err: "503"}, true, false, 0, false},
-		{"unreachable, a stale copy", RobotsFetch{Status: 200, Err: "503", Stale: true, Body: rules}, false, false, 1, true},
+		{"a file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: rules}, false, false, 1, false},
+		{"an empty file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: []byte{}}, true, true, 0, false},
+		{"no file (404)", RobotsFetch{RobotsResult: RobotsResult{Status: 404}}, true, true, 0, false},
+		{"unreachable", RobotsFetch{RobotsResult: RobotsResult{Status: 503, Err: errors.New("503")}}, true, false, 0, false},
+		{"unreachable, a stale copy", RobotsFetch{RobotsResult: RobotsResult{Status: 200, Err: errors.New("503"), Stale: true}, Body: rules}, false, false, 1, true},
 	}
 	for _, tt := range tests {
 		for _, fp := range []FailurePolicy{FailOpen, FailClosed} {
@@ -134,7 +134,7 @@ func TestRobotsStoreCopies(t *testing.T) {
 				if n := base.count("/robots.txt"); n != 0 {
 					t.Errorf("robots.txt fetched %d times; want 0, the store's copy used", n)
 				}
-				s := robotsStats(tr)
+				s := robotsStats(t, tr)
 				if len(s) != 1 || s[0].Rules != tt.wantRuleCount || s[0].Stale != tt.wantStaleStats {
 					t.Errorf("robots stats %+v; want %d rules, stale %v", s, tt.wantRuleCount, tt.wantStaleStats)
 				}
@@ -173,9 +173,9 @@ func TestRobotsStoreFails(t *testing.T) {
 }
 
 // robotsStats returns what tr's Stats say of robots.txt, for all hosts.
-func robotsStats(tr *PoliteTransport) []RobotsStats {
+func robotsStats(t *testing.T, tr *PoliteTransport) []RobotsStats {
 	var rs []RobotsStats
-	for _, h := range tr.Stats() {
+	for _, h := range statsOf(t, tr) {
 		rs = append(rs, h.Robots...)
 	}
 	return rs

@@ -44,12 +44,16 @@ type RobotsStore interface {
 // [WithRobotsTTL] and the file's Cache-Control say. When s fails, requests
 // fail with its error until it answers again; a store that would rather
 // fall back to fetching in this process does so inside its Load. The
-// transport's robots.txt events report the fetches it made itself.
+// transport's robots.txt events report the fetches it made itself. Nil is
+// an error.
 func WithRobotsStore(s RobotsStore) Option {
-	if s == nil {
-		panic("polite: WithRobotsStore(nil)")
-	}
-	return func(c *config) { c.robotsStore = s }
+	return optionFunc(func(c *config) error {
+		if s == nil {
+			return &ConfigError{Option: "WithRobotsStore", Reason: "must not be nil"}
+		}
+		c.robotsStore = s
+		return nil
+	})
 }
 
 // A RobotsFetch is how the last fetch of an origin's robots.txt went, and
@@ -58,18 +62,13 @@ func WithRobotsStore(s RobotsStore) Option {
 // a nil one: nil means no file (a 4xx, or a file unreachable with no
 // earlier copy). A store shared by processes keeps how long a copy has
 // left to live rather than the instant, so that Expires reads on each
-// process's own clock.
+// process's own clock, and may keep Err as its text alone.
 type RobotsFetch struct {
-	URL      string        // the file's URL, "scheme://host:port/robots.txt"
-	Status   int           // the HTTP status of the last response; 0 when none came
-	Body     []byte        // the file in force, as read (RFC 9309 §2.5: its first 500 KiB); nil when no file applies
-	Err      string        // why the file was unreachable; "" when it was reached
-	Stale    bool          // Err is set, and Body is the last copy that was reached
-	ETag     string        // the file's ETag, to revalidate it with; "" when none
-	Modified string        // the file's Last-Modified, likewise
-	Fetched  time.Time     // when the fetch ended
-	Duration time.Duration // how long it took
-	Expires  time.Time     // when it is due to be fetched again
+	RobotsResult           // how the fetch went; when Stale, Body is the last copy that was reached
+	Body         []byte    // the file in force, as read (RFC 9309 §2.5: its first 500 KiB); nil when no file applies
+	ETag         string    // the file's ETag, to revalidate it with; "" when none
+	LastModified string    // the file's Last-Modified, likewise
+	Expires      time.Time // when it is due to be fetched again
 }
 
 // NewMemoryRobotsStore returns a RobotsStore that keeps at most max files

@@ -183,7 +183,7 @@ func TestBlockedErrorSaysWhy(t *testing.T) {
 		t.Fatalf("err = %v; want a *RobotsBlockedError", err)
 	}
 	want := RobotsBlockedError{URL: "http://Example.com/a/secret/x?y=1", Agent: "mybot",
-		RobotsURL: "http://example.com:80/robots.txt", Rule: "Disallow: /a/secret"}
+		RobotsURL: "http://example.com/robots.txt", Rule: "Disallow: /a/secret"}
 	if *be != want {
 		t.Errorf("error = %+v; want %+v", *be, want)
 	}

@@ -20,7 +20,7 @@ func testCache(max int, fetches *atomic.Int64) *robotsCache {
 	return newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 		fetches.Add(1)
 		return &robotsRecord{url: k.String() + "/robots.txt", status: 404, counts: new(robotsCounts)}
-	}, nil, time.Hour, max, DefaultRobotsBytes)
+	}, nil, time.Hour, max, defaultLimits.RobotsCacheBytes)
 }
 
 func origin(i int) originKey { return originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }
@@ -151,7 +151,7 @@ func TestRobotsCacheFullOfFetches(t *testing.T) {
 		c := newRobotsCache(func(_ context.Context, k originKey, _ *robotsRecord) *robotsRecord {
 			<-release
 			return &robotsRecord{url: k.String() + "/robots.txt", status: 404, counts: new(robotsCounts)}
-		}, nil, time.Hour, max, DefaultRobotsBytes)
+		}, nil, time.Hour, max, defaultLimits.RobotsCacheBytes)
 		var wg sync.WaitGroup
 		for i := range origins {
 			wg.Go(func() { c.get(context.Background(), origin(i)) })

@@ -1,68 +1,35 @@
 package polite
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
 )
 
-// HostStats is a snapshot of what a [PoliteTransport] knows about one host,
-// the unit of pacing.
+// HostStats is a snapshot of what a [PoliteTransport] knows about one
+// pacing key, by default a host.
 type HostStats struct {
-	// Host is the pacing key: by default the host name in canonical form
-	// (see [PacingKeyHost]).
-	Host string
-	// Requests counts requests started, robots.txt fetches included.
-	Requests uint64
-	// Blocked counts requests refused by robots.txt.
-	Blocked uint64
-	// WouldBlock counts requests that robots.txt disallowed and that
+	// KeyState is the key's pacing state, its Pace counting the
+	// Crawl-delay of the key's robots.txt for the transport's own
+	// User-Agent; it holds only Key when the Pacer is not a [StatsPacer].
+	KeyState
+	// Refused counts requests refused by robots.txt.
+	Refused uint64
+	// WouldRefuse counts requests that robots.txt disallowed and that
 	// [RobotsReport] mode sent all the same.
-	WouldBlock uint64
-	// InFlight counts requests started whose response headers have not come.
-	InFlight int
-	// Waiting counts requests waiting for their turn.
-	Waiting int
-	// Pace is the least gap between two starts now, before jitter, for
-	// requests with the transport's own User-Agent: the Crawl-delay of the
-	// host's robots.txt is part of it, as is that of the last request.
-	Pace time.Duration
-	// Level is the backoff level: the adaptive part of Pace is doubled this
-	// many times.
-	Level int
-	// BlockedUntil is the end of the host's backoff pause; zero or past when
-	// it is not paused.
-	BlockedUntil time.Time
-	// Latency is the smoothed time to response headers.
-	Latency time.Duration
-	// LastStart is when the last request started.
-	LastStart time.Time
-	// Backoffs counts the times the level went up.
-	Backoffs uint64
-	// RetryAfters counts backoff signals that carried a Retry-After header.
-	RetryAfters uint64
-	// Robots describes the cached robots.txt of each of the host's origins,
+	WouldRefuse uint64
+	// Robots describes the cached robots.txt of each of the key's origins,
 	// ordered by URL.
 	Robots []RobotsStats
 }
 
 // RobotsStats describes one origin's cached robots.txt.
 type RobotsStats struct {
-	// URL is the robots.txt URL, "scheme://host:port/robots.txt".
-	URL string
-	// Status is the HTTP status of the fetch whose result is in force: the
-	// last fetch, or for a Stale copy the last good one. It is 0 when that
-	// fetch got no response.
-	Status int
-	// Err says why the last fetch failed; "" when it succeeded.
-	Err string
-	// Stale reports that the last fetch failed and an earlier good copy is
-	// in force.
-	Stale bool
-	// FetchedAt is when the copy in force was fetched.
-	FetchedAt time.Time
-	// Duration is how long that fetch took, redirects and waiting included.
-	Duration time.Duration
+	// RobotsResult is how the fetch whose result is in force went: the
+	// last fetch, or for a Stale copy the last good one, whose Err is the
+	// last fetch's.
+	RobotsResult
 	// Rules counts the Allow and Disallow rules in the file.
 	Rules int
 	// CrawlDelay is the Crawl-delay of the group that binds the transport's
@@ -70,57 +37,65 @@ type RobotsStats struct {
 	CrawlDelay time.Duration
 	// Sitemaps lists the file's Sitemap lines.
 	Sitemaps []string
-	// Blocked counts requests this file refused.
-	Blocked uint64
-	// WouldBlock counts requests this file disallowed and that
+	// Refused counts requests this file refused.
+	Refused uint64
+	// WouldRefuse counts requests this file disallowed and that
 	// [RobotsReport] mode sent all the same.
-	WouldBlock uint64
+	WouldRefuse uint64
 }
 
-// Stats returns a snapshot of every host the transport tracks, ordered by
-// host name: hosts with pacing state, and hosts with only a cached
-// robots.txt. It is safe to call while requests run, and costs time in
-// proportion to the hosts tracked.
-func (t *PoliteTransport) Stats() []HostStats {
-	byHost := make(map[string]*HostStats)
-	get := func(host string) *HostStats {
-		s := byHost[host]
+// Stats returns a snapshot of every key the transport tracks, ordered by
+// key: keys with pacing state, and keys with only a cached robots.txt. It
+// is safe to call while requests run, and costs time in proportion to the
+// keys tracked; with a Pacer that a fleet shares, it reads their state
+// from the Pacer's store ([StatsPacer]), and fails when that fails or ctx
+// ends.
+func (t *PoliteTransport) Stats(ctx context.Context) ([]HostStats, error) {
+	byKey := make(map[string]*HostStats)
+	get := func(key string) *HostStats {
+		s := byKey[key]
 		if s == nil {
-			s = &HostStats{Host: host}
-			byHost[host] = s
+			s = &HostStats{KeyState: KeyState{Key: key}}
+			byKey[key] = s
 		}
 		return s
 	}
-	for _, h := range t.pacer.snapshot() {
-		s := get(h.key)
-		s.Requests, s.InFlight, s.Waiting = h.requests, h.inFlight, h.waiting
-		s.Pace, s.Level, s.BlockedUntil = h.pace, h.level, h.blockedUntil
-		s.Latency, s.LastStart = h.latency, h.lastStart
-		s.Backoffs, s.RetryAfters = h.backoffs, h.retryAfters
+	if sp := t.pacer.stats; sp != nil {
+		states, err := sp.Stats(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, ks := range states {
+			get(ks.Key).KeyState = ks
+		}
 	}
 	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(t.originPacingKey(k))
-		rs := RobotsStats{URL: r.url, Status: r.status, Stale: r.stale, FetchedAt: r.fetchedAt,
-			Duration: r.duration, Err: r.err, CrawlDelay: r.crawlDelay(t.defaultToken), Blocked: r.counts.blocked.Load(), WouldBlock: r.counts.wouldBlock.Load()}
+		rs := RobotsStats{RobotsResult: r.result(), CrawlDelay: r.crawlDelay(t.defaultToken),
+			Refused: r.counts.refused.Load(), WouldRefuse: r.counts.wouldRefuse.Load()}
 		if r.file != nil {
 			rs.Rules, rs.Sitemaps = r.file.NumRules(), r.file.Sitemaps()
 		}
-		s.Blocked += rs.Blocked
-		s.WouldBlock += rs.WouldBlock
+		s.Refused += rs.Refused
+		s.WouldRefuse += rs.WouldRefuse
 		s.Robots = append(s.Robots, rs)
 	})
-	out := make([]HostStats, 0, len(byHost))
-	for _, s := range byHost {
+	out := make([]HostStats, 0, len(byKey))
+	for _, s := range byKey {
 		var floor time.Duration
 		for _, r := range s.Robots {
 			floor = max(floor, r.CrawlDelay)
 		}
-		if floor > 0 {
-			s.Pace = max(s.Pace, t.pacer.paceOf(s.Host, floor))
+		if rp := t.pacer.ready; rp != nil && floor > 0 {
+			ks, err := rp.Ready(ctx, s.Key, floor)
+			if err != nil {
+				return nil, err
+			}
+			s.Pace = max(s.Pace, ks.Pace)
 		}
 		slices.SortFunc(s.Robots, func(a, b RobotsStats) int { return strings.Compare(a.URL, b.URL) })
 		out = append(out, *s)
 	}
-	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Host, b.Host) })
-	return out
+	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
 }

@@ -28,22 +28,24 @@ type PoliteTransport struct {
 	robotsFailure  FailurePolicy
 	global         *rate.Limiter // nil: no cap across hosts
 	events         emitter       // nil: no hook, no logger
-	waitThreshold  time.Duration // a wait this long makes an EventWaited
 	robots         *robotsCache
 	store          RobotsStore // nil: robots.txt is this transport's alone
-	pacer          pacer
+	pacer          pacing
+	fieldNotes     fieldNotes // unreadable rate-limit fields reported
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
-// [http.DefaultTransport] when base is nil. It panics when an option is
-// given an invalid value.
+// [http.DefaultTransport] when base is nil, configured by opts. Options are
+// applied in order, and for every setting the last one wins. New panics
+// with a [*ConfigError] when an option is given an invalid value; use
+// [Validate] to report it instead.
 func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
+	cfg, err := configure(opts)
+	if err != nil {
+		panic(err)
 	}
 	t := &PoliteTransport{
 		base:           base,
@@ -57,7 +59,6 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
 		events:         cfg.hooks,
-		waitThreshold:  cfg.waitThreshold,
 	}
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
@@ -65,19 +66,13 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if tok := robotstxt.ProductToken(cfg.userAgent); tok != "" {
 		t.defaultToken = tok
 	}
+	var p Pacer
 	if cfg.newPacer == nil {
-		t.pacer = newMemoryPacer(pacerConfig{policy: cfg.policy, maxInFlight: cfg.maxInFlight, maxHosts: cfg.maxHosts, events: cfg.hooks})
-	} else {
-		switch p := cfg.newPacer(pacingPolicyOf(cfg)).(type) {
-		case *memoryPacer:
-			p.cfg.events = cfg.hooks
-			t.pacer = p
-		case nil:
-			panic("polite: WithPacer: the function returned a nil Pacer")
-		default:
-			t.pacer = leasePacer{p}
-		}
+		p = newMemoryPacer(memoryPacerConfig(cfg.pacing, cfg.limits.MaxKeys))
+	} else if p = cfg.newPacer(cfg.pacing.Effective()); p == nil {
+		panic(&ConfigError{Option: "WithPacer", Reason: "the function returned a nil Pacer"})
 	}
+	t.pacer = newPacing(p, cfg.hooks)
 	fetch := func(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
 		r, _ := t.fetchRobots(ctx, k, prev)
 		return r
@@ -85,7 +80,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if cfg.robotsStore != nil {
 		t.store, fetch = cfg.robotsStore, t.fetchShared
 	}
-	t.robots = newRobotsCache(fetch, t.robotsTooLate, cfg.robotsTTL, cfg.maxHosts, cfg.robotsBytes)
+	t.robots = newRobotsCache(fetch, t.robotsTooLate, cfg.robotsTTL, cfg.limits.MaxOrigins, cfg.limits.RobotsCacheBytes)
 	return t
 }
 
@@ -142,32 +137,34 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if !t.events.on() {
-		return t.send(tk, out)
+		return t.send(tk, tg.pacingKey, out)
 	}
 	waited := time.Since(asked)
-	resp, err := t.send(tk, out)
-	if waited >= t.waitThreshold { // reported after the call, which the hook must not delay
-		t.events.emit(Event{Kind: EventWaited, Host: tg.pacingKey, URL: req.URL.String(), Duration: waited})
+	resp, err := t.send(tk, tg.pacingKey, out)
+	// Reported after the call, which the hook must not delay.
+	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
+	if resp != nil {
+		t.reportUnreadable(tg.pacingKey, req.URL, resp.Header)
 	}
 	return resp, err
 }
 
-// send passes req, admitted with tk, to the base transport and reports the
-// Outcome to the pacer on every path: when the base panics, the host's slot
-// is released before the panic goes on to the caller.
-func (t *PoliteTransport) send(tk ticket, req *http.Request) (*http.Response, error) {
-	observed := false
+// send passes req, admitted with tk to key, to the base transport and
+// releases tk with the Outcome on every path: when the base panics, the
+// key's slot is released before the panic goes on to the caller.
+func (t *PoliteTransport) send(tk ticket, key string, req *http.Request) (*http.Response, error) {
+	released := false
 	defer func() {
-		if !observed {
-			t.pacer.observe(tk, Outcome{Class: OutcomeNeutral})
+		if !released {
+			t.release(tk, key, req.URL, Outcome{Class: OutcomeNeutral}, nil, nil)
 		}
 	}()
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error", t.base)
 	}
-	t.pacer.observe(tk, classify(resp, err, req.Context().Err()))
-	observed = true
+	t.release(tk, key, req.URL, classify(resp, err, req.Context().Err()), resp, err)
+	released = true
 	if err != nil && resp != nil {
 		if resp.Body != nil {
 			closeBody(resp.Body)
@@ -177,10 +174,46 @@ func (t *PoliteTransport) send(tk ticket, req *http.Request) (*http.Response, er
 	return resp, err
 }
 
-// robotsTooLate returns a *DeadlineError when a robots.txt fetch for k
-// could not start before ctx's deadline, the host being paused or paced.
+// release ends tk's request to u, admitted to key, with o, and reports
+// what that changed in the key's backoff, with the response's status or
+// the error that caused it. Events go out after the Pacer's release,
+// outside its locks.
+func (t *PoliteTransport) release(tk ticket, key string, u *url.URL, o Outcome, resp *http.Response, err error) {
+	c := t.pacer.release(tk, o)
+	if !t.events.on() || !c.Raised && !c.Cleared {
+		return
+	}
+	ev := Event{Kind: EventBackoffCleared, Key: key, URL: u.String(), Level: c.Level}
+	if c.Raised {
+		ev.Kind, ev.Pause, ev.RetryAfter = EventBackoff, c.Pause, o.RetryAfter
+	}
+	if resp != nil {
+		ev.Status = resp.StatusCode
+	} else {
+		ev.Err = err
+	}
+	t.events.emit(ev)
+}
+
+// robotsTooLate returns a *DeadlineError when a robots.txt fetch for k,
+// and so the request that waits for it, could not start before ctx's
+// deadline: the key is paused or paced, or requests are queued on it. It
+// needs a [ReadyPacer]; with another Pacer, or when it cannot tell, it
+// returns nil and the request waits as long as ctx lets it.
 func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error {
-	return t.pacer.tooLate(ctx, t.originPacingKey(k))
+	deadline, ok := ctx.Deadline()
+	if !ok || t.pacer.ready == nil {
+		return nil
+	}
+	key := t.originPacingKey(k)
+	ks, err := t.pacer.ready.Ready(ctx, key, 0)
+	if err != nil {
+		return nil // a store that fails fails the fetch, which says so
+	}
+	if now := time.Now(); ks.Next.After(now) && !ks.Next.Before(deadline) {
+		return &DeadlineError{Key: key, Earliest: ks.Next, Deadline: deadline, now: now}
+	}
+	return nil
 }
 
 // admit waits for the global limiter, if any, then for the host's turn.

@@ -12,13 +12,14 @@ import (
 
 	"github.com/gocolly/colly/v2"
 	"github.com/polite-go/polite"
+	politecolly "github.com/polite-go/polite/colly"
 )
 
 // versusColly crawls the same local site with polite (an http.Client over
 // PoliteTransport, one goroutine per URL), with gocolly/colly v2 (async,
 // robots.txt obeyed, one LimitRule per host with the same Delay and
 // Parallelism 1, colly's way to pace per host) and with colly as the recipe
-// of colly_recipe.go sets it over polite (async), taking turns in rounds,
+// of politecolly.NewCollector sets it over polite (async), taking turns in rounds,
 // then probes which politeness rules each honours, from what the site
 // received.
 func versusColly(args []string) error {
@@ -57,9 +58,19 @@ type crawler interface {
 // politeCrawler is an http.Client over PoliteTransport, one goroutine per URL.
 type politeCrawler struct{ c *http.Client }
 
+// baseDelay returns d as a PacingPolicy's BaseDelay: None for 0, which
+// means no delay here and the default there.
+func baseDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return polite.None
+	}
+	return d
+}
+
 func newPoliteCrawler(s *site, delay time.Duration, hosts int) *politeCrawler {
-	tr := polite.New(s.transport(), polite.WithUserAgent("BenchBot/1.0"), polite.WithBaseDelay(delay),
-		polite.WithJitter(0), polite.WithMaxHosts(2*hosts+10))
+	tr := polite.New(s.transport(), polite.WithUserAgent("BenchBot/1.0"),
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(delay), Jitter: polite.None}),
+		polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10}))
 	return &politeCrawler{c: &http.Client{Transport: tr}}
 }
 
@@ -124,12 +135,13 @@ func (cc *collyCrawler) crawl(urls []string) (int, error) {
 	return int(cc.fetched.Load()), nil
 }
 
-// newRecipeCrawler returns colly set up by newPoliteCollector, async, over
+// newRecipeCrawler returns colly set up by politecolly.NewCollector, async, over
 // a PoliteTransport paced as politeCrawler's. Each request has a 30s
 // deadline counted from when polite passes it on.
 func newRecipeCrawler(s *site, delay time.Duration, hosts int) *collyCrawler {
-	c, _ := newPoliteCollector("BenchBot/1.0", s.transport(), 30*time.Second,
-		polite.WithBaseDelay(delay), polite.WithJitter(0), polite.WithMaxHosts(2*hosts+10))
+	c, _ := politecolly.NewCollector("BenchBot/1.0", politecolly.Options{Base: s.transport(), Timeout: 30 * time.Second,
+		Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(delay), Jitter: polite.None}),
+			polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10})}})
 	c.Async = true
 	cc := &collyCrawler{c: c}
 	c.OnResponse(func(r *colly.Response) {

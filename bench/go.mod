@@ -4,7 +4,6 @@ go 1.25.0
 
 require (
 	github.com/gocolly/colly/v2 v2.3.0
-	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/polite-go/polite v0.1.0
 )
 
@@ -18,9 +17,9 @@ require (
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
-	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/kennygrant/sanitize v1.2.4 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect
+	github.com/polite-go/polite/colly v0.1.0
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	github.com/temoto/robotstxt v1.1.2 // indirect
 	golang.org/x/net v0.58.0 // indirect

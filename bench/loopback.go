@@ -68,17 +68,17 @@ func loopback(args []string) error {
 	}
 
 	const botUA = "BenchBot/1.0"
-	opts := []polite.Option{polite.WithUserAgent(botUA), polite.WithBaseDelay(0),
-		polite.WithJitter(0), polite.WithMaxHosts(2 * *hosts)}
+	opts := []polite.Option{polite.WithUserAgent(botUA), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, Jitter: polite.None}),
+		polite.WithLimits(polite.Limits{MaxKeys: 2 * *hosts, MaxOrigins: 2 * *hosts})}
 	pacing := "pacing off (BaseDelay 0, MaxDelay 0)"
 	switch {
 	case *api:
 		pacing = "polite.APIDefaults()"
-		opts = []polite.Option{polite.WithUserAgent(botUA), polite.APIDefaults(), polite.WithMaxHosts(2 * *hosts)}
+		opts = []polite.Option{polite.WithUserAgent(botUA), polite.APIDefaults(), polite.WithLimits(polite.Limits{MaxKeys: 2 * *hosts, MaxOrigins: 2 * *hosts})}
 	case *adaptive:
 		pacing = "latency-adaptive pace only (BaseDelay 0)"
 	default:
-		opts = append(opts, polite.WithMaxDelay(0)) // caps the latency-adaptive part at 0: no pacing at all
+		opts = append(opts, polite.WithPacing(polite.PacingPolicy{MaxDelay: polite.None})) // caps the latency-adaptive part at 0: no pacing at all
 	}
 	politeUA, agent := "", "none (the transport adds its own on a copy)"
 	if *ua {

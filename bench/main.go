@@ -5,7 +5,7 @@
 //
 //	go run . loopback   # requests per second, polite over bare http.Transport
 //	go run . pacing     # start-to-start gaps to one host against the pace
-//	go run . colly      # polite, colly, and colly over polite (colly_recipe.go) crawling the same site
+//	go run . colly      # polite, colly, and colly over polite (politecolly.NewCollector) crawling the same site
 //
 // Each subcommand's -h lists its flags. BENCH_CPUPROFILE=file writes a CPU
 // profile of the run. BENCHMARKS.md in the parent directory records the

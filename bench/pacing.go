@@ -55,8 +55,9 @@ func pacing(args []string) error {
 	}
 	for _, sc := range scenarios {
 		rec := &startRecorder{base: s.transport(), t0: time.Now(), starts: map[string][]time.Duration{}}
-		tr := polite.New(rec, polite.WithUserAgent("BenchBot/1.0"), polite.WithBaseDelay(*pace),
-			polite.WithJitter(0), polite.WithMaxHosts(2*sc.background+10))
+		tr := polite.New(rec, polite.WithUserAgent("BenchBot/1.0"),
+			polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(*pace), Jitter: polite.None}),
+			polite.WithLimits(polite.Limits{MaxKeys: 2*sc.background + 10, MaxOrigins: 2*sc.background + 10}))
 		c := &http.Client{Transport: tr}
 		if _, err := s.arrivals(); err != nil { // forget earlier scenarios
 			return err

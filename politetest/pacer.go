@@ -3,6 +3,7 @@ package politetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"testing/synctest"
@@ -12,17 +13,18 @@ import (
 )
 
 // RunPacer checks the Pacers that newPacer makes against every case, each a
-// subtest named for the rule it checks.
+// subtest named for the rule it checks. Each case gives newPacer an
+// Effective policy, the defaults with no jitter but for what the case
+// changes, as a transport does.
 func RunPacer(t *testing.T, newPacer func(polite.PacingPolicy) polite.Pacer) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				policy := polite.DefaultPacingPolicy()
-				policy.Jitter = 0
+				policy := polite.PacingPolicy{Jitter: polite.None}
 				if c.policy != nil {
 					c.policy(&policy)
 				}
-				p := newPacer(policy)
+				p := newPacer(policy.Effective())
 				if c, ok := p.(io.Closer); ok {
 					defer c.Close()
 				}
@@ -113,7 +115,7 @@ var cases = []struct {
 		want(t, "second start", s.request("a", 0, 0, success), 13*time.Second)
 		want(t, "third start", s.request("a", 0, 0, success), 15*time.Second)
 	}},
-	{"latency pacing can be off", func(p *polite.PacingPolicy) { p.LatencyFactor, p.BaseDelay = 0, 0 }, func(t *testing.T, s *session) {
+	{"latency pacing can be off", func(p *polite.PacingPolicy) { p.LatencyFactor, p.BaseDelay = polite.None, polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 3*time.Second, success)
 		want(t, "second start", s.request("a", 0, 0, success), 3*time.Second)
 	}},
@@ -126,7 +128,7 @@ var cases = []struct {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 2 * time.Minute})
 		want(t, "start after the pause", s.request("a", 0, 0, success), 2*time.Minute)
 	}},
-	{"a short Retry-After is the wait with a small backoff base", func(p *polite.PacingPolicy) { p.BackoffBase = 0 }, func(t *testing.T, s *session) {
+	{"a short Retry-After is the wait with a small backoff base", func(p *polite.PacingPolicy) { p.BackoffBase = polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: time.Second})
 		want(t, "start after the pause", s.request("a", 0, 0, success), 2*time.Second) // the pace, doubled
 	}},
@@ -159,15 +161,15 @@ var cases = []struct {
 		first := s.request("a", 0, 0, neutral)
 		want(t, "gap after the quiet spell", s.request("a", 0, 0, success)-first, time.Second)
 	}},
-	{"no quota left pauses the key until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = 0 }, func(t *testing.T, s *session) {
+	{"no quota left pauses the key until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 0, Reset: 30 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 30*time.Second)
 	}},
-	{"a low quota is spread until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = 0 }, func(t *testing.T, s *session) {
+	{"a low quota is spread until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = polite.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 10 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 5*time.Second)
 	}},
-	{"MaxInFlight requests at most", func(p *polite.PacingPolicy) { p.LatencyFactor = 0 }, func(t *testing.T, s *session) {
+	{"MaxInFlight requests at most", func(p *polite.PacingPolicy) { p.LatencyFactor = polite.None }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
 		done := make(chan time.Duration)
 		go func() { _, at := s.start("a", 0); done <- at }()
@@ -193,6 +195,64 @@ var cases = []struct {
 			t.Fatalf("Acquire = %v; want context.Canceled", err)
 		}
 		want(t, "next start", s.request("a", 0, 0, success), time.Second)
+	}},
+	{"a release says what it changed", nil, func(t *testing.T, s *session) {
+		release := func(o polite.Outcome) polite.Change {
+			l, _ := s.start("a", 0)
+			return l.Release(o)
+		}
+		want(t, "change after a signal", release(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 30 * time.Second}),
+			polite.Change{Raised: true, Level: 1, Pause: 30 * time.Second})
+		for i := range 4 {
+			want(t, fmt.Sprintf("change after success %d", i+1), release(success), polite.Change{Level: 1})
+		}
+		want(t, "change after the fifth success", release(success), polite.Change{Cleared: true})
+	}},
+	{"Ready reads the key's state without reserving", nil, func(t *testing.T, s *session) {
+		rp, ok := s.p.(polite.ReadyPacer)
+		if !ok {
+			t.Skip("not a ReadyPacer")
+		}
+		ready := func(key string, crawlDelay time.Duration) polite.KeyState {
+			ks, err := rp.Ready(context.Background(), key, crawlDelay)
+			if err != nil {
+				t.Fatalf("Ready(%q) = %v", key, err)
+			}
+			return ks
+		}
+		want(t, "Next of a key never used", ready("never", 0).Next, time.Time{})
+		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 30 * time.Second})
+		now := time.Now()
+		ks := ready("a", 0)
+		want(t, "Next after a 30s Retry-After", ks.Next.Sub(now), 30*time.Second)
+		want(t, "PausedUntil", ks.PausedUntil.Sub(now), 30*time.Second)
+		want(t, "Level", ks.Level, 1)
+		want(t, "Pace, doubled once", ks.Pace, 2*time.Second)
+		want(t, "Pace with a 5s Crawl-delay", ready("a", 5*time.Second).Pace, 5*time.Second)
+		want(t, "Busy", ks.Busy, false)
+		want(t, "Next after asking twice: nothing reserved", ready("a", 0).Next, ks.Next)
+		want(t, "start after the pause", s.request("a", 0, 0, success), 30*time.Second)
+	}},
+	{"Stats lists the keys used", nil, func(t *testing.T, s *session) {
+		sp, ok := s.p.(polite.StatsPacer)
+		if !ok {
+			t.Skip("not a StatsPacer")
+		}
+		s.request("a", 0, 0, success)
+		s.request("a", 0, 0, success)
+		s.request("b", 0, 0, signal)
+		stats, err := sp.Stats(context.Background())
+		if err != nil {
+			t.Fatalf("Stats = %v", err)
+		}
+		byKey := map[string]polite.KeyState{}
+		for _, ks := range stats {
+			byKey[ks.Key] = ks
+		}
+		want(t, "requests to a", byKey["a"].Requests, uint64(2))
+		want(t, "requests to b", byKey["b"].Requests, uint64(1))
+		want(t, "level of b", byKey["b"].Level, 1)
+		want(t, "backoffs of b", byKey["b"].Backoffs, uint64(1))
 	}},
 	{"a deadline before the next start fails at once", nil, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, success)

@@ -9,5 +9,11 @@ import (
 
 // TestMemoryPacer holds the transport's own Pacer to the policy.
 func TestMemoryPacer(t *testing.T) {
-	politetest.RunPacer(t, polite.NewMemoryPacer)
+	politetest.RunPacer(t, func(p polite.PacingPolicy) polite.Pacer {
+		pacer, err := polite.NewMemoryPacer(p, 0)
+		if err != nil {
+			panic(err) // RunPacer's policies are valid
+		}
+		return pacer
+	})
 }

@@ -70,8 +70,9 @@ func file(o string, d time.Duration) *polite.RobotsFetch {
 		body = append(body, byte(c))
 	}
 	now := time.Now()
-	return &polite.RobotsFetch{URL: o + "/robots.txt", Status: 200, Body: body, ETag: `"v1"`,
-		Modified: "Mon, 23 Nov 2026 06:00:00 GMT", Fetched: now, Duration: 42 * time.Millisecond, Expires: now.Add(d)}
+	return &polite.RobotsFetch{
+		RobotsResult: polite.RobotsResult{URL: o + "/robots.txt", Status: 200, FetchedAt: now, Duration: 42 * time.Millisecond},
+		Body:         body, ETag: `"v1"`, LastModified: "Mon, 23 Nov 2026 06:00:00 GMT", Expires: now.Add(d)}
 }
 
 // load calls s.Load with a fetch that fails the test.
@@ -134,14 +135,15 @@ func fetchesOnce(t *testing.T, join func() polite.RobotsStore) {
 }
 
 // keepsFetch: every field of what fetch returned comes back to another
-// store of the fleet, a nil Body and an empty one both as they were.
+// store of the fleet, a nil Body and an empty one both as they were, and
+// Err as its text at least.
 func keepsFetch(t *testing.T, join func() polite.RobotsStore) {
 	empty := file(origin(t), time.Hour)
 	empty.Body = []byte{}
 	none := file(origin(t), time.Hour)
-	none.Body, none.Status, none.Err, none.ETag, none.Modified = nil, 0, "dial tcp: connection refused", "", ""
+	none.Body, none.Status, none.Err, none.ETag, none.LastModified = nil, 0, errors.New("dial tcp: connection refused"), "", ""
 	stale := file(origin(t), time.Hour)
-	stale.Status, stale.Err, stale.Stale = 503, "503 Service Unavailable", true
+	stale.Status, stale.Err, stale.Stale = 503, errors.New("503 Service Unavailable"), true
 	for _, want := range []*polite.RobotsFetch{file(origin(t), time.Hour), empty, none, stale} {
 		o := want.URL[:len(want.URL)-len("/robots.txt")]
 		if _, err := join().Load(context.Background(), o, func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch { return want }); err != nil {
@@ -149,9 +151,9 @@ func keepsFetch(t *testing.T, join func() polite.RobotsStore) {
 		}
 		got := load(t, join(), o)
 		if got.URL != want.URL || got.Status != want.Status || !bytes.Equal(got.Body, want.Body) ||
-			(got.Body == nil) != (want.Body == nil) || got.Err != want.Err || got.Stale != want.Stale ||
-			got.ETag != want.ETag || got.Modified != want.Modified || got.Duration != want.Duration ||
-			!got.Fetched.Equal(want.Fetched.Truncate(time.Microsecond)) && !got.Fetched.Equal(want.Fetched) {
+			(got.Body == nil) != (want.Body == nil) || errText(got.Err) != errText(want.Err) || got.Stale != want.Stale ||
+			got.ETag != want.ETag || got.LastModified != want.LastModified || got.Duration != want.Duration ||
+			!got.FetchedAt.Equal(want.FetchedAt.Truncate(time.Microsecond)) && !got.FetchedAt.Equal(want.FetchedAt) {
 			t.Errorf("kept\n%+v\nwant\n%+v", got, want)
 		}
 		// Expires reads on this process's clock: within a second of
@@ -322,4 +324,12 @@ func originsIndependent(t *testing.T, join func() polite.RobotsStore) {
 	}
 	close(release)
 	<-done
+}
+
+// errText returns err's text, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -28,7 +28,7 @@ func Example() {
 
 	reg := prometheus.NewRegistry()
 	m := politeprom.New(reg)
-	t := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0"), polite.WithBaseDelay(0), m.Option())
+	t := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0"), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), m.Option())
 	m.Track(t)
 	client := &http.Client{Transport: t}
 	for _, path := range []string{"/a", "/b", "/private/c"} {

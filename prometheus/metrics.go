@@ -18,7 +18,8 @@
 //	polite_robots_disallowed_total  counter    action          requests robots.txt disallowed: action "refused", or "sent" in RobotsReport mode
 //	polite_backoffs_total           counter    retry_after     rises of a host's backoff level: retry_after "true" when the signal carried a Retry-After
 //	polite_robots_fetches_total     counter    status, result  robots.txt fetches: status "2xx", "3xx", "4xx", "5xx", or "error" with no response; result "fetched" or "unreachable"
-//	polite_hosts_evicted_total      counter                    hosts whose pacing state was dropped to keep within WithMaxHosts
+//	polite_hosts_evicted_total      counter                    hosts whose pacing state was dropped to keep within Limits.MaxKeys
+//	polite_unreadable_fields_total  counter    field           rate-limit fields that could not be read, counted as the transport reports them: once per host and field
 //	polite_hosts                    gauge                      hosts tracked: with pacing state or a cached robots.txt
 //	polite_hosts_paused             gauge                      hosts paused now by a backoff or an exhausted rate limit
 //	polite_requests_waiting         gauge                      requests waiting for their turn
@@ -53,6 +54,7 @@
 package politeprom
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"time"
@@ -78,6 +80,7 @@ type Metrics struct {
 	backoffNo  prometheus.Counter // backoffs{retry_after="false"}
 	robots     *prometheus.CounterVec
 	evicted    prometheus.Counter
+	unreadable *prometheus.CounterVec
 
 	mu      sync.Mutex // guards tracked
 	tracked []*polite.PoliteTransport
@@ -119,8 +122,12 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"status", "result"}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "polite_hosts_evicted_total",
-			Help: "Hosts whose pacing state was dropped to keep within the transport's WithMaxHosts.",
+			Help: "Hosts whose pacing state was dropped to keep within the transport's Limits.MaxKeys.",
 		}),
+		unreadable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "polite_unreadable_fields_total",
+			Help: "Rate-limit fields that could not be read, once per host and field, by the field's name.",
+		}, []string{"field"}),
 	}
 	// Series that exist from the start read 0 rather than nothing.
 	m.refused = m.disallowed.WithLabelValues("refused")
@@ -133,30 +140,18 @@ func New(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Option returns the option that makes a transport report to m. Besides
-// the hook, it sets [polite.WithWaitThreshold] to 0, so that every request
-// makes a [polite.EventWaited] event, which counts it: that costs each
-// request a few hundred nanoseconds and one allocation, its URL as a
-// string (BenchmarkRoundTrip), and makes a [polite.WithLogger] logger log
-// every request's wait. A WithWaitThreshold after Option undoes it, and the requests that
-// wait less go uncounted.
+// Option returns the option that makes a transport report to m: its
+// hook, given to [polite.WithEvents], counts every request from its
+// [polite.EventSent] event. With a hook, every request costs a few hundred
+// nanoseconds more and one allocation, its URL as a string
+// (BenchmarkRoundTrip).
 func (m *Metrics) Option() polite.Option {
-	return join(polite.WithEvents(m.observe), polite.WithWaitThreshold(0))
-}
-
-// join returns an option that applies opts in order. It is generic only to
-// name the option's argument, whose type package polite does not export.
-func join[O ~func(C), C any](opts ...O) O {
-	return func(c C) {
-		for _, o := range opts {
-			o(c)
-		}
-	}
+	return polite.WithEvents(m.observe)
 }
 
 // Track adds t to the transports whose state the gauges report. At each
 // scrape, [Metrics.Collect] calls t.Stats, which takes time and memory in
-// proportion to the hosts t tracks, a number that [polite.WithMaxHosts]
+// proportion to the hosts t tracks, a number that [polite.Limits]
 // bounds. t is kept, and reported, for as long as m is.
 func (m *Metrics) Track(t *polite.PoliteTransport) {
 	m.mu.Lock()
@@ -167,7 +162,7 @@ func (m *Metrics) Track(t *polite.PoliteTransport) {
 // observe is the transport's hook.
 func (m *Metrics) observe(ev polite.Event) {
 	switch ev.Kind {
-	case polite.EventWaited:
+	case polite.EventSent:
 		m.requests.Inc()
 		m.wait.Observe(ev.Duration.Seconds())
 	case polite.EventRefused:
@@ -186,6 +181,8 @@ func (m *Metrics) observe(ev polite.Event) {
 		m.robots.WithLabelValues(statusClass(ev.Status), "unreachable").Inc()
 	case polite.EventHostEvicted:
 		m.evicted.Inc()
+	case polite.EventUnreadableField:
+		m.unreadable.WithLabelValues(ev.Field).Inc()
 	}
 }
 
@@ -210,7 +207,9 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements [prometheus.Collector]. It computes the gauges from
-// the Stats of every tracked transport.
+// the Stats of every tracked transport; a transport whose Stats fail (a
+// Pacer that a fleet shares, whose store is out of reach) makes the
+// gauges an invalid metric with the error, which the registry reports.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range m.collectors() {
 		c.Collect(ch)
@@ -221,9 +220,14 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	var hosts, paused, waiting, inFlight int
 	now := time.Now()
 	for _, t := range tracked {
-		for _, h := range t.Stats() {
+		stats, err := t.Stats(context.Background()) // a shared Pacer bounds its reads by its own timeout
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(hostsDesc, err)
+			return
+		}
+		for _, h := range stats {
 			hosts++
-			if h.BlockedUntil.After(now) {
+			if h.PausedUntil.After(now) {
 				paused++
 			}
 			waiting += h.Waiting
@@ -237,5 +241,5 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.wait, m.disallowed, m.backoffs, m.robots, m.evicted}
+	return []prometheus.Collector{m.requests, m.wait, m.disallowed, m.backoffs, m.robots, m.evicted, m.unreadable}
 }

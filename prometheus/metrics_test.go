@@ -113,7 +113,7 @@ func TestRequestsAndRefusals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithJitter(0), m.Option())
+		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -163,13 +163,13 @@ polite_requests_waiting 0
 	})
 }
 
-// TestEveryRequestCounted checks that Option makes requests that do not
-// wait count, whatever wait threshold came before it.
+// TestEveryRequestCounted checks that requests that do not wait count,
+// and that their wait is observed as 0.
 func TestEveryRequestCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site(""), polite.APIDefaults(), polite.WithWaitThreshold(time.Hour), m.Option())
+		tr := polite.New(site(""), polite.APIDefaults(), m.Option())
 		for range 3 {
 			mustFetch(t, tr, "http://api/v1/items")
 		}
@@ -213,7 +213,7 @@ func TestBackoffs(t *testing.T) {
 			}
 			return respond(r, http.StatusServiceUnavailable, ""), nil
 		})
-		tr := polite.New(base, polite.WithJitter(0), m.Option())
+		tr := polite.New(base, polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -290,19 +290,40 @@ func TestHostsEvicted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site(""), polite.WithRobotsMode(polite.RobotsOff), polite.WithMaxHosts(1), m.Option())
+		tr := polite.New(site(""), polite.WithRobotsMode(polite.RobotsOff), polite.WithLimits(polite.Limits{MaxKeys: 1, MaxOrigins: 1}), m.Option())
 		m.Track(tr)
 		mustFetch(t, tr, "http://one/")
 		time.Sleep(time.Hour)
 		mustFetch(t, tr, "http://two/")
 		compare(t, reg, `
-# HELP polite_hosts_evicted_total Hosts whose pacing state was dropped to keep within the transport's WithMaxHosts.
+# HELP polite_hosts_evicted_total Hosts whose pacing state was dropped to keep within the transport's Limits.MaxKeys.
 # TYPE polite_hosts_evicted_total counter
 polite_hosts_evicted_total 1
 # HELP polite_hosts Hosts the transports track: hosts with pacing state or a cached robots.txt.
 # TYPE polite_hosts gauge
 polite_hosts 1
 `, "polite_hosts_evicted_total", "polite_hosts")
+	})
+}
+
+// TestUnreadableFields sends a host's malformed rate-limit fields twice
+// and another host's once: each host's field is counted once, by name.
+func TestUnreadableFields(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		m := politeprom.New(reg)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return respond(r, http.StatusOK, "ok", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "soon"), nil
+		})
+		tr := polite.New(base, polite.APIDefaults(), m.Option())
+		mustFetch(t, tr, "http://one/")
+		mustFetch(t, tr, "http://one/")
+		mustFetch(t, tr, "http://two/")
+		compare(t, reg, `
+# HELP polite_unreadable_fields_total Rate-limit fields that could not be read, once per host and field, by the field's name.
+# TYPE polite_unreadable_fields_total counter
+polite_unreadable_fields_total{field="X-RateLimit-Reset"} 2
+`, "polite_unreadable_fields_total")
 	})
 }
 
@@ -318,7 +339,7 @@ func TestGauges(t *testing.T) {
 			<-release
 			return respond(r, http.StatusOK, "ok"), nil
 		})
-		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithBaseDelay(0), polite.WithLatencyFactor(0), m.Option()}
+		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}), m.Option()}
 		first, second := polite.New(base, opts...), polite.New(base, opts...)
 		m.Track(first)
 		m.Track(second)
@@ -386,7 +407,7 @@ func TestNoHostLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		allowed := map[string]bool{"action": true, "retry_after": true, "status": true, "result": true}
+		allowed := map[string]bool{"action": true, "retry_after": true, "status": true, "result": true, "field": true}
 		for _, f := range families {
 			for _, metric := range f.GetMetric() {
 				for _, l := range metric.GetLabel() {

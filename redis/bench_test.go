@@ -39,8 +39,7 @@ func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // unpaced is a policy under which no request waits, so that a benchmark
 // measures the store and not the policy.
 func unpaced() polite.PacingPolicy {
-	p := polite.DefaultPacingPolicy()
-	p.BaseDelay, p.LatencyFactor, p.Jitter, p.MaxInFlight = 0, 0, 0, 1<<20
+	p := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1 << 20}
 	return p
 }
 
@@ -193,7 +192,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
-	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(polite.DefaultPacingPolicy())
+	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(polite.PacingPolicy{})
 	before := used()
 	for i := 0; b.Loop(); i++ {
 		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example.com", 0)
@@ -241,7 +240,7 @@ func requestContext() (context.Context, context.CancelFunc) {
 // BenchmarkAcquireReleaseMemory is BenchmarkAcquireRelease's loop on the
 // in-memory Pacer, for comparison: what a process pays for pacing alone.
 func BenchmarkAcquireReleaseMemory(b *testing.B) {
-	p := polite.NewMemoryPacer(unpaced())
+	p, _ := polite.NewMemoryPacer(unpaced(), 0)
 	keys := make([]string, 100_000)
 	for i := range keys {
 		keys[i] = "host" + strconv.Itoa(i) + ".example"

@@ -13,10 +13,15 @@ import (
 const robotsVersion = 1
 
 // encodeRobots encodes a copy of a robots.txt fetch for Redis: every field
-// but Expires, which Redis keeps as a time of its own clock. Strings and
-// the body are length-prefixed; a nil body is told from an empty one.
+// but Expires, which Redis keeps as a time of its own clock, and Err, of
+// which it keeps the text. Strings and the body are length-prefixed; a nil
+// body is told from an empty one.
 func encodeRobots(f *polite.RobotsFetch) []byte {
-	b := make([]byte, 0, 64+len(f.URL)+len(f.Body)+len(f.Err)+len(f.ETag)+len(f.Modified))
+	errText := ""
+	if f.Err != nil {
+		errText = f.Err.Error()
+	}
+	b := make([]byte, 0, 64+len(f.URL)+len(f.Body)+len(errText)+len(f.ETag)+len(f.LastModified))
 	b = append(b, robotsVersion)
 	b = binary.AppendUvarint(b, uint64(f.Status))
 	b = appendString(b, f.URL)
@@ -26,15 +31,15 @@ func encodeRobots(f *polite.RobotsFetch) []byte {
 		b = append(b, 1)
 		b = appendString(b, string(f.Body))
 	}
-	b = appendString(b, f.Err)
+	b = appendString(b, errText)
 	if f.Stale {
 		b = append(b, 1)
 	} else {
 		b = append(b, 0)
 	}
 	b = appendString(b, f.ETag)
-	b = appendString(b, f.Modified)
-	b = binary.AppendVarint(b, f.Fetched.UnixNano())
+	b = appendString(b, f.LastModified)
+	b = binary.AppendVarint(b, f.FetchedAt.UnixNano())
 	b = binary.AppendVarint(b, int64(f.Duration))
 	return b
 }
@@ -46,22 +51,26 @@ func appendString(b []byte, s string) []byte {
 // errCorrupt is the error of a copy that does not decode.
 var errCorrupt = errors.New("politeredis: a robots.txt copy in redis does not decode")
 
-// decodeRobots decodes what encodeRobots encoded; Expires is left zero.
+// decodeRobots decodes what encodeRobots encoded; Expires is left zero, and
+// Err is an error with the text encoded.
 func decodeRobots(b []byte) (*polite.RobotsFetch, error) {
 	d := decoder{b: b}
 	if d.byte() != robotsVersion {
 		return nil, errCorrupt
 	}
-	f := &polite.RobotsFetch{Status: int(d.uvarint())}
+	f := &polite.RobotsFetch{}
+	f.Status = int(d.uvarint())
 	f.URL = d.string()
 	if d.byte() == 1 {
 		f.Body = []byte(d.string())
 	}
-	f.Err = d.string()
+	if s := d.string(); s != "" {
+		f.Err = errors.New(s)
+	}
 	f.Stale = d.byte() == 1
 	f.ETag = d.string()
-	f.Modified = d.string()
-	f.Fetched = time.Unix(0, d.varint())
+	f.LastModified = d.string()
+	f.FetchedAt = time.Unix(0, d.varint())
 	f.Duration = time.Duration(d.varint())
 	if d.bad || len(d.b) != 0 {
 		return nil, errCorrupt

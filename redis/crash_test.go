@@ -20,8 +20,7 @@ const crashLease = time.Second
 
 // crashPolicy is the policy of TestCrashedProcess: only the slot waits.
 func crashPolicy() polite.PacingPolicy {
-	p := polite.DefaultPacingPolicy()
-	p.BaseDelay, p.LatencyFactor = 0, 0
+	p := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
 	return p
 }
 

@@ -40,7 +40,7 @@ func TestCrawlThroughOutage(t *testing.T) {
 	newPacer := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond), WithLogger(logger))
 	store := NewRobotsStore(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond), WithLogger(logger))
 	client := &http.Client{Transport: polite.New(nil, polite.WithPacer(newPacer), polite.WithRobotsStore(store),
-		polite.WithBaseDelay(20*time.Millisecond), polite.WithJitter(0), polite.WithLatencyFactor(0))}
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: 20 * time.Millisecond, Jitter: polite.None, LatencyFactor: polite.None}))}
 	host := strings.TrimPrefix(srv.URL, "http://")
 	host = host[:strings.LastIndexByte(host, ':')]
 	starts := func() int64 {

@@ -61,8 +61,7 @@ func stateField(t *testing.T, c redis.Cmdable, key, field string) any {
 
 func TestServerClock(t *testing.T) {
 	c := newClient(t)
-	policy := polite.DefaultPacingPolicy()
-	policy.BaseDelay, policy.Jitter, policy.LatencyFactor = 50*time.Millisecond, 0, 0
+	policy := polite.PacingPolicy{BaseDelay: 50 * time.Millisecond, Jitter: polite.None, LatencyFactor: polite.None}
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(policy)
 	ctx := context.Background()
@@ -101,10 +100,9 @@ func TestLeaseExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.BaseDelay, policy.LatencyFactor, policy.Jitter, policy.MaxInFlight = 0, 0, 0, 1
+		policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 		prefix := freshPrefix()
-		opts := []Option{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
+		opts := []PacerOption{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
 		crashed := NewPacer(c, opts...)(policy)
 		if _, err := crashed.Acquire(context.Background(), "a", 0); err != nil {
 			t.Fatal(err)
@@ -126,10 +124,10 @@ func TestLeaseExpires(t *testing.T) {
 func TestFailWhenUnreachable(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
 	_, err := p.Acquire(context.Background(), "a", 0)
-	if err == nil || !strings.Contains(err.Error(), "redis unreachable") {
-		t.Fatalf("Acquire = %v; want an error naming redis", err)
+	if err == nil || !strings.Contains(err.Error(), "redis unreachable") || !strings.Contains(err.Error(), "dial unix /nonexistent/redis.sock") {
+		t.Fatalf("Acquire = %v; want an error naming redis and the dial's error", err)
 	}
 }
 
@@ -138,8 +136,7 @@ func TestFailWhenUnreachable(t *testing.T) {
 // checks that the Pacer goes back to it.
 func TestOutage(t *testing.T) {
 	c := newClient(t)
-	policy := polite.DefaultPacingPolicy()
-	policy.BaseDelay, policy.LatencyFactor, policy.Jitter = 10*time.Millisecond, 0, 0
+	policy := polite.PacingPolicy{BaseDelay: 10 * time.Millisecond, LatencyFactor: polite.None, Jitter: polite.None}
 	var log syncBuffer
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(500*time.Millisecond),
@@ -181,6 +178,11 @@ func TestOutage(t *testing.T) {
 	if got := strings.Count(log.String(), "unreachable"); got != 1 {
 		t.Errorf("outage said %d times; want once:\n%s", got, log.String())
 	}
+	// The call's context ends while go-redis retries its dials: the
+	// warning carries their error, not only the context's.
+	if !strings.Contains(log.String(), "the last dial failed: dial unix ") {
+		t.Errorf("outage warning without the dial's error:\n%s", log.String())
+	}
 
 	restartServer(t)
 	// The next request after a probe interval is the probe; on a busy
@@ -200,7 +202,7 @@ func TestOutage(t *testing.T) {
 func TestFailWhenUnreachableNeverFallsBack(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.DefaultPacingPolicy())
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
 	for range 3 {
 		if _, err := p.Acquire(context.Background(), "a", 0); err == nil {
 			t.Fatal("Acquire succeeded with redis unreachable")
@@ -215,8 +217,7 @@ func TestJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.Jitter, policy.LatencyFactor = 0.5, 0
+		policy := polite.PacingPolicy{Jitter: 0.5, LatencyFactor: polite.None}
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
 		draws := []float64{0.25, 1, 0, 0.5, 0}
 		var u float64
@@ -248,9 +249,8 @@ func TestHungServer(t *testing.T) {
 	opts.ContextTimeoutEnabled = true
 	c := redis.NewClient(opts)
 	defer c.Close()
-	policy := polite.DefaultPacingPolicy()
-	policy.BaseDelay, policy.LatencyFactor = 0, 0
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithLogger(nil))(policy)
+	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(policy)
 	if l, err := p.Acquire(context.Background(), "a", 0); err != nil {
 		t.Fatal(err)
 	} else {
@@ -283,8 +283,7 @@ func TestIgnore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.Jitter = 0
+		policy := polite.PacingPolicy{Jitter: polite.None}
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
 		ctx := context.Background()
 		l, err := p.Acquire(ctx, "a", 0)
@@ -306,35 +305,31 @@ func TestIgnore(t *testing.T) {
 	})
 }
 
-func TestEvents(t *testing.T) {
+// TestReleaseChanges checks what a Pacer's releases say they changed in
+// the key's shared state: the backoff raised, with its level and pause,
+// then cleared after five successes.
+func TestReleaseChanges(t *testing.T) {
 	newClient(t)
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.DefaultPacingPolicy()
-		policy.Jitter = 0
-		var got []polite.Event
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable(),
-			WithEvents(func(e polite.Event) { got = append(got, e) }))(policy)
-		request := func(o polite.Outcome) {
+		policy := polite.PacingPolicy{Jitter: polite.None}
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		request := func(o polite.Outcome) polite.Change {
 			l, err := p.Acquire(context.Background(), "a", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.Release(o)
+			return l.Release(o)
 		}
-		request(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 7 * time.Second})
+		var got []polite.Change
+		got = append(got, request(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 7 * time.Second}))
 		for range 5 {
-			request(polite.Outcome{Class: polite.OutcomeSuccess})
+			got = append(got, request(polite.Outcome{Class: polite.OutcomeSuccess}))
 		}
-		if len(got) != 2 {
-			t.Fatalf("events = %+v; want a backoff and its clearing", got)
-		}
-		if e := got[0]; e.Kind != polite.EventBackoff || e.Host != "a" || e.Level != 1 || e.Pause != 7*time.Second || e.RetryAfter != 7*time.Second {
-			t.Errorf("first event = %+v; want EventBackoff for a at level 1 with a 7s pause", e)
-		}
-		if e := got[1]; e.Kind != polite.EventBackoffCleared || e.Host != "a" {
-			t.Errorf("second event = %+v; want EventBackoffCleared for a", e)
+		want := []polite.Change{{Raised: true, Level: 1, Pause: 7 * time.Second}, {Level: 1}, {Level: 1}, {Level: 1}, {Level: 1}, {Cleared: true}}
+		if !slices.Equal(got, want) {
+			t.Errorf("changes\n%+v\nwant\n%+v", got, want)
 		}
 	})
 }

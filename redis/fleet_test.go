@@ -81,8 +81,8 @@ func fleetChild() int {
 		polite.WithPacer(func(p polite.PacingPolicy) polite.Pacer { return stampPacer{newPacer(p)} }),
 		polite.WithRobotsStore(NewRobotsStore(c, WithKeyPrefix("fleet"), FailWhenUnreachable(), WithPollInterval(10*time.Millisecond))),
 		polite.WithPacingKey(polite.PacingKeyOrigin),
-		polite.WithBaseDelay(fleetPace), polite.WithJitter(0), polite.WithLatencyFactor(0),
-		polite.WithBackoff(time.Second, time.Minute), polite.WithMaxInFlight(1))
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: fleetPace, Jitter: polite.None, LatencyFactor: polite.None,
+			BackoffBase: time.Second, MaxBackoff: time.Minute, MaxInFlight: 1}))
 	client := &http.Client{Transport: tr}
 	var (
 		wg     sync.WaitGroup

@@ -34,17 +34,14 @@ const robotsKeep = 24 * time.Hour
 //
 // When Redis is unreachable, each process fetches robots.txt itself until
 // Redis answers again, and says so once; with [FailWhenUnreachable], Load
-// fails with an error naming Redis instead. WithKeyPrefix, WithPollInterval,
-// WithTimeout, WithLogger and FailWhenUnreachable apply; the other options
-// are the Pacer's.
-func NewRobotsStore(client redis.UniversalClient, opts ...Option) polite.RobotsStore {
-	o := defaults()
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return &robotsStore{client: client, o: o,
-		health: &health{logger: o.logger, probe: o.probe,
+// fails with an error naming Redis instead. An invalid option makes it
+// panic with a [*polite.ConfigError].
+func NewRobotsStore(client redis.UniversalClient, opts ...RobotsOption) polite.RobotsStore {
+	o := apply(opts, RobotsOption.applyRobots)
+	s := &robotsStore{client: client, o: o,
+		health: &health{logger: o.logger, probe: o.probe, down: reloader(client), dials: watchDials(client),
 			fallback: "fetching robots.txt in this process", resumed: "sharing robots.txt in redis"}}
+	return s
 }
 
 // robotsStore is the RobotsStore that NewRobotsStore makes.
@@ -82,7 +79,7 @@ func (s *robotsStore) Load(ctx context.Context, origin string, fetch func(contex
 			return s.unreachable(ctx, fetch, fmt.Errorf("politeredis: robots.txt of %s: %w", origin, err))
 		}
 		s.health.answered()
-		landed := waiting && prev != nil && (seen == nil || !prev.Fetched.Equal(seen.Fetched))
+		landed := waiting && prev != nil && (seen == nil || !prev.FetchedAt.Equal(seen.FetchedAt))
 		switch {
 		case state == robotsFresh:
 			return prev, nil
@@ -236,7 +233,7 @@ func (s *robotsStore) unclaim(keys []string, claim string) {
 // otherwise.
 func (s *robotsStore) unreachable(ctx context.Context, fetch func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch, err error) (*polite.RobotsFetch, error) {
 	if s.o.failClose {
-		return nil, fmt.Errorf("%w (redis unreachable)", err)
+		return nil, fmt.Errorf("%w (redis unreachable)", s.health.cause(err))
 	}
 	s.health.failed(err)
 	return s.alone(ctx, fetch)

@@ -3,6 +3,8 @@ package politeredis
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -29,8 +31,8 @@ func TestRobotsStoreConformance(t *testing.T) {
 
 // copyOf returns a fetch's copy for origin o that lives for d.
 func copyOf(o string, d time.Duration) *polite.RobotsFetch {
-	return &polite.RobotsFetch{URL: o + "/robots.txt", Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"),
-		Fetched: time.Now(), Expires: time.Now().Add(d)}
+	return &polite.RobotsFetch{RobotsResult: polite.RobotsResult{URL: o + "/robots.txt", Status: 200, FetchedAt: time.Now()},
+		Body: []byte("User-agent: *\nDisallow: /x\n"), Expires: time.Now().Add(d)}
 }
 
 // TestRobotsStoreLapsedClaim: a claim whose process died, and so stops
@@ -67,7 +69,7 @@ func TestRobotsStoreRenewsClaim(t *testing.T) {
 	prefix := freshPrefix()
 	const o = "https://slow.example:443"
 	claim := prefix + ":robots:{slow.example}" + o + ":claim"
-	opts := []Option{WithKeyPrefix(prefix), FailWhenUnreachable(), WithFetchClaim(2 * time.Second), WithPollInterval(20 * time.Millisecond)}
+	opts := []RobotsOption{WithKeyPrefix(prefix), FailWhenUnreachable(), WithFetchClaim(2 * time.Second), WithPollInterval(20 * time.Millisecond)}
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
@@ -126,7 +128,7 @@ func TestRobotsStoreWaitersTakeExpired(t *testing.T) {
 	c := newClient(t)
 	prefix := freshPrefix()
 	const o = "https://expired.example:443"
-	opts := []Option{WithKeyPrefix(prefix), FailWhenUnreachable(), WithPollInterval(5 * time.Millisecond)}
+	opts := []RobotsOption{WithKeyPrefix(prefix), FailWhenUnreachable(), WithPollInterval(5 * time.Millisecond)}
 	expired := copyOf(o, -time.Second)
 	release := make(chan struct{})
 	var fetches atomic.Int32
@@ -264,15 +266,20 @@ func TestRobotsStoreFailWhenUnreachable(t *testing.T) {
 	}
 }
 
-// TestRobotsCodec: every copy decodes to what was encoded, and every
-// truncation or extension of one fails to decode rather than panics.
+// TestRobotsCodec: every copy decodes to what was encoded, Err as its text,
+// and every truncation or extension of one fails to decode rather than
+// panics.
 func TestRobotsCodec(t *testing.T) {
 	at := time.Date(2026, 11, 23, 6, 0, 0, 123456789, time.UTC)
+	result := func(url string, status int, err error, stale bool, d time.Duration) polite.RobotsResult {
+		return polite.RobotsResult{URL: url, Status: status, Err: err, Stale: stale, FetchedAt: at, Duration: d}
+	}
 	tests := []polite.RobotsFetch{
-		{URL: "https://a.example:443/robots.txt", Status: 200, Body: []byte("User-agent: *\nDisallow: /\x00\xff"), ETag: `"e"`, Modified: "x", Fetched: at, Duration: time.Second},
-		{URL: "http://b.example:80/robots.txt", Status: 200, Body: []byte{}, Fetched: at},
-		{URL: "http://c.example:80/robots.txt", Err: "dial tcp: refused", Fetched: at, Duration: -1},
-		{URL: "http://d.example:80/robots.txt", Status: 503, Err: "503", Stale: true, Body: []byte("x"), Fetched: at},
+		{RobotsResult: result("https://a.example/robots.txt", 200, nil, false, time.Second),
+			Body: []byte("User-agent: *\nDisallow: /\x00\xff"), ETag: `"e"`, LastModified: "x"},
+		{RobotsResult: result("http://b.example/robots.txt", 200, nil, false, 0), Body: []byte{}},
+		{RobotsResult: result("http://c.example/robots.txt", 0, errors.New("dial tcp: refused"), false, -1)},
+		{RobotsResult: result("http://d.example:8080/robots.txt", 503, fmt.Errorf("wrapped: %w", errors.New("503")), true, 0), Body: []byte("x")},
 	}
 	for _, want := range tests {
 		b := encodeRobots(&want)
@@ -281,8 +288,8 @@ func TestRobotsCodec(t *testing.T) {
 			t.Fatalf("decode(encode(%+v)) = %v", want, err)
 		}
 		if got.URL != want.URL || got.Status != want.Status || !bytes.Equal(got.Body, want.Body) ||
-			(got.Body == nil) != (want.Body == nil) || got.Err != want.Err || got.Stale != want.Stale ||
-			got.ETag != want.ETag || got.Modified != want.Modified || !got.Fetched.Equal(want.Fetched) || got.Duration != want.Duration {
+			(got.Body == nil) != (want.Body == nil) || errText(got.Err) != errText(want.Err) || got.Stale != want.Stale ||
+			got.ETag != want.ETag || got.LastModified != want.LastModified || !got.FetchedAt.Equal(want.FetchedAt) || got.Duration != want.Duration {
 			t.Errorf("decode(encode(x)) = %+v; want %+v", got, want)
 		}
 		for n := range len(b) {
@@ -294,4 +301,12 @@ func TestRobotsCodec(t *testing.T) {
 			t.Errorf("%q with a byte more decoded", b)
 		}
 	}
+}
+
+// errText returns err's text, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

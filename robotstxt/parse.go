@@ -168,6 +168,10 @@ func parseRobots(body []byte) *robotsFile {
 			}
 			cur.crawlDelay = max(cur.crawlDelay, d)
 		case "sitemap", "site-map":
+			if value != "" && !isSitemapURL(value) {
+				f.skip(lineNo, raw, skipBadSitemap)
+				continue
+			}
 			if value != "" {
 				f.sitemaps = append(f.sitemaps, value)
 			}

@@ -114,7 +114,9 @@ func (r *File) MaxCrawlDelay() time.Duration {
 	return d
 }
 
-// Sitemaps returns the values of the file's Sitemap lines, in order.
+// Sitemaps returns the values of the file's Sitemap lines, in order: each
+// an absolute http or https URL, since a line with any other value is
+// skipped.
 func (r *File) Sitemaps() []string { return slices.Clone(r.file.sitemaps) }
 
 // NumGroups returns the number of groups in the file. A file with no group,
@@ -135,8 +137,8 @@ type SkippedLine struct {
 	Text string
 	// Reason says why the line was skipped: "no colon", "no product
 	// token", "rule outside any group", "not a path pattern",
-	// "Crawl-delay outside any group", "bad Crawl-delay" or
-	// "unknown field".
+	// "Crawl-delay outside any group", "bad Crawl-delay", "Sitemap not an
+	// absolute http(s) URL" or "unknown field".
 	Reason string
 }
 

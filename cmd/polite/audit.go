@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,7 @@ func (f failOnFlag) matches(c *auditRow) bool {
 	return false
 }
 
-func runAudit(args []string, stdout, stderr io.Writer) int {
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("audit", stderr, nil)
 	var robots robotsFlag
 	fs.Var(&robots, "robots", "the site's robots.txt `[DATE=]FILE`; repeat with dates, 2006-01-02 or RFC 3339, for a file that changed")
@@ -78,7 +79,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if *timeline != "" {
 		a.timelines = newTimelineBudget()
 	}
-	status := auditLogs(a, logs, stderr)
+	status, stopped := auditLogs(ctx, a, logs, stderr)
 
 	rep := newAuditReport(a, logs)
 	switch *format {
@@ -108,6 +109,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 			status = worse(status, exitBlocked)
 		}
 	}
+	if stopped != nil {
+		fmt.Fprintf(stderr, "polite audit: interrupted at %s:%d\n", stopped.log, stopped.line)
+		status = exitInterrupted
+	}
 	return status
 }
 
@@ -136,8 +141,8 @@ func logArgs(args []string) ([]string, error) {
 // auditLogs reads every log into a, with a progress line on stderr when
 // it is a terminal. A log that cannot be read is reported, once the
 // progress line is gone, and the others are read; the status is then
-// exitError.
-func auditLogs(a *auditor, logs []string, stderr io.Writer) int {
+// exitError. When ctx ends, the reading stops, and stopped says where.
+func auditLogs(ctx context.Context, a *auditor, logs []string, stderr io.Writer) (status int, stopped *lineLoc) {
 	p := &auditProgress{began: time.Now()}
 	for _, name := range logs {
 		if size := logSize(name); size >= 0 && p.total >= 0 {
@@ -149,16 +154,26 @@ func auditLogs(a *auditor, logs []string, stderr io.Writer) int {
 	progress := startProgress(stderr, p.line)
 	var errs []string
 	for _, name := range logs {
+		last := lineLoc{name, 0}
+		if ctx.Err() != nil {
+			stopped = &last
+			break
+		}
 		r, closeLog, err := openLog(name, &p.read)
 		if err == nil {
-			err = readLines(r, func(n int64, text []byte) {
-				a.line(lineLoc{name, n}, text)
+			err = readLines(ctx, r, func(n int64, text []byte) {
+				last.line = n
+				a.line(last, text)
 				if n&4095 == 0 {
 					p.lines.Store(a.lines)
 					p.bad.Store(a.numUnparsed())
 				}
 			})
 			closeLog()
+		}
+		if err != nil && ctx.Err() != nil {
+			stopped = &last
+			break
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("polite audit: %s: %v", name, err))
@@ -169,9 +184,9 @@ func auditLogs(a *auditor, logs []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, e)
 	}
 	if len(errs) > 0 {
-		return exitError
+		return exitError, stopped
 	}
-	return exitOK
+	return exitOK, stopped
 }
 
 // writeTimelines writes the timelines of the first crawlers of the report

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -78,8 +79,9 @@ func (c countingReader) Read(p []byte) (int, error) {
 // readLines calls line for each line of r, without its line ending
 // (LF or CR LF), with its number from 1. A line longer than maxLine is
 // handed over cut to maxLine+1 bytes. A goroutine reads r ahead, a block
-// at a time.
-func readLines(r io.Reader, line func(n int64, text []byte)) error {
+// at a time. When ctx ends, readLines stops after the block it is in and
+// returns ctx's error.
+func readLines(ctx context.Context, r io.Reader, line func(n int64, text []byte)) error {
 	type block struct {
 		buf []byte
 		err error
@@ -89,19 +91,34 @@ func readLines(r io.Reader, line func(n int64, text []byte)) error {
 	for range cap(free) {
 		free <- make([]byte, blockSize)
 	}
+	stop := make(chan struct{}) // the reader goroutine's end, when lines stop early
+	defer close(stop)
+	send := func(b block) bool {
+		select {
+		case blocks <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
 	go func() {
 		defer close(blocks)
 		for {
-			buf := <-free
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-stop:
+				return
+			}
 			n, err := io.ReadFull(r, buf)
-			if n > 0 {
-				blocks <- block{buf: buf[:n]}
+			if n > 0 && !send(block{buf: buf[:n]}) {
+				return
 			}
 			switch {
 			case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 				return
 			case err != nil:
-				blocks <- block{err: err}
+				send(block{err: err})
 				return
 			}
 		}
@@ -139,6 +156,9 @@ func readLines(r io.Reader, line func(n int64, text []byte)) error {
 			data = data[i+1:]
 		}
 		free <- b.buf[:cap(b.buf)]
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
 	if len(carry) > 0 {
 		emit(carry)

@@ -31,7 +31,7 @@ func auditText(t *testing.T, a *auditor, log string) []violationKey {
 	t.Helper()
 	var got []violationKey
 	a.onViolation = func(v violation) { got = append(got, violationKey{v.line, v.kind}) }
-	if err := readLines(strings.NewReader(log), func(n int64, text []byte) { a.line(lineLoc{"log", n}, text) }); err != nil {
+	if err := readLines(t.Context(), strings.NewReader(log), func(n int64, text []byte) { a.line(lineLoc{"log", n}, text) }); err != nil {
 		t.Fatal(err)
 	}
 	if n := a.numUnparsed(); n > 0 {

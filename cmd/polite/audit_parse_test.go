@@ -200,7 +200,7 @@ func TestReadLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			err := readLines(strings.NewReader(tt.in), func(n int64, text []byte) {
+			err := readLines(t.Context(), strings.NewReader(tt.in), func(n int64, text []byte) {
 				if n != int64(len(got)+1) {
 					t.Errorf("line %d after %d lines", n, len(got))
 				}
@@ -232,7 +232,7 @@ func TestReadLinesError(t *testing.T) {
 	}
 	defer closeFn()
 	var lines bytes.Buffer
-	err = readLines(r, func(n int64, text []byte) { fmt.Fprintf(&lines, "%d:%s ", n, text) })
+	err = readLines(t.Context(), r, func(n int64, text []byte) { fmt.Fprintf(&lines, "%d:%s ", n, text) })
 	if err == nil || lines.String() != "1:a 2:b 3:c " {
 		t.Errorf("readLines: %q, %v; want three lines and an error", lines.String(), err)
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +50,7 @@ func auditWatched(t *testing.T, robotsArgs []string, checks []requestCheck, logs
 		got[k] = true
 	}
 	var stderr bytes.Buffer
-	if status := auditLogs(a, logs, &stderr); status != exitOK {
+	if status, _ := auditLogs(t.Context(), a, logs, &stderr); status != exitOK {
 		t.Fatalf("auditLogs: status %d: %s", status, stderr.String())
 	}
 	return a, got
@@ -398,5 +401,50 @@ func TestAuditTimelines(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("timelines %v; want %v", got, want)
+	}
+}
+
+// cancelReader reads r, and ends a context once after bytes of it.
+type cancelReader struct {
+	r      io.Reader
+	after  int
+	cancel func()
+}
+
+func (c *cancelReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.after -= n; c.after <= 0 && c.cancel != nil {
+		c.cancel()
+		c.cancel = nil
+	}
+	return n, err
+}
+
+// TestAuditInterrupt interrupts audit as the first SIGINT does, part way
+// through its standard input: it must report the lines it read, say where
+// it stopped, and exit with 130.
+func TestAuditInterrupt(t *testing.T) {
+	_, _, text, _ := genFiles(t)
+	for len(text) < 4*blockSize {
+		text = append(text, text...)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	old := auditStdin
+	defer func() { auditStdin = old }()
+	auditStdin = &cancelReader{r: bytes.NewReader(text), after: blockSize, cancel: cancel}
+
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, append(append([]string{"audit", "-format", "json"}, genRobotsArgs(t)...), "-"), &stdout, &stderr)
+	if code != exitInterrupted {
+		t.Errorf("exit status %d; want %d (stderr %q)", code, exitInterrupted, stderr.String())
+	}
+	rep, _ := decodeAuditJSON(t, stdout.String())
+	total := int64(bytes.Count(text, []byte("\n")))
+	if rep.Lines == 0 || rep.Lines >= total {
+		t.Errorf("%d lines read; want some of the %d", rep.Lines, total)
+	}
+	if want := fmt.Sprintf("polite audit: interrupted at -:%d\n", rep.Lines); !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("stderr %q; want it to end with %q", stderr.String(), want)
 	}
 }

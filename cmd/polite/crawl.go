@@ -13,7 +13,7 @@ import (
 	"github.com/polite-go/polite"
 )
 
-func runCrawl(args []string, stdout, stderr io.Writer) int {
+func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("crawl", stderr, &c)
 	var opts crawlOptions
@@ -21,7 +21,8 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.maxDepth, "max-depth", 3, "follow links this many steps from the URLs given")
 	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once, each when the transport reports it ready: one request in flight per host")
 	fs.BoolVar(&opts.sameHost, "same-host", false, "follow only links to the hosts of the URLs given")
-	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 30*time.Second, "stop when no new link has been found for this long")
+	opts.idleTimeout = 30 * time.Second
+	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no new link has been found for this `duration`; 0 for none")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
 	if status := parseFlags(fs, args); status >= 0 {
@@ -51,12 +52,12 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "%v", err)
 	}
 
-	floor := paceFloor{base: c.delay, maxCrawlDelay: polite.DefaultMaxCrawlDelay}
+	floor := paceFloor{base: c.delay, maxCrawlDelay: defaultPacing.MaxCrawlDelay}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	var encErr error
-	res := crawl(context.Background(), tr, wire, opts, seeds, stderr, func(r pageRecord) {
+	res := crawl(ctx, tr, wire, opts, seeds, stderr, func(r pageRecord) {
 		if err := enc.Encode(r); err != nil && encErr == nil {
 			encErr = err
 		}
@@ -83,6 +84,10 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "polite crawl: interrupted; URLs still to crawl: %d\n", res.left)
+		return exitInterrupted
+	}
 	return res.status()
 }
 
@@ -93,6 +98,7 @@ type crawlResult struct {
 	wire       []wireRequest
 	stats      []polite.HostStats
 	idle       bool // stopped on the idle timeout
+	left       int  // URLs queued, or under way when the crawl stopped
 }
 
 // blocked counts the records refused by robots.txt.
@@ -144,13 +150,15 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 		emit(r)
 	})
 	line := startProgress(progress, func(now time.Time) string {
-		return crawlProgress(c.progress(), tr.Stats(), now)
+		stats, _ := tr.Stats(ctx) // the in-memory pacer's fail only when ctx has ended
+		return crawlProgress(c.progress(), stats, now)
 	})
 	res.idle = c.run(ctx, seeds)
+	res.left = c.progress().Queued
 	line.Stop()
 	res.end = time.Now()
 	res.wire = wire.requests()
-	res.stats = tr.Stats()
+	res.stats, _ = tr.Stats(context.Background()) // the in-memory pacer's never fail
 	return res
 }
 
@@ -158,7 +166,7 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 func (r crawlResult) timeline() timelineData {
 	d := timelineData{Start: r.start, End: r.end, Wire: r.wire}
 	for _, s := range r.stats {
-		d.Hosts = append(d.Hosts, s.Host)
+		d.Hosts = append(d.Hosts, s.Key)
 	}
 	for _, rec := range r.records {
 		if rec.Blocked != "" {

@@ -79,7 +79,7 @@ func BenchmarkCrawlThroughput(b *testing.B) {
 					}
 				}
 				rate := float64(sum.requests) / sum.window.Seconds()
-				limit := float64(hosts) / (crawlBenchDelay.Seconds() * (1 + polite.DefaultJitter/2))
+				limit := float64(hosts) / (crawlBenchDelay.Seconds() * (1 + defaultPacing.Jitter/2))
 				b.ReportMetric(rate, "req/s")
 				b.ReportMetric(rate/limit, "limit-ratio")
 				b.ReportMetric(sum.warmup.Seconds()/float64(b.N), "warmup-s")
@@ -188,7 +188,7 @@ func (w *benchWeb) crawl(b *testing.B, workers int, window time.Duration) benchC
 	defer base.CloseIdleConnections()
 	warm := &warmWatch{base: base, want: w.hosts, warm: make(chan struct{})}
 	wire := &wireRecorder{base: warm}
-	tr := polite.New(wire, polite.WithUserAgent(defaultUA), polite.WithBaseDelay(crawlBenchDelay))
+	tr := polite.New(wire, polite.WithUserAgent(defaultUA), polite.WithPacing(polite.PacingPolicy{BaseDelay: crawlBenchDelay}))
 	seeds := make([]*url.URL, w.hosts)
 	for h := range seeds {
 		u, err := url.Parse(w.url(h, 0))

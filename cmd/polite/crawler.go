@@ -410,10 +410,15 @@ func (c *crawler) finish(it crawlItem, rec pageRecord) {
 	c.emitMu.Unlock()
 }
 
-// release frees the host of it after a fetch cut short by the end of the crawl.
+// release frees the host of it after a fetch cut short by the end of the
+// crawl, and puts it back at the head of its host's queue, as a URL still
+// to crawl.
 func (c *crawler) release(it crawlItem) {
 	c.mu.Lock()
 	c.freeLocked(it)
+	h := c.hosts[it.host]
+	h.items = append([]crawlItem{it}, h.items...)
+	c.counts.Queued++
 	c.wake.Broadcast()
 	c.mu.Unlock()
 }

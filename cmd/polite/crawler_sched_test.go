@@ -117,7 +117,7 @@ func TestCrawlerSchedulesReadyHosts(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				web := &schedWeb{chain: 10, paused: tt.paused, retryAfter: 30, front: make(map[string]int)}
 				tr := &handoffRecorder{
-					PoliteTransport: polite.New(web, polite.WithBaseDelay(delay), polite.WithJitter(0)),
+					PoliteTransport: polite.New(web, polite.WithPacing(polite.PacingPolicy{BaseDelay: delay, Jitter: polite.None})),
 					at:              make(map[string][]time.Time),
 				}
 				var mu sync.Mutex
@@ -196,8 +196,8 @@ func TestCrawlerPollsBusyHost(t *testing.T) {
 		tr := &handoffRecorder{
 			// No latency pacing: the host is free to start a request as soon
 			// as /slow has answered.
-			PoliteTransport: polite.New(web, polite.WithBaseDelay(time.Second), polite.WithJitter(0),
-				polite.WithLatencyFactor(0)),
+			PoliteTransport: polite.New(web,
+				polite.WithPacing(polite.PacingPolicy{BaseDelay: time.Second, Jitter: polite.None, LatencyFactor: polite.None})),
 			at: make(map[string][]time.Time),
 		}
 		t0 := time.Now()

@@ -25,7 +25,8 @@
 // another. The product token of the User-Agent, "polite" by default,
 // chooses the robots.txt group that binds. -delay is the base delay, the
 // least time between the starts of two requests to one host (1s by
-// default; it must not be negative).
+// default, 0 for none; it must not be negative). A duration has a unit, as
+// in 5s, 500ms or 1m30s; a bare number but 0 is an error that says so.
 //
 // # Check
 //
@@ -38,14 +39,24 @@
 //	blocked  http://127.0.0.1:8089/catalog/lamp.pdf  group *       rule "Disallow: /*.pdf$"       crawl-delay none  pace 1s
 //	blocked  http://127.0.0.2:8089/drafts/scoop      group polite  rule "Disallow: /drafts/"      crawl-delay 1s    pace 1s
 //
+// After the verdicts, it lists the sitemaps of the robots.txt files it
+// consulted, each once:
+//
+//	sitemap  https://example.com/sitemap.xml
+//
 // With -robots FILE it tests the local robots.txt FILE instead and sends
 // nothing at all: a robots.txt tester for site owners. A URL may then be a
 // bare path, which must start with "/", such as /private/x or /search?q=go.
-// Check first lists on standard error the lines of FILE that a crawler
-// skips, with their numbers and why ("FILE:2: skipped, unknown field:
-// "Disalow: /x""), and warns, exiting with 2, when no line of FILE is
-// robots.txt at all, as with an HTML page or binary data, which every
-// crawler reads as allowing everything.
+// Once the arguments are known to be good, check first says on standard
+// error whether FILE is robots.txt at all. When it is binary data (a NUL
+// byte, or more than one byte in ten that is no text, in its first 8 KiB),
+// an HTML or XML document, or text in UTF-16, or when none of its lines
+// is robots.txt, every crawler reads it as allowing everything: check
+// says so first, and exits with 2. Then it lists the lines of FILE that a
+// crawler skips, with their numbers and why ("FILE:2: skipped, unknown
+// field: "Disalow: /x""), a Sitemap line whose value is not an absolute
+// http or https URL among them; of binary data or a document it gives
+// only their number.
 //
 // # Get
 //
@@ -74,7 +85,10 @@
 // links up to -max-depth steps (3) from the URLs given, and -same-host
 // keeps it to their hosts. It stops after -max-pages requests (100;
 // refusals by robots.txt do not count), when nothing is left to fetch, or
-// when no new link has been found for -idle-timeout (30s). Each of the
+// when no new link has been found for -idle-timeout (30s). -idle-timeout 0
+// means no idle timeout, for sites whose Crawl-delay or backoff is longer
+// than any timeout would be: the crawl then stops only at -max-pages, when
+// nothing is left, or when interrupted. Each of the
 // -concurrency workers (4) crawls one host at a time, one that the
 // transport's Ready reports ready to start a request now, and sleeps until
 // one is rather than waiting in the transport. A URL whose answer backs
@@ -259,6 +273,22 @@
 // commas, audit exits with 1 when the crawler named TOKEN broke a rule,
 // or, with *, any crawler that robots.txt binds: for CI and cron.
 //
+// # Interrupts
+//
+// The first SIGINT (Ctrl-C) or SIGTERM stops a command where it is, as
+// Scrapy's first Ctrl-C does: the requests in flight are cancelled, none
+// starts after them, and the command still reports what it did. Crawl
+// writes its table and summary, the -timeline file, and "polite crawl:
+// interrupted; URLs still to crawl: N" (those queued, and those whose
+// request was cancelled). Get reports the URL it was fetching as
+// "stopped", then how many URLs it did not fetch; check, the URLs it had
+// decided. The demo writes its table and timeline, and no verdict. Audit
+// writes its report and timelines of the lines read, then "polite audit:
+// interrupted at LOG:N". Each
+// then exits with 130, as a shell reports a command that SIGINT ended;
+// demo -serve, which serves until interrupted, exits with 0. A second
+// SIGINT or SIGTERM exits with 130 at once, with nothing more written.
+//
 // # Exit status
 //
 // The check, get and crawl commands exit with 0 when every URL was
@@ -268,7 +298,8 @@
 // when a URL answered with a status of 400 or more. The demo exits with 1
 // when its verdict fails. Audit exits with 1 when a crawler that -fail-on
 // names broke a rule, and with 2 when a log or a robots.txt cannot be
-// read.
+// read. A command that SIGINT (Ctrl-C) or SIGTERM stops exits with 130,
+// once it has reported what it did.
 //
 // When URLs end differently, the gravest ending sets the status: a
 // network error, then an HTTP error, then a refusal. A robots.txt that

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,10 @@ import (
 // defaultUA is the User-Agent of every command. Its product token, "polite",
 // is what robots.txt groups name to address it.
 const defaultUA = "polite/1.0 (+https://github.com/polite-go/polite)"
+
+// defaultPacing is the library's pacing policy, whose defaults the flags
+// and the verdicts use.
+var defaultPacing = polite.PacingPolicy{}.Effective()
 
 // commonFlags are the transport settings every network command takes.
 type commonFlags struct {
@@ -42,51 +47,73 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	}
 	if c != nil {
 		fs.StringVar(&c.ua, "ua", defaultUA, "the `User-Agent`; its product token chooses the robots.txt group")
-		fs.DurationVar(&c.delay, "delay", polite.DefaultBaseDelay, "least time between two requests to one host")
+		c.delay = defaultPacing.BaseDelay
+		fs.Var((*durationValue)(&c.delay), "delay", "least `duration` between two requests to one host; 0 for none")
 	}
 	return fs
+}
+
+// durationValue is a flag's time.Duration, which, unlike the flag
+// package's, says what a value lacks: a unit, most often.
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return (*time.Duration)(d).String() }
+
+func (d *durationValue) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		if _, numErr := strconv.ParseFloat(s, 64); numErr == nil {
+			return fmt.Errorf("a duration needs a unit, such as %ss or 500ms", s)
+		}
+		return errors.New("not a duration, such as 5s or 500ms")
+	}
+	*d = durationValue(v)
+	return nil
 }
 
 // A flagOption is a transport option that a flag sets.
 type flagOption struct {
 	flag   string // "-delay"
-	name   string // the option's name, as its panic message gives it: "WithBaseDelay"
+	name   string // the option, as a *polite.ConfigError names it: "WithPacing"
+	field  string // the field of the option's argument, likewise: "BaseDelay"; "" for none
 	option polite.Option
 }
 
 // options returns the transport options c stands for.
 func (c *commonFlags) options() []flagOption {
 	return []flagOption{
-		{"-ua", "WithUserAgent", polite.WithUserAgent(c.ua)},
-		{"-delay", "WithBaseDelay", polite.WithBaseDelay(c.delay)},
+		{"-ua", "WithUserAgent", "", polite.WithUserAgent(c.ua)},
+		{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: noneIfZero(c.delay)})},
 	}
 }
 
+// noneIfZero returns d as a PacingPolicy field: -delay 0 means no delay,
+// which the policy writes polite.None, since 0 there means the default.
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return polite.None
+	}
+	return d
+}
+
 // newTransport returns a PoliteTransport over base with opts. The library
-// is what validates the options: New panics on an invalid one with a
-// message that names it, and newTransport returns that message as an error
-// that names the flag too, for a usage error. Other panics go on.
-func newTransport(base http.RoundTripper, opts []flagOption) (_ *polite.PoliteTransport, err error) {
-	defer func() {
-		r := recover()
-		if r == nil {
-			return
-		}
-		msg, ok := r.(string)
-		if !ok || !strings.HasPrefix(msg, "polite: ") {
-			panic(r)
-		}
-		for _, o := range opts {
-			if strings.Contains(msg, " "+o.name+"(") {
-				err = fmt.Errorf("invalid %s: %s", o.flag, msg)
-				return
-			}
-		}
-		err = errors.New(msg)
-	}()
+// is what validates the options: an invalid one is returned as an error
+// that names the flag that set it, for a usage error.
+func newTransport(base http.RoundTripper, opts []flagOption) (*polite.PoliteTransport, error) {
 	options := make([]polite.Option, len(opts))
 	for i, o := range opts {
 		options[i] = o.option
+	}
+	if err := polite.Validate(options...); err != nil {
+		var ce *polite.ConfigError
+		if errors.As(err, &ce) {
+			for _, o := range opts {
+				if o.name == ce.Option && o.field == ce.Field {
+					return nil, fmt.Errorf("invalid %s: %w", o.flag, err)
+				}
+			}
+		}
+		return nil, err
 	}
 	return polite.New(base, options...), nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polite-go/polite"
 )
@@ -15,7 +16,7 @@ import (
 // reaches the network.
 func TestArgumentErrors(t *testing.T) {
 	robots := filepath.Join(t.TempDir(), "robots.txt")
-	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
+	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private/\nDisalow: /typo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -52,6 +53,16 @@ func TestArgumentErrors(t *testing.T) {
 			"flags must come before the URLs: -same-host -max-depth\n", "is not an absolute"},
 		{"a flag after a path", []string{"check", "-robots", robots, "/a", "-ua", "Bot"},
 			"flags must come before the URLs: -ua\n", "is not an absolute"},
+		{"a usage error before the file's warnings", []string{"check", "-robots", robots, "private/x"},
+			"did you mean /private/x?", "skipped"},
+		{"a delay without a unit", []string{"check", "-delay", "5", "http://example.com/"},
+			`invalid value "5" for flag -delay: a duration needs a unit, such as 5s or 500ms` + "\n", "parse error"},
+		{"a fraction without a unit", []string{"get", "-delay", "0.5", "http://example.com/"},
+			"a duration needs a unit, such as 0.5s or 500ms", "parse error"},
+		{"not a duration", []string{"get", "-delay", "soon", "http://example.com/"},
+			`invalid value "soon" for flag -delay: not a duration, such as 5s or 500ms`, "parse error"},
+		{"an idle timeout without a unit", []string{"crawl", "-idle-timeout", "30", "http://example.com/"},
+			"a duration needs a unit, such as 30s or 500ms", "parse error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +89,7 @@ func TestOptionsValidatedByLibrary(t *testing.T) {
 	for _, cmd := range []string{"check", "get", "crawl"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, stdout, stderr := runCmd(t, cmd, "-delay", "-1s", "http://example.com/")
-			want := "polite " + cmd + ": invalid -delay: polite: WithBaseDelay(-1s): must not be negative\n"
+			want := "polite " + cmd + ": invalid -delay: polite: WithPacing: BaseDelay -1s: must not be negative (None turns it off)\n"
 			if code != exitError || stdout != "" || !strings.HasPrefix(stderr, want) {
 				t.Errorf("exit status %d, stdout %q, stderr %q; want %d, nothing, and %q first", code, stdout, stderr, exitError, want)
 			}
@@ -93,20 +104,24 @@ func TestNewTransport(t *testing.T) {
 		wantErr string // "" for none
 	}{
 		{"valid", []flagOption{
-			{"-ua", "WithUserAgent", polite.WithUserAgent("Bot/1")},
-			{"-delay", "WithBaseDelay", polite.WithBaseDelay(0)},
+			{"-ua", "WithUserAgent", "", polite.WithUserAgent("Bot/1")},
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})},
 		}, ""},
 		{"named by its flag", []flagOption{
-			{"-ua", "WithUserAgent", polite.WithUserAgent("Bot/1")},
-			{"-delay", "WithBaseDelay", polite.WithBaseDelay(-1)},
-		}, "invalid -delay: polite: WithBaseDelay(-1ns): must not be negative"},
+			{"-ua", "WithUserAgent", "", polite.WithUserAgent("Bot/1")},
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: -2})},
+		}, "invalid -delay: polite: WithPacing: BaseDelay -2ns: must not be negative (None turns it off)"},
 		{"the first invalid option", []flagOption{
-			{"-jitter", "WithJitter", polite.WithJitter(-1)},
-			{"-max", "WithMaxDelay", polite.WithMaxDelay(-1)},
-		}, "invalid -jitter: polite: WithJitter(-1): jitter must be >= 0"},
+			{"-jitter", "WithPacing", "Jitter", polite.WithPacing(polite.PacingPolicy{Jitter: -2})},
+			{"-max", "WithPacing", "MaxDelay", polite.WithPacing(polite.PacingPolicy{MaxDelay: -2})},
+		}, "invalid -jitter: polite: WithPacing: Jitter -2: must not be negative (None turns it off)"},
+		{"the flag of the option's field", []flagOption{
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: time.Second})},
+			{"-max", "WithPacing", "MaxDelay", polite.WithPacing(polite.PacingPolicy{MaxDelay: -2})},
+		}, "invalid -max: polite: WithPacing: MaxDelay -2ns: must not be negative (None turns it off)"},
 		{"an option no flag names", []flagOption{
-			{"-delay", "WithDelay", polite.WithMaxDelay(-1)},
-		}, "polite: WithMaxDelay(-1ns): must not be negative"},
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{MaxDelay: -2})},
+		}, "polite: WithPacing: MaxDelay -2ns: must not be negative (None turns it off)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +131,35 @@ func TestNewTransport(t *testing.T) {
 				t.Errorf("newTransport = %v, %v; want a transport", tr, err)
 			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
 				t.Errorf("newTransport error = %v; want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestDelayFlag checks the base delay that -delay gives the transport:
+// -delay 0 is none, not the library's default.
+func TestDelayFlag(t *testing.T) {
+	tests := []struct {
+		delay time.Duration
+		want  time.Duration
+	}{
+		{0, polite.None},
+		{2 * time.Second, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.delay.String(), func(t *testing.T) {
+			var got polite.PacingPolicy
+			opts := []polite.Option{polite.WithPacer(func(p polite.PacingPolicy) polite.Pacer {
+				got = p
+				pacer, _ := polite.NewMemoryPacer(p, 0)
+				return pacer
+			})}
+			for _, o := range (&commonFlags{ua: defaultUA, delay: tt.delay}).options() {
+				opts = append(opts, o.option)
+			}
+			polite.New(http.DefaultTransport, opts...)
+			if got.BaseDelay != tt.want {
+				t.Errorf("-delay %v: BaseDelay %v; want %v", tt.delay, got.BaseDelay, tt.want)
 			}
 		})
 	}

@@ -72,13 +72,13 @@ func crawlProgress(c crawlCounts, stats []polite.HostStats, now time.Time) strin
 	var waiting []string
 	more := 0
 	for _, h := range stats {
-		if h.Waiting == 0 && !c.Due[h.Host] {
+		if h.Waiting == 0 && !c.Due[h.Key] {
 			continue
 		}
 		next := h.LastStart.Add(h.Pace)
 		why := ""
-		if h.BlockedUntil.After(next) {
-			next, why = h.BlockedUntil, " backoff"
+		if h.PausedUntil.After(next) {
+			next, why = h.PausedUntil, " backoff"
 		}
 		left := next.Sub(now).Round(100 * time.Millisecond)
 		if left <= 0 {
@@ -88,7 +88,7 @@ func crawlProgress(c crawlCounts, stats []polite.HostStats, now time.Time) strin
 			more++
 			continue
 		}
-		waiting = append(waiting, fmt.Sprintf("%s %s%s", h.Host, short(left), why))
+		waiting = append(waiting, fmt.Sprintf("%s %s%s", h.Key, short(left), why))
 	}
 	if len(waiting) > 0 {
 		fmt.Fprintf(&b, "  waiting: %s", strings.Join(waiting, ", "))

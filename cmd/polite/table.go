@@ -17,8 +17,8 @@ import (
 // paceFloor is the pacing the transport was built with: what makes the
 // least gap a host may see between two request starts.
 type paceFloor struct {
-	base          time.Duration // WithBaseDelay
-	maxCrawlDelay time.Duration // WithMaxCrawlDelay
+	base          time.Duration // PacingPolicy.BaseDelay
+	maxCrawlDelay time.Duration // PacingPolicy.MaxCrawlDelay
 }
 
 // of returns the least gap before a request with Crawl-delay crawlDelay:
@@ -92,16 +92,16 @@ func buildReport(wire []wireRequest, stats []polite.HostStats, floor paceFloor) 
 		byHost[r.Host] = append(byHost[r.Host], r)
 	}
 	for _, s := range stats {
-		if _, ok := byHost[s.Host]; !ok {
-			hosts = append(hosts, s.Host)
+		if _, ok := byHost[s.Key]; !ok {
+			hosts = append(hosts, s.Key)
 		}
-		statsOf[s.Host] = s
+		statsOf[s.Key] = s
 	}
 	slices.Sort(hosts)
 	reports := make([]hostReport, 0, len(hosts))
 	for _, host := range hosts {
 		s := statsOf[host] // zero when the transport does not know the host
-		rep := hostReport{Host: host, Blocked: s.Blocked, Backoffs: s.Backoffs}
+		rep := hostReport{Host: host, Blocked: s.Refused, Backoffs: s.Backoffs}
 		delays := make(map[string]time.Duration) // Crawl-delay by robots.txt URL
 		for _, rs := range s.Robots {
 			delays[rs.URL] = rs.CrawlDelay
@@ -149,24 +149,22 @@ func buildReport(wire []wireRequest, stats []polite.HostStats, floor paceFloor) 
 }
 
 // robotsURLOf returns the robots.txt URL of rawURL's origin in the form the
-// transport reports it: "scheme://host:port/robots.txt".
+// transport reports it, as fetched: "scheme://host/robots.txt", with the
+// port only when it is not the scheme's default.
 func robotsURLOf(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if strings.EqualFold(u.Scheme, "https") {
-			port = "443"
-		}
-	}
+	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Hostname())
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	return strings.ToLower(u.Scheme) + "://" + host + ":" + port + "/robots.txt"
+	if port := u.Port(); port != "" && !(scheme == "http" && port == "80" || scheme == "https" && port == "443") {
+		host += ":" + port
+	}
+	return scheme + "://" + host + "/robots.txt"
 }
 
 // writeTable writes one line per host: requests on the wire, refusals by

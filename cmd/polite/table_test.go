@@ -38,8 +38,8 @@ func TestBuildReport(t *testing.T) {
 		withRetryAfter(wreq("a", "/4", 9500, 9501, 503), 10*time.Second),
 	}
 	stats := []polite.HostStats{
-		{Host: "a", Blocked: 2, Backoffs: 2, Robots: []polite.RobotsStats{{URL: "http://a:80/robots.txt", CrawlDelay: 2 * time.Second}}},
-		{Host: "b", Robots: []polite.RobotsStats{{URL: "http://b:80/robots.txt"}}},
+		{KeyState: polite.KeyState{Key: "a", Backoffs: 2}, Refused: 2, Robots: []polite.RobotsStats{{RobotsResult: polite.RobotsResult{URL: "http://a/robots.txt"}, CrawlDelay: 2 * time.Second}}},
+		{KeyState: polite.KeyState{Key: "b"}, Robots: []polite.RobotsStats{{RobotsResult: polite.RobotsResult{URL: "http://b/robots.txt"}}}},
 	}
 	reports := buildReport(wire, stats, paceFloor{base: 400 * time.Millisecond, maxCrawlDelay: time.Minute})
 	if len(reports) != 2 {
@@ -104,8 +104,10 @@ func TestRetryWaitHonoured(t *testing.T) {
 
 func TestRobotsURLOf(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"http://Example.com/a?b", "http://example.com:80/robots.txt"},
-		{"https://example.com/", "https://example.com:443/robots.txt"},
+		{"http://Example.com/a?b", "http://example.com/robots.txt"},
+		{"https://example.com/", "https://example.com/robots.txt"},
+		{"https://example.com:443/", "https://example.com/robots.txt"},
+		{"http://example.com:443/", "http://example.com:443/robots.txt"},
 		{"http://127.0.0.1:8080/x", "http://127.0.0.1:8080/robots.txt"},
 		{"http://[::1]:9/x", "http://[::1]:9/robots.txt"},
 	}
@@ -137,7 +139,7 @@ func TestShort(t *testing.T) {
 // wire is what is judged.
 func TestBuildReportWireOnly(t *testing.T) {
 	wire := []wireRequest{wreq("c", "/", 0, 1, 200), wreq("c", "/x", 100, 101, 200)}
-	reports := buildReport(wire, []polite.HostStats{{Host: "a"}}, paceFloor{base: time.Second})
+	reports := buildReport(wire, []polite.HostStats{{KeyState: polite.KeyState{Key: "a"}}}, paceFloor{base: time.Second})
 	if len(reports) != 2 || reports[0].Host != "a" || reports[1].Host != "c" {
 		t.Fatalf("reports = %+v; want a and c", reports)
 	}

@@ -74,7 +74,7 @@ func throughTransport(t *testing.T, status int, header func(now time.Time) http.
 		return resp, nil
 	})
 	wire := &wireRecorder{base: server}
-	tr := polite.New(wire, polite.WithJitter(0))
+	tr := polite.New(wire, polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}))
 	req, err := http.NewRequest(http.MethodGet, "http://example.com/page", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,10 @@ func throughTransport(t *testing.T, status int, header func(now time.Time) http.
 	}
 	resp.Body.Close()
 	log := wire.requests()
-	stats := tr.Stats()
+	stats, err := tr.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(log) != 2 || log[1].URL != req.URL.String() || len(stats) != 1 {
 		t.Fatalf("wire saw %+v, stats %+v; want robots.txt and the page, one host", log, stats)
 	}
@@ -166,7 +169,7 @@ func TestRetryAfterAgreesWithTransport(t *testing.T) {
 				if st.Level != 1 {
 					t.Errorf("Level = %d; want 1", st.Level)
 				}
-				if got, want := st.BlockedUntil.Sub(r.End), max(firstPause, r.RetryAfter); got != want {
+				if got, want := st.PausedUntil.Sub(r.End), max(firstPause, r.RetryAfter); got != want {
 					t.Errorf("the transport paused the host for %v; the recorder's reading asks %v", got, want)
 				}
 			})
@@ -197,7 +200,7 @@ func TestBackoffStatusAgreesWithTransport(t *testing.T) {
 				if r.RetryAfter != wantRetryAfter {
 					t.Errorf("the recorder read Retry-After %v; want %v", r.RetryAfter, wantRetryAfter)
 				}
-				if got := max(st.BlockedUntil.Sub(r.End), 0); got != wantPause {
+				if got := max(st.PausedUntil.Sub(r.End), 0); got != wantPause {
 					t.Errorf("the transport paused the host for %v; want %v", got, wantPause)
 				}
 			})

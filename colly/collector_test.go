@@ -1,4 +1,4 @@
-package main
+package politecolly
 
 import (
 	"context"
@@ -80,12 +80,12 @@ func TestRecipeUserAgentGroup(t *testing.T) {
 		wantPrivate int // requests for /private/1 the site receives
 	}{
 		{"recipe", func() *colly.Collector {
-			c, _ := newPoliteCollector(recipeUA, nil, time.Minute, polite.WithBaseDelay(0))
+			c, _ := NewCollector(recipeUA, Options{Timeout: time.Minute, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}})
 			return c
 		}, 0},
 		{"polite's User-Agent alone", func() *colly.Collector {
 			c := colly.NewCollector()
-			c.WithTransport(polite.New(nil, polite.WithUserAgent(recipeUA), polite.WithBaseDelay(0)))
+			c.WithTransport(polite.New(nil, polite.WithUserAgent(recipeUA), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})))
 			return c
 		}, 1},
 	} {
@@ -120,7 +120,7 @@ func TestRecipeUserAgentGroup(t *testing.T) {
 // come.
 func TestRecipeCrawlDelay(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	opts := []polite.Option{polite.WithMaxCrawlDelay(600 * time.Millisecond), polite.WithBaseDelay(0), polite.WithJitter(0)}
+	opts := []polite.Option{polite.WithPacing(polite.PacingPolicy{MaxCrawlDelay: 600 * time.Millisecond, BaseDelay: polite.None, Jitter: polite.None})}
 	for _, tc := range []struct {
 		name      string
 		collector func() *colly.Collector
@@ -133,7 +133,7 @@ func TestRecipeCrawlDelay(t *testing.T) {
 			return c
 		}, 0},
 		{"recipe", func() *colly.Collector {
-			c, _ := newPoliteCollector(recipeUA, nil, timeout, opts...)
+			c, _ := NewCollector(recipeUA, Options{Timeout: timeout, Polite: opts})
 			return c
 		}, 2},
 	} {
@@ -173,7 +173,7 @@ func TestRecipeDeadline(t *testing.T) {
 		}
 	})
 	defer close(stop) // before the site closes: it waits for its handlers
-	c, _ := newPoliteCollector(recipeUA, nil, 200*time.Millisecond, polite.WithBaseDelay(0), polite.WithBackoff(0, time.Minute))
+	c, _ := NewCollector(recipeUA, Options{Timeout: 200 * time.Millisecond, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, BackoffBase: polite.None, MaxBackoff: time.Minute})}})
 	for _, path := range []string{"/slow-headers", "/slow-body"} {
 		if err := c.Visit(s.URL + path); !isTimeout(err) {
 			t.Errorf("Visit %s = %v; want a timeout", path, err)
@@ -197,7 +197,7 @@ func TestRecipeOneRobotsFetch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestSite(t, "User-agent: *\nDisallow: /private/\n", nil)
-			c, _ := newPoliteCollector(recipeUA, nil, time.Minute, polite.WithBaseDelay(0))
+			c, _ := NewCollector(recipeUA, Options{Timeout: time.Minute, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}})
 			if tc.collyRobots {
 				c.IgnoreRobotsTxt = false
 			}
@@ -231,7 +231,7 @@ func (r *ctxRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestRecipeDeadlineReleased(t *testing.T) {
 	s := newTestSite(t, "", nil)
 	rec := &ctxRecorder{}
-	c, _ := newPoliteCollector(recipeUA, rec, time.Hour, polite.WithBaseDelay(0))
+	c, _ := NewCollector(recipeUA, Options{Base: rec, Timeout: time.Hour, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}})
 	if err := c.Visit(s.URL + "/1"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package politecolly
 
 import (
 	"context"
@@ -10,13 +10,26 @@ import (
 	"github.com/polite-go/polite"
 )
 
-// newPoliteCollector returns a gocolly/colly v2 collector whose requests go
-// through a PoliteTransport over base (http.DefaultTransport when nil),
-// built with opts, and returns that transport too. It is the recipe for
-// using polite with colly, which takes four settings:
+// Options configure [NewCollector]. The zero value is valid.
+type Options struct {
+	// Base is the transport under polite; nil means [http.DefaultTransport].
+	Base http.RoundTripper
+	// Timeout bounds each request from when polite passes it on to the
+	// network until its response body is closed, and each redirect on its
+	// own; 0 means no deadline but the collector's Context.
+	Timeout time.Duration
+	// Polite are the PoliteTransport's options, applied after
+	// polite.WithUserAgent(userAgent).
+	Polite []polite.Option
+}
+
+// NewCollector returns a gocolly/colly v2 collector whose requests go
+// through a PoliteTransport over o.Base, and returns that transport too,
+// for its Stats, Check and Ready. colly needs four settings to leave
+// politeness to polite, and NewCollector makes them:
 //
 //   - One User-Agent for both: the collector's UserAgent for the header
-//     colly puts on every request, polite.WithUserAgent(ua) for polite's
+//     colly puts on every request, polite.WithUserAgent(userAgent) for polite's
 //     robots.txt fetches. polite chooses a request's robots.txt group by
 //     the product token of the request's own User-Agent, and colly always
 //     sets one: left at colly's default, "colly - https://github.com/gocolly/colly",
@@ -29,14 +42,16 @@ import (
 //   - No http.Client.Timeout, which colly sets to 10s. It counts the wait
 //     for the host's turn, so that a Crawl-delay longer than it times out
 //     every request after the first, and it costs any transport that wraps
-//     another 7 to 12% of loopback throughput (BENCHMARKS.md §2). Instead,
-//     each request gets a deadline timeout ahead on its context (none when
-//     timeout is 0), counted from when polite passes it on to the network
+//     another 7 to 12% of loopback throughput (the repository's
+//     BENCHMARKS.md). Instead, each request gets a deadline o.Timeout
+//     ahead on its context (none when it is 0), counted from when polite
+//     passes it on to the network
 //     until its body is closed, and each redirect its own. colly has no
 //     context per request (Collector.Context is one for all of them), so a
 //     transport sets the deadline; it sits under polite, not over it, so
 //     that the deadline bounds the server and not the queue. The wait is
-//     bounded by polite's own limits (WithMaxCrawlDelay, WithBackoff) and
+//     bounded by polite's own limits (PacingPolicy's MaxCrawlDelay and
+//     MaxBackoff) and
 //     ends when the collector's Context does. A request that times out
 //     backs its host off, as any timeout does.
 //
@@ -45,16 +60,20 @@ import (
 // variables override the options colly.UserAgent and colly.IgnoreRobotsTxt.
 // The collector is synchronous, as colly's are by default; set its Async
 // field for a concurrent crawl, and polite keeps each host to its pace.
-func newPoliteCollector(ua string, base http.RoundTripper, timeout time.Duration, opts ...polite.Option) (*colly.Collector, *polite.PoliteTransport) {
+//
+// NewCollector panics, as [polite.New] does, when an option is invalid;
+// [polite.Validate] reports it instead.
+func NewCollector(userAgent string, o Options) (*colly.Collector, *polite.PoliteTransport) {
+	base := o.Base
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if timeout > 0 {
-		base = &deadlineTransport{base: base, timeout: timeout}
+	if o.Timeout > 0 {
+		base = &deadlineTransport{base: base, timeout: o.Timeout}
 	}
-	t := polite.New(base, append([]polite.Option{polite.WithUserAgent(ua)}, opts...)...)
+	t := polite.New(base, append([]polite.Option{polite.WithUserAgent(userAgent)}, o.Polite...)...)
 	c := colly.NewCollector()
-	c.UserAgent = ua
+	c.UserAgent = userAgent
 	c.IgnoreRobotsTxt = true
 	c.SetRequestTimeout(0)
 	c.WithTransport(t)

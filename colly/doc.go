@@ -1,0 +1,16 @@
+// Package politecolly runs a gocolly/colly v2 collector through a
+// [polite.PoliteTransport], so that polite obeys robots.txt and paces each
+// host while colly parses pages and follows links. It is named politecolly
+// rather than colly so that it does not clash with gocolly's package
+// colly, which its callers import beside it.
+//
+//	c, tr := politecolly.NewCollector("MyBot/1.0 (+https://example.com/bot)",
+//		politecolly.Options{Timeout: 30 * time.Second})
+//	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+//	c.Visit("https://example.com/")
+//
+// A refused URL comes back from Visit as an error that matches
+// [polite.ErrRobotsBlocked]; tr's Stats say what polite did per host.
+// Set the collector's Async field for a concurrent crawl: polite keeps
+// each host to its pace whatever colly's parallelism.
+package politecolly

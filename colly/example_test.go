@@ -1,0 +1,52 @@
+package politecolly_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/polite-go/polite"
+	politecolly "github.com/polite-go/polite/colly"
+)
+
+// A collector whose links are followed through polite: the page that
+// robots.txt disallows is refused before it is sent, and the others come
+// at the host's pace.
+func ExampleNewCollector() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+		case "/":
+			fmt.Fprint(w, `<a href="/a">a</a> <a href="/private/b">b</a>`)
+		default:
+			fmt.Fprint(w, "a page")
+		}
+	}))
+	defer site.Close()
+
+	c, tr := politecolly.NewCollector("ExampleBot/1.0 (+https://example.com/bot)", politecolly.Options{
+		Timeout: 10 * time.Second,
+		Polite:  []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond})},
+	})
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		if err := e.Request.Visit(e.Attr("href")); errors.Is(err, polite.ErrRobotsBlocked) {
+			fmt.Println("refused:", e.Attr("href"))
+		}
+	})
+	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched:", r.Request.URL.Path) })
+	if err := c.Visit(site.URL + "/"); err != nil {
+		fmt.Println(err)
+	}
+	req, _ := http.NewRequest("GET", site.URL+"/private/b", nil)
+	d, _ := tr.Check(req)
+	fmt.Println("rule:", d.Rule)
+	// Output:
+	// fetched: /
+	// fetched: /a
+	// refused: /private/b
+	// rule: Disallow: /private/
+}

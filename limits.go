@@ -1,0 +1,68 @@
+package polite
+
+// Limits bounds what a [PoliteTransport] keeps in memory. Each bound is
+// soft: past it, what has nothing left to enforce is forgotten first, but
+// never the state of a key that is backed off, waited on or has a request
+// in flight, nor a robots.txt being fetched, so a bound is exceeded rather
+// than forget a backoff. A zero field means its default.
+type Limits struct {
+	// MaxKeys bounds the pacing keys whose state is kept; 0: 10,000.
+	// Past it, idle keys are forgotten, then keys whose pause and pace
+	// are over, forgetting a remembered backoff level.
+	MaxKeys int
+	// MaxOrigins bounds the origins whose robots.txt is cached; 0:
+	// 10,000. Past it, expired files are dropped first, then others at
+	// random.
+	MaxOrigins int
+	// RobotsCacheBytes is the robots.txt cache's byte budget; 0: 256 MiB.
+	// It evicts large or hostile files rather than grow the heap. Each
+	// file counts as 16 times its size plus 2 KiB, a bound on what it
+	// keeps parsed and compiled. Past the budget, expired files go first,
+	// then files at random.
+	RobotsCacheBytes int64
+}
+
+// defaultLimits are the bounds of a transport built with no [WithLimits].
+var defaultLimits = Limits{MaxKeys: 10_000, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}
+
+// WithLimits sets the bounds that l sets (the non-zero ones); the others
+// keep what earlier options gave them, or their defaults. A negative bound
+// is an error.
+func WithLimits(l Limits) Option {
+	return merging("WithLimits", l, func(c *config) *Limits { return &c.limits })
+}
+
+// validate returns a *ConfigError naming option and the first negative
+// field of l, or nil.
+func (l Limits) validate(option string) error {
+	bad := func(field string, v any) error {
+		return &ConfigError{Option: option, Field: field, Value: v, Reason: "must not be negative"}
+	}
+	switch {
+	case l.MaxKeys < 0:
+		return bad("MaxKeys", l.MaxKeys)
+	case l.MaxOrigins < 0:
+		return bad("MaxOrigins", l.MaxOrigins)
+	case l.RobotsCacheBytes < 0:
+		return bad("RobotsCacheBytes", l.RobotsCacheBytes)
+	}
+	return nil
+}
+
+// over returns base with the fields that l sets, the non-zero ones,
+// replaced by l's.
+func (l Limits) over(base Limits) Limits {
+	setNonZero(&base.MaxKeys, l.MaxKeys)
+	setNonZero(&base.MaxOrigins, l.MaxOrigins)
+	setNonZero(&base.RobotsCacheBytes, l.RobotsCacheBytes)
+	return base
+}
+
+// setNonZero sets *dst to v unless v is its type's zero value: a field
+// that an option leaves zero keeps what it had.
+func setNonZero[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
+}
