@@ -26,7 +26,7 @@ var (
 
 // defaultRetryAfter is the pause a 429 or 503 asks for when its line
 // records no Retry-After: the least pause the transport of this
-// repository takes after one (DefaultBackoffBase).
+// repository takes after one, PacingPolicy's BackoffBase by default.
 const defaultRetryAfter = 5 * time.Second
 
 // examplesPerKind is how many violations of each kind the report shows
