@@ -224,11 +224,12 @@
 // 2s. A request is in a pause when it started at least the precision after
 // the answer that asked for it, so not while that answer was on its way,
 // and before the pause ended. The time of a line is taken as the
-// request's start, as Apache's %t is; nginx's
-// $time_local is when the answer ended, so that a slow answer shows its
-// line late. A JSON duration, in seconds (nginx's $request_time, Caddy's
-// duration), makes the time the answer's, and the start that time less
-// the duration. Lines are judged in the order read, so rotated logs are
+// request's start, as Apache's %t is. nginx's $time_local is when the
+// answer ended, so that a slow answer makes the gap before it look
+// shorter than it was, short enough at times to count as too soon: in a
+// JSON log, a duration in seconds (nginx's $request_time, Caddy's
+// duration) makes the time the answer's, and the start that time less the
+// duration. Lines are judged in the order read, so rotated logs are
 // given oldest first, as access.log.2.gz access.log.1 access.log. A start
 // logged before the crawler's latest on the host is measured from that
 // latest: a log read out of order can hide gaps, never make them up.
