@@ -20,24 +20,6 @@ User-agent: otherbot
 Disallow: /
 `
 
-// TestCheckFollowsRobotsRedirectToAnotherHost checks that a robots.txt
-// that redirects to another host name (an apex to its www, say) is
-// followed: the command's base adds nothing that could leak.
-func TestCheckFollowsRobotsRedirectToAnotherHost(t *testing.T) {
-	www := newTestSite(t, "User-agent: *\nDisallow: /private/\n", nil)
-	wwwURL := strings.Replace(www.URL, "127.0.0.1", "localhost", 1)
-	apex := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, wwwURL+r.URL.Path, http.StatusMovedPermanently)
-	}))
-	t.Cleanup(apex.Close)
-	runCheckCases(t, []checkCase{{
-		name:      "redirected to another host",
-		args:      []string{apex.URL + "/private/x"},
-		wantCode:  exitBlocked,
-		wantLines: []string{`^blocked\s+\S+/private/x\s+group \*\s+rule "Disallow: /private/"\s`},
-	}})
-}
-
 func TestCheck(t *testing.T) {
 	site := newTestSite(t, checkRobots, nil)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
