@@ -3,9 +3,11 @@ package polite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,24 +157,34 @@ func TestBackoffShape(t *testing.T) {
 func TestRateLimitFields(t *testing.T) {
 	const date = "Mon, 04 May 2026 07:28:00 GMT"
 	tests := []struct {
-		name    string
-		headers []string
-		want    time.Duration // between the starts of the second and third requests
+		name       string
+		headers    []string
+		want       time.Duration // between the starts of the second and third requests
+		unreadable string        // the EventUnreadableField's "Field: Value", or ""
 	}{
-		{"none", nil, 0},
-		{"RateLimit, none left", []string{"RateLimit", `"default";r=0;t=30`}, 30 * time.Second},
-		{"RateLimit, low quota spread", []string{"RateLimit", `"default";r=2;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 5 * time.Second},
-		{"RateLimit, ample quota", []string{"RateLimit", `"default";r=80;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 0},
-		{"RateLimit, tightest item binds", []string{"RateLimit", `"day";r=500;t=3600, "burst";r=0;t=4`}, 4 * time.Second},
-		{"RateLimit-Remaining 0", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "20", "RateLimit-Limit", "100"}, 20 * time.Second},
-		{"X-RateLimit seconds", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "7"}, 7 * time.Second},
-		{"X-RateLimit epoch", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879695", "Date", date}, 15 * time.Second}, // Date + 15s,
-		{"X-RateLimit epoch in the past", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879600", "Date", date}, 0},    // Date - 80s,
-		{"reset that lies", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "315360000"}, time.Hour},
-		{"malformed remaining", []string{"X-RateLimit-Remaining", "none", "X-RateLimit-Reset", "30"}, 0},
-		{"negative remaining", []string{"X-RateLimit-Remaining", "-1", "X-RateLimit-Reset", "30"}, 0},
-		{"malformed reset", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "soon"}, 0},
-		{"RateLimit without t", []string{"RateLimit", `"default";r=0`}, 0},
+		{"none", nil, 0, ""},
+		{"RateLimit, none left", []string{"RateLimit", `"default";r=0;t=30`}, 30 * time.Second, ""},
+		{"RateLimit, low quota spread", []string{"RateLimit", `"default";r=2;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 5 * time.Second, ""},
+		{"RateLimit, ample quota", []string{"RateLimit", `"default";r=80;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 0, ""},
+		{"RateLimit, tightest item binds", []string{"RateLimit", `"day";r=500;t=3600, "burst";r=0;t=4`}, 4 * time.Second, ""},
+		{"RateLimit dictionary, none left", []string{"RateLimit", "limit=10, remaining=0, reset=2"}, 2 * time.Second, ""},
+		{"RateLimit dictionary, low quota spread", []string{"RateLimit", "limit=100, remaining=2, reset=10", "RateLimit-Policy", "100;w=10"}, 5 * time.Second, ""},
+		{"RateLimit dictionary, ample quota", []string{"RateLimit", "limit=100, remaining=80, reset=10"}, 0, ""},
+		{"RateLimit dictionary, parameters ignored", []string{"RateLimit", "limit=10;w=1, remaining=0;x=1, reset=3"}, 3 * time.Second, ""},
+		{"RateLimit dictionary without remaining", []string{"RateLimit", "limit=100, reset=10"}, 0, ""},
+		{"RateLimit dictionary, malformed reset", []string{"RateLimit", "limit=10, remaining=0, reset=soon"}, 0, "RateLimit: limit=10, remaining=0, reset=soon"},
+		{"RateLimit dictionary, malformed limit", []string{"RateLimit", "limit=many, remaining=0, reset=6"}, 6 * time.Second, "RateLimit: limit=many, remaining=0, reset=6"},
+		{"RateLimit-Remaining 0", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "20", "RateLimit-Limit", "100"}, 20 * time.Second, ""},
+		{"RateLimit-Limit malformed", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "20", "RateLimit-Limit", "lots"}, 20 * time.Second, "RateLimit-Limit: lots"},
+		{"X-RateLimit seconds", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "7"}, 7 * time.Second, ""},
+		{"X-RateLimit epoch", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879695", "Date", date}, 15 * time.Second, ""}, // Date + 15s,
+		{"X-RateLimit epoch in the past", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1777879600", "Date", date}, 0, ""},    // Date - 80s,
+		{"reset that lies", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "315360000"}, time.Hour, ""},
+		{"malformed remaining", []string{"X-RateLimit-Remaining", "none", "X-RateLimit-Reset", "30"}, 0, "X-RateLimit-Remaining: none"},
+		{"negative remaining", []string{"X-RateLimit-Remaining", "-1", "X-RateLimit-Reset", "30"}, 0, "X-RateLimit-Remaining: -1"},
+		{"malformed reset", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "soon"}, 0, "X-RateLimit-Reset: soon"},
+		{"missing reset", []string{"X-RateLimit-Remaining", "0"}, 0, ""},
+		{"RateLimit without t", []string{"RateLimit", `"default";r=0`}, 0, `RateLimit: "default";r=0`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,7 +197,12 @@ func TestRateLimitFields(t *testing.T) {
 					}
 					return respond(r, 200, "ok"), nil
 				}}
-				tr := New(base, APIDefaults())
+				var unreadable []string
+				tr := New(base, APIDefaults(), WithEvents(func(ev Event) {
+					if ev.Kind == EventUnreadableField {
+						unreadable = append(unreadable, ev.Field+": "+ev.Value)
+					}
+				}))
 				var starts []time.Time
 				for _, p := range []string{"/a", "/b"} {
 					resp, err := get(tr, "http://api.example"+p, "")
@@ -198,9 +215,127 @@ func TestRateLimitFields(t *testing.T) {
 				if got := starts[1].Sub(starts[0]); got != tt.want {
 					t.Errorf("second request %v after the first; want %v", got, tt.want)
 				}
+				var want []string
+				if tt.unreadable != "" {
+					want = []string{tt.unreadable}
+				}
+				if !slices.Equal(unreadable, want) {
+					t.Errorf("unreadable fields reported: %q; want %q", unreadable, want)
+				}
 			})
 		})
 	}
+}
+
+// TestUnreadableFieldOnce checks that an unreadable rate-limit field is
+// said once per pacing key and field, with its value cut short, that the
+// record of what was said is bounded, and that the logger logs it at Warn.
+func TestUnreadableFieldOnce(t *testing.T) {
+	long := strings.Repeat("é", 80) // 160 bytes
+	tests := []struct {
+		name     string
+		requests []string // "host field value", one per request
+		want     []string // "host field value" of the events
+	}{
+		{
+			name:     "once per key and field",
+			requests: []string{"a X-RateLimit-Reset soon", "a X-RateLimit-Reset later", "b X-RateLimit-Reset soon", "a X-RateLimit-Remaining x", "a X-RateLimit-Reset soon"},
+			want:     []string{"a X-RateLimit-Reset soon", "b X-RateLimit-Reset soon", "a X-RateLimit-Remaining x"},
+		},
+		{
+			name:     "value cut short",
+			requests: []string{"a X-RateLimit-Reset " + long},
+			want:     []string{"a X-RateLimit-Reset " + long[:100] + "…"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var got []string
+				tr := New(fieldsBase(), APIDefaults(), WithEvents(func(ev Event) {
+					if ev.Kind == EventUnreadableField {
+						got = append(got, ev.Key+" "+ev.Field+" "+ev.Value)
+					}
+				}))
+				for _, r := range tt.requests {
+					fieldsGet(t, tr, r)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("events %q; want %q", got, tt.want)
+				}
+			})
+		})
+	}
+
+	t.Run("bounded", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			n := 0
+			tr := New(fieldsBase(), APIDefaults(), WithEvents(func(ev Event) {
+				if ev.Kind == EventUnreadableField {
+					n++
+				}
+			}))
+			for i := range maxFieldNotes {
+				fieldsGet(t, tr, fmt.Sprintf("h%d X-RateLimit-Reset soon", i))
+			}
+			fieldsGet(t, tr, "h0 X-RateLimit-Reset soon") // remembered
+			if n != maxFieldNotes {
+				t.Errorf("%d events for %d keys; want one each", n, maxFieldNotes)
+			}
+			fieldsGet(t, tr, "another X-RateLimit-Reset soon") // the record starts afresh
+			fieldsGet(t, tr, "h0 X-RateLimit-Reset soon")
+			if n != maxFieldNotes+2 {
+				t.Errorf("%d events; want %d, the record having started afresh", n, maxFieldNotes+2)
+			}
+			if len(tr.fieldNotes.seen) > maxFieldNotes {
+				t.Errorf("%d notes kept; want at most %d", len(tr.fieldNotes.seen), maxFieldNotes)
+			}
+		})
+	})
+
+	t.Run("logged at Warn", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var logged strings.Builder
+			logger := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{
+				ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+					if a.Key == slog.TimeKey {
+						return slog.Attr{}
+					}
+					return a
+				},
+			}))
+			tr := New(fieldsBase(), APIDefaults(), WithLogger(logger))
+			fieldsGet(t, tr, "a RateLimit limit=1,remaining=0,reset=x")
+			want := `level=WARN msg="polite: unreadable field" key=a url="http://a/?f=RateLimit&v=limit%3D1%2Cremaining%3D0%2Creset%3Dx" field=RateLimit value="limit=1,remaining=0,reset=x"` + "\n"
+			if logged.String() != want {
+				t.Errorf("logged %q; want %q", logged.String(), want)
+			}
+		})
+	})
+}
+
+// fieldsBase answers every request to http://HOST/?f=FIELD&v=VALUE with
+// a 200 that has FIELD: VALUE and, unless FIELD is that one,
+// X-RateLimit-Remaining: 9.
+func fieldsBase() *fakeBase {
+	return &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+		q := r.URL.Query()
+		resp := respond(r, 200, "ok", "X-RateLimit-Remaining", "9")
+		resp.Header.Set(q.Get("f"), q.Get("v"))
+		return resp, nil
+	}}
+}
+
+// fieldsGet sends a request of fieldsBase's for "HOST FIELD VALUE".
+func fieldsGet(t *testing.T, tr *PoliteTransport, hostFieldValue string) {
+	t.Helper()
+	f := strings.SplitN(hostFieldValue, " ", 3)
+	u := "http://" + f[0] + "/?" + url.Values{"f": {f[1]}, "v": {f[2]}}.Encode()
+	resp, err := get(tr, u, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 }
 
 // TestLatencyPacingOff checks that a LatencyFactor of None lets a slow

@@ -34,6 +34,9 @@ type Event struct {
 	// Rule is the rule that refused a request, as "Disallow: /private/";
 	// Reason says why when no rule did.
 	Rule, Reason string
+	// Field is the name of a response field that could not be read, as
+	// "RateLimit-Reset", and Value its value, cut to 100 bytes.
+	Field, Value string
 
 	// Duration is how long a robots.txt fetch took, or how long a request
 	// waited for its turn.
@@ -76,6 +79,11 @@ const (
 	// EventHostEvicted: the key's pacing state was dropped to keep within
 	// [Limits].MaxKeys.
 	EventHostEvicted
+	// EventUnreadableField: a response had a rate-limit field (see the
+	// package documentation) that could not be read, so that its quota
+	// goes unheeded: URL, Field, Value. It is said once per key and
+	// field, for the first 1024 of them; then the record starts afresh.
+	EventUnreadableField
 	// EventUndecided: robots.txt was not applied to a request that
 	// [FailOpen] sent all the same, because the engine does not decide it:
 	// its path is longer than
@@ -95,6 +103,7 @@ var eventKindNames = [...]string{
 	EventBackoff:           "backing off",
 	EventBackoffCleared:    "backoff cleared",
 	EventHostEvicted:       "host evicted",
+	EventUnreadableField:   "unreadable field",
 	EventUndecided:         "robots.txt not applied",
 }
 
@@ -132,7 +141,8 @@ func (e emitter) emit(ev Event) {
 const slowWait = time.Second
 
 // logEvents returns a hook that logs events to l: refusals and requests
-// sent without a long wait at Debug, failures at Warn, the rest at Info.
+// sent without a long wait at Debug, failures and unreadable fields at
+// Warn, the rest at Info.
 // The attributes are documented at [WithLogger].
 func logEvents(l *slog.Logger) func(Event) {
 	return func(ev Event) {
@@ -176,6 +186,9 @@ func logEvents(l *slog.Logger) func(Event) {
 			if ev.Kind == EventBackoff {
 				attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
 			}
+		case EventUnreadableField:
+			level = slog.LevelWarn
+			attrs = append(attrs, slog.String("url", ev.URL), slog.String("field", ev.Field), slog.String("value", ev.Value))
 		}
 		l.LogAttrs(context.Background(), level, msg, attrs...)
 	}

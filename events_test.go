@@ -120,7 +120,7 @@ func TestEventSentForEveryRequest(t *testing.T) {
 }
 
 func TestEventKindString(t *testing.T) {
-	for k, want := range map[EventKind]string{EventBackoff: "backing off", EventSent: "sent", EventHostEvicted: "host evicted", 0: "EventKind(0)", 99: "EventKind(99)"} {
+	for k, want := range map[EventKind]string{EventBackoff: "backing off", EventSent: "sent", EventHostEvicted: "host evicted", EventUnreadableField: "unreadable field", 0: "EventKind(0)", 99: "EventKind(99)"} {
 		if got := k.String(); got != want {
 			t.Errorf("EventKind(%d).String() = %q; want %q", int(k), got, want)
 		}

@@ -151,11 +151,15 @@ func WithRobotsTTL(d time.Duration) Option {
 	})
 }
 
-// WithRobotsTimeout bounds each request of a robots.txt fetch (a redirect
-// makes another), from sending it to reading its body (default 10s); past it
-// the file counts as unreachable. Waiting for the host's turn is not
-// counted: a host paused by a backoff is not unreachable. Values below 1ns
-// are an error.
+// WithRobotsTimeout bounds a robots.txt fetch, redirects included, from
+// sending its first request to reading the last body (default 10s); past
+// it the file counts as unreachable. Waiting for the host's first turn is
+// not counted: a host paused by a backoff is not unreachable. The fetch
+// ends at the timeout even through a base that does not heed the
+// request's context; the request keeps its slot of the host's MaxInFlight
+// while the base holds it, for one more timeout at most, and the base's
+// goroutine closes whatever it returns later. Values below 1ns are an
+// error.
 func WithRobotsTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if err := positive("WithRobotsTimeout", d); err != nil {
@@ -237,6 +241,14 @@ func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
 // base transport. Use it when the base adds credentials (an x/oauth2
 // Transport, an API key header) that a robots.txt fetch should not carry:
 // give it the transport under the credentials. Nil means the base.
+//
+// A robots.txt that redirects to another host than its origin's (another
+// scheme or port of that host is the same server) is followed through rt.
+// Without rt, it is followed through the base only when the base is an
+// [*http.Transport], which adds no header of its own; any other base may
+// add credentials that the other host must not see, so the redirect is
+// not followed and the file is unreachable ([FailOpen] and [FailClosed]
+// apply), with an error that names this option.
 func WithRobotsTransport(rt http.RoundTripper) Option {
 	return optionFunc(func(c *config) error {
 		c.robotsTransport = rt
@@ -295,10 +307,11 @@ func WithEvents(hook func(Event)) Option {
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused], Warn for [EventRobotsUnreachable] and [EventUndecided]
-// and Info for the rest, but for [EventSent]: a request that waited a second or more for
-// its turn is logged at Info as "polite: waited", the others at Debug as
-// "polite: sent". The attributes are:
+// [EventRefused], Warn for [EventRobotsUnreachable], [EventUnreadableField]
+// and [EventUndecided], and Info for the rest, but for [EventSent]: a
+// request that waited a second or more for its turn is logged at Info as
+// "polite: waited", the others at Debug as "polite: sent". The attributes
+// are:
 //
 //	key            every event: the pacing key
 //	url            robots.txt events: the robots.txt URL; the others: the request's
@@ -313,6 +326,7 @@ func WithEvents(hook func(Event)) Option {
 //	wait           EventSent: how long the request waited for its turn
 //	level, pause   EventBackoff: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none
+//	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {

@@ -3,21 +3,27 @@ package polite
 import (
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // parseQuota reads the rate-limit fields of h, measuring an epoch-seconds
-// reset against h's Date header (or the clock when it has none). It knows three
+// reset against h's Date header (or the clock when it has none). It knows four
 // styles, and reads the first that h has:
 //
 //   - RateLimit and RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers,
 //     versions 08 and later): lists of items such as `"default";r=50;t=30`
 //     and `"default";q=100;w=60`; of several items, the one that leaves the
 //     fewest requests per second until its reset binds.
+//   - RateLimit as a dictionary (the draft's version 07, of June 2023):
+//     `limit=100, remaining=50, reset=5`, the reset in seconds from now.
+//     Its remaining key is optional; without it the field says nothing.
 //   - RateLimit-Remaining, RateLimit-Reset and RateLimit-Limit (the
-//     draft's versions up to 07): the reset in seconds from now.
+//     draft's versions up to 06): the reset in seconds from now.
 //   - X-RateLimit-Remaining, X-RateLimit-Reset and X-RateLimit-Limit, as
 //     many APIs send them: the reset in seconds from now, or, when it is
 //     a number of seconds since 1970 (at least 10^9), as a time.
@@ -25,52 +31,157 @@ import (
 // A field that is missing, negative, not a number or not finite makes the
 // whole style unusable; Known is then false. Callers cap the reset.
 func parseQuota(h http.Header) Quota {
+	q, _ := readQuota(h)
+	return q
+}
+
+// An unreadableField is a rate-limit field that a response had and
+// parseQuota could not read: a value that is not a number where one
+// belongs, or a RateLimit field none of whose items it could use. Name is
+// empty when there is none. A field that is missing is not one, nor is
+// RateLimit-Policy, which only completes RateLimit.
+type unreadableField struct {
+	Name  string // as the draft or the APIs spell it: "RateLimit-Reset"
+	Value string // the field's lines, joined by ", "
+}
+
+// readQuota is parseQuota, and also returns the first field of the style
+// it read that it could not read.
+func readQuota(h http.Header) (Quota, unreadableField) {
 	// The headers are looked up by their canonical keys directly: this runs
 	// on every response.
 	if len(h) == 0 {
-		return Quota{}
+		return Quota{}, unreadableField{}
 	}
 	if v := h["Ratelimit"]; len(v) > 0 {
-		return parseRateLimit(strings.Join(v, ","), strings.Join(h["Ratelimit-Policy"], ","))
+		field := strings.Join(v, ",")
+		q, ok := Quota{}, false
+		if isDictionary(field) {
+			q, ok = dictionaryQuota(field)
+		} else {
+			q, ok = parseRateLimit(field, strings.Join(h["Ratelimit-Policy"], ","))
+		}
+		if !ok {
+			return q, unreadableField{"RateLimit", strings.Join(v, ", ")}
+		}
+		return q, unreadableField{}
 	}
 	if v := h["Ratelimit-Remaining"]; len(v) > 0 {
-		return fieldQuota(v[0], h.Get("Ratelimit-Reset"), h.Get("Ratelimit-Limit"), h, false)
+		return fieldQuota(h, draftFields, v[0])
 	}
 	if v := h["X-Ratelimit-Remaining"]; len(v) > 0 {
-		return fieldQuota(v[0], h.Get("X-Ratelimit-Reset"), h.Get("X-Ratelimit-Limit"), h, true)
+		return fieldQuota(h, xFields, v[0])
 	}
-	return Quota{}
+	return Quota{}, unreadableField{}
 }
 
+// fieldNames are the names of one of the older styles' fields: canonical,
+// to look them up, and as written, to report them.
+type fieldNames struct {
+	remaining, reset, limit [2]string // canonical key, name as written
+	epoch                   bool      // a large reset may be a time in seconds since 1970
+}
+
+var (
+	draftFields = fieldNames{
+		remaining: [2]string{"Ratelimit-Remaining", "RateLimit-Remaining"},
+		reset:     [2]string{"Ratelimit-Reset", "RateLimit-Reset"},
+		limit:     [2]string{"Ratelimit-Limit", "RateLimit-Limit"},
+	}
+	xFields = fieldNames{
+		remaining: [2]string{"X-Ratelimit-Remaining", "X-RateLimit-Remaining"},
+		reset:     [2]string{"X-Ratelimit-Reset", "X-RateLimit-Reset"},
+		limit:     [2]string{"X-Ratelimit-Limit", "X-RateLimit-Limit"},
+		epoch:     true,
+	}
+)
+
 // fieldQuota reads the older styles: one field each for the remaining
-// requests, the reset and the limit, which may be missing. epoch says
-// whether a large reset may be a time in seconds since 1970.
-func fieldQuota(remaining, reset, limit string, h http.Header, epoch bool) Quota {
+// requests, the reset and the limit, of which the last two may be missing.
+func fieldQuota(h http.Header, names fieldNames, remaining string) (Quota, unreadableField) {
 	r, ok := parseCount(remaining)
 	if !ok {
-		return Quota{}
+		return Quota{}, unreadableField{names.remaining[1], remaining}
 	}
+	reset := h.Get(names.reset[0])
 	secs, ok := parseSeconds(reset)
 	if !ok {
-		return Quota{}
+		if reset == "" {
+			return Quota{}, unreadableField{} // missing: nothing to report
+		}
+		return Quota{}, unreadableField{names.reset[1], reset}
 	}
 	q := Quota{Known: true, Remaining: r, Reset: secondsDuration(secs)}
-	if epoch && secs >= 1e9 {
+	if names.epoch && secs >= 1e9 {
 		now, ok := parseHTTPDate(h.Get("Date"))
 		if !ok {
 			now = time.Now()
 		}
 		q.Reset = max(time.Unix(0, 0).Add(secondsDuration(secs)).Sub(now), 0)
 	}
-	if l, ok := parseCount(limit); ok {
+	if limit := h.Get(names.limit[0]); limit != "" {
+		l, ok := parseCount(limit)
+		if !ok {
+			return q, unreadableField{names.limit[1], limit}
+		}
 		q.Limit = l
 	}
-	return q
+	return q, unreadableField{}
 }
 
-// parseRateLimit reads the RateLimit field, and the quota of the binding
-// item's policy from the RateLimit-Policy field.
-func parseRateLimit(field, policies string) Quota {
+// isDictionary reports whether a RateLimit field is a dictionary, as
+// version 07 of the draft wrote it, rather than a list of items: its first
+// member is a key and a value, where an item has a name, a string or a
+// token, which has no "=".
+func isDictionary(field string) bool {
+	first, _, _ := strings.Cut(field, ",")
+	first, _, _ = strings.Cut(first, ";")
+	return strings.Contains(first, "=")
+}
+
+// dictionaryQuota reads a RateLimit field of version 07 of the draft, a
+// dictionary (RFC 8941 §3.2) of limit, remaining and reset; other keys and
+// every parameter are ignored, and of a key given twice the last counts.
+// ok is false when a key's value cannot be read, or reset is missing while
+// remaining is given; a quota read before an unreadable limit still holds.
+func dictionaryQuota(field string) (q Quota, ok bool) {
+	var remaining, reset, limit string
+	for member := range strings.SplitSeq(field, ",") {
+		member, _, _ = strings.Cut(member, ";")
+		k, v, _ := strings.Cut(member, "=")
+		switch strings.TrimSpace(k) {
+		case "remaining":
+			remaining = v
+		case "reset":
+			reset = v
+		case "limit":
+			limit = v
+		}
+	}
+	if remaining == "" {
+		// Optional in version 07: the field gives no quota to go by.
+		_, ok := parseCount(limit)
+		return Quota{}, ok || limit == ""
+	}
+	r, okR := parseCount(remaining)
+	secs, okT := parseSeconds(reset)
+	if !okR || !okT {
+		return Quota{}, false
+	}
+	q = Quota{Known: true, Remaining: r, Reset: secondsDuration(secs)}
+	if limit != "" {
+		if q.Limit, ok = parseCount(limit); !ok {
+			q.Limit = 0
+			return q, false
+		}
+	}
+	return q, true
+}
+
+// parseRateLimit reads the RateLimit field as a list, and the quota of the
+// binding item's policy from the RateLimit-Policy field. ok is false when
+// no item could be used.
+func parseRateLimit(field, policies string) (q Quota, ok bool) {
 	var best Quota
 	var bestName string
 	for item := range strings.SplitSeq(field, ",") {
@@ -86,7 +197,7 @@ func parseRateLimit(field, policies string) Quota {
 		}
 	}
 	if !best.Known {
-		return Quota{}
+		return Quota{}, false
 	}
 	for item := range strings.SplitSeq(policies, ",") {
 		if name, params := sfItem(item); name == bestName {
@@ -95,7 +206,56 @@ func parseRateLimit(field, policies string) Quota {
 			}
 		}
 	}
-	return best
+	return best, true
+}
+
+// Bounds of what the transport keeps and says of unreadable fields: the
+// pairs of a pacing key and a field it remembers having reported, and the
+// bytes of a field's value an event carries.
+const (
+	maxFieldNotes = 1024
+	maxFieldValue = 100
+)
+
+// fieldNotes remembers the unreadable fields a transport has reported, so
+// that it reports each once per pacing key.
+type fieldNotes struct {
+	mu   sync.Mutex         // guards seen
+	seen map[[2]string]bool // pacing key and field name; lazily initialized, emptied when full
+}
+
+// first reports whether field is unreadable for the first time for key,
+// and remembers that it is.
+func (n *fieldNotes) first(key, field string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := [2]string{key, field}
+	if n.seen[k] {
+		return false
+	}
+	if n.seen == nil || len(n.seen) >= maxFieldNotes {
+		n.seen = make(map[[2]string]bool)
+	}
+	n.seen[k] = true
+	return true
+}
+
+// reportUnreadable emits an [EventUnreadableField] when h, a response to
+// a request for u, has a rate-limit field that cannot be read, once per
+// key and field. The caller holds no lock.
+func (t *PoliteTransport) reportUnreadable(key string, u *url.URL, h http.Header) {
+	_, f := readQuota(h)
+	if f.Name == "" || !t.fieldNotes.first(key, f.Name) {
+		return
+	}
+	value := f.Value
+	if cut := maxFieldValue; len(value) > cut {
+		for cut > 0 && !utf8.RuneStart(value[cut]) {
+			cut--
+		}
+		value = value[:cut] + "…"
+	}
+	t.events.emit(Event{Kind: EventUnreadableField, Key: key, URL: u.String(), Field: f.Name, Value: value})
 }
 
 // tighter reports whether a leaves fewer requests per second until its

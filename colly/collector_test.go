@@ -173,7 +173,7 @@ func TestRecipeDeadline(t *testing.T) {
 		}
 	})
 	defer close(stop) // before the site closes: it waits for its handlers
-	c, _ := NewCollector(recipeUA, Options{Timeout: 200*time.Millisecond, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, BackoffBase: polite.None, MaxBackoff: time.Minute})}})
+	c, _ := NewCollector(recipeUA, Options{Timeout: 200 * time.Millisecond, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, BackoffBase: polite.None, MaxBackoff: time.Minute})}})
 	for _, path := range []string{"/slow-headers", "/slow-body"} {
 		if err := c.Visit(s.URL + path); !isTimeout(err) {
 			t.Errorf("Visit %s = %v; want a timeout", path, err)

@@ -19,6 +19,7 @@
 //	polite_backoffs_total           counter    retry_after     rises of a host's backoff level: retry_after "true" when the signal carried a Retry-After
 //	polite_robots_fetches_total     counter    status, result  robots.txt fetches: status "2xx", "3xx", "4xx", "5xx", or "error" with no response; result "fetched" or "unreachable"
 //	polite_hosts_evicted_total      counter                    hosts whose pacing state was dropped to keep within Limits.MaxKeys
+//	polite_unreadable_fields_total  counter    field           rate-limit fields that could not be read, counted as the transport reports them: once per host and field
 //	polite_hosts                    gauge                      hosts tracked: with pacing state or a cached robots.txt
 //	polite_hosts_paused             gauge                      hosts paused now by a backoff or an exhausted rate limit
 //	polite_requests_waiting         gauge                      requests waiting for their turn
@@ -79,6 +80,7 @@ type Metrics struct {
 	backoffNo  prometheus.Counter // backoffs{retry_after="false"}
 	robots     *prometheus.CounterVec
 	evicted    prometheus.Counter
+	unreadable *prometheus.CounterVec
 
 	mu      sync.Mutex // guards tracked
 	tracked []*polite.PoliteTransport
@@ -122,6 +124,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "polite_hosts_evicted_total",
 			Help: "Hosts whose pacing state was dropped to keep within the transport's Limits.MaxKeys.",
 		}),
+		unreadable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "polite_unreadable_fields_total",
+			Help: "Rate-limit fields that could not be read, once per host and field, by the field's name.",
+		}, []string{"field"}),
 	}
 	// Series that exist from the start read 0 rather than nothing.
 	m.refused = m.disallowed.WithLabelValues("refused")
@@ -175,6 +181,8 @@ func (m *Metrics) observe(ev polite.Event) {
 		m.robots.WithLabelValues(statusClass(ev.Status), "unreachable").Inc()
 	case polite.EventHostEvicted:
 		m.evicted.Inc()
+	case polite.EventUnreadableField:
+		m.unreadable.WithLabelValues(ev.Field).Inc()
 	}
 }
 
@@ -233,5 +241,5 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.wait, m.disallowed, m.backoffs, m.robots, m.evicted}
+	return []prometheus.Collector{m.requests, m.wait, m.disallowed, m.backoffs, m.robots, m.evicted, m.unreadable}
 }

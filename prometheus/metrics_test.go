@@ -306,6 +306,27 @@ polite_hosts 1
 	})
 }
 
+// TestUnreadableFields sends a host's malformed rate-limit fields twice
+// and another host's once: each host's field is counted once, by name.
+func TestUnreadableFields(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		m := politeprom.New(reg)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return respond(r, http.StatusOK, "ok", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "soon"), nil
+		})
+		tr := polite.New(base, polite.APIDefaults(), m.Option())
+		mustFetch(t, tr, "http://one/")
+		mustFetch(t, tr, "http://one/")
+		mustFetch(t, tr, "http://two/")
+		compare(t, reg, `
+# HELP polite_unreadable_fields_total Rate-limit fields that could not be read, once per host and field, by the field's name.
+# TYPE polite_unreadable_fields_total counter
+polite_unreadable_fields_total{field="X-RateLimit-Reset"} 2
+`, "polite_unreadable_fields_total")
+	})
+}
+
 // TestGauges holds requests at the base: with one request in flight per
 // host, three requests to one host and one to another make two in flight
 // and two waiting, across two tracked transports.
@@ -386,7 +407,7 @@ func TestNoHostLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		allowed := map[string]bool{"action": true, "retry_after": true, "status": true, "result": true}
+		allowed := map[string]bool{"action": true, "retry_after": true, "status": true, "result": true, "field": true}
 		for _, f := range families {
 			for _, metric := range f.GetMetric() {
 				for _, l := range metric.GetLabel() {

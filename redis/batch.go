@@ -20,8 +20,9 @@ import (
 // no goroutine starts.
 //
 // A caller that queued stops waiting when its context ends: its call then
-// leaves the queue if it has not been sent; if it has, its orphan function
-// is called with its reply.
+// leaves the queue if it has not been sent, and its orphan function is
+// called with nil; if it has, its orphan function is called with its
+// reply.
 type batcher struct {
 	client  redis.UniversalClient
 	timeout time.Duration // bounds each call, from when it queues
@@ -79,14 +80,18 @@ func (b *batcher) run(ctx context.Context, script *redis.Script, keys []string, 
 	case <-ctx.Done():
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if c.done {
+		b.mu.Unlock()
 		return c.cmd, nil
 	}
 	c.gone = true
-	if i := slices.Index(b.queue, c); i >= 0 { // not sent
+	i := slices.Index(b.queue, c)
+	if i >= 0 { // not sent
 		b.queue = slices.Delete(b.queue, i, i+1)
-		c.orphan = nil
+	}
+	b.mu.Unlock()
+	if i >= 0 && orphan != nil {
+		orphan(nil)
 	}
 	return nil, ctx.Err()
 }
@@ -129,10 +134,8 @@ func (b *batcher) sendAll(batch []*call) {
 }
 
 // pipeline runs the calls of batch in one pipeline and sets their replies.
-// The calls that find the server without their script are sent again by
-// EVAL, which loads it, in a second pipeline. The pipelines end when the
-// call that queued first is due, so that none waits longer than the
-// batcher's timeout from when it queued.
+// The pipelines end when the call that queued first is due, so that none
+// waits longer than the batcher's timeout from when it queued.
 func (b *batcher) pipeline(batch []*call) {
 	until := batch[0].until
 	for _, c := range batch[1:] {
@@ -147,14 +150,21 @@ func (b *batcher) pipeline(batch []*call) {
 		c.cmd = c.script.Run(ctx, b.client, c.keys, c.args...)
 		return
 	}
-	pipe := b.client.Pipeline()
-	for _, c := range batch {
+	runAll(ctx, b.client, batch)
+}
+
+// runAll runs calls in one pipeline and sets their replies. The calls that
+// find the server without their script are sent again by EVAL, which
+// loads it, in a second pipeline.
+func runAll(ctx context.Context, client redis.UniversalClient, calls []*call) {
+	pipe := client.Pipeline()
+	for _, c := range calls {
 		c.cmd = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
 	}
 	if _, err := pipe.Exec(ctx); err == nil {
 		return
 	}
-	for _, c := range batch {
+	for _, c := range calls {
 		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
 			c.cmd = c.script.Eval(ctx, pipe, c.keys, c.args...)
 		}

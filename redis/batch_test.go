@@ -127,7 +127,7 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 	if got := backoffs.Load(); got != n {
 		t.Errorf("EventBackoff %d times; want %d, one per release", got, n)
 	}
-	if p.health.down.Load() {
+	if p.servers.anyDown() {
 		t.Error("a release failed")
 	}
 	// The goroutines that sent the queues have ended.

@@ -44,15 +44,30 @@ func freePort(t *testing.T) int {
 // startCluster starts a Redis Cluster of three primaries on loopback ports
 // and returns their addresses. It stops them, by process id, when t ends.
 func startCluster(t *testing.T) []string {
+	return launchCluster(t, 3, 0).addrs
+}
+
+// A cluster is a Redis Cluster that a test started.
+type cluster struct {
+	addrs []string             // every node's address
+	procs map[string]*exec.Cmd // by address
+}
+
+// launchCluster starts a Redis Cluster of n nodes on loopback ports, with
+// replicas replicas per primary and extra server arguments, and waits
+// until every node says the cluster is ok and every primary has its
+// replicas. It stops the nodes, by process id, when t ends.
+func launchCluster(t *testing.T, n, replicas int, extra ...string) *cluster {
 	server := needBinary(t, "redis-server")
 	cli := needBinary(t, "redis-cli")
-	var addrs []string
-	for i := range 3 {
+	cl := &cluster{procs: make(map[string]*exec.Cmd)}
+	for i := range n {
 		dir := t.TempDir()
 		port := freePort(t)
-		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf",
-			"--dir", dir, "--save", "", "--appendonly", "no")
+		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--cluster-enabled", "yes", "--cluster-config-file", dir + "/nodes.conf",
+			"--dir", dir, "--save", "", "--appendonly", "no"}, extra...)
+		cmd := exec.Command(server, args...)
 		cmd.SysProcAttr = serverProcAttr()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -67,28 +82,32 @@ func startCluster(t *testing.T) []string {
 			time.Sleep(10 * time.Millisecond)
 		}
 		c.Close()
-		addrs = append(addrs, addr)
+		cl.addrs = append(cl.addrs, addr)
+		cl.procs[addr] = cmd
 	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args := append([]string{"--cluster", "create"}, cl.addrs...)
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	for _, addr := range addrs {
+	for _, addr := range cl.addrs {
 		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
 		for j := 0; ; j++ {
 			info, _ := c.ClusterInfo(context.Background()).Result()
-			if strings.Contains(info, "cluster_state:ok") {
+			repl, _ := c.Info(context.Background(), "replication").Result()
+			if strings.Contains(info, "cluster_state:ok") && (replicas == 0 ||
+				strings.Contains(repl, "role:slave") && strings.Contains(repl, "master_link_status:up") ||
+				strings.Contains(repl, "connected_slaves:"+strconv.Itoa(replicas))) {
 				break
 			}
 			if j == 1000 {
-				t.Fatalf("cluster node %s not ok:\n%s", addr, info)
+				t.Fatalf("cluster node %s not ok:\n%s\n%s", addr, info, repl)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 		c.Close()
 	}
-	return addrs
+	return cl
 }
 
 // TestCluster paces 60 hosts through a cluster of three primaries: the

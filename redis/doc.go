@@ -6,7 +6,7 @@
 // does not clash with go-redis's package redis, which its callers import
 // beside it.
 //
-//	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+//	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
 //	t := polite.New(nil,
 //		polite.WithPacer(politeredis.NewPacer(client)),
 //		polite.WithRobotsStore(politeredis.NewRobotsStore(client)))
@@ -33,10 +33,13 @@
 // since it last changed; bu, no start before this; esc and lsig, the last
 // escalation and the last signal; spr and spru, the gap that spreads a
 // low quota and the end of its window; n, nb and nra, counts of starts,
-// escalations and Retry-Afters; and L, the leases of the requests in
-// flight, an array of a random id followed by the instant it expires for
-// each, left out when there are none. Times are integer microseconds,
-// instants since the Unix epoch on the server's clock.
+// escalations and Retry-Afters; L, the leases of the requests in flight,
+// an array of a random id followed by the instant it expires for each,
+// left out when there are none; and T, tombstones, the ids of leases given
+// back before their admissions ran (see When Redis is unreachable), each
+// followed by the instant it expires, left out when there are none. Times
+// are integer microseconds, instants since the Unix epoch on the server's
+// clock.
 //
 // The key expires when forgetting it would let no request start earlier:
 // 30 minutes (the time after which the policy forgets a backoff level)
@@ -46,10 +49,13 @@
 //
 // # Scripts
 //
-// Two Lua scripts, each one atomic call that touches one slot, run the
-// policy on that state, reading it with one GET and writing it with one
-// SET that sets its expiry; go-redis sends them by EVALSHA and loads them when
-// the server lacks them. The policy and the lease duration are constants
+// Lua scripts, each one atomic call that touches one slot, run the policy
+// on that state, reading it with one GET and writing it with one SET that
+// sets its expiry: admission and release on every request, and three more
+// that the sections below tell of (a peek that writes nothing, the giving
+// back of a lease, the carrying of what a process did in an outage);
+// go-redis sends them by EVALSHA and loads them when the server lacks
+// them. The policy and the lease duration are constants
 // in their text, so that a call passes only what changes; Pacers with the
 // same policy share the scripts. Their clock is the server's TIME, the one
 // clock of the fleet. Jitter draws are made by the caller and passed in,
@@ -66,18 +72,28 @@
 // lowered backoff level, the pause, Retry-After as a floor on it, and the
 // quota. It returns the change of level, the level and the pause.
 //
+// A value in a host's key that is not a state this package wrote (another
+// type, so that GET fails with WRONGTYPE; bytes that are not MessagePack;
+// values that are not numbers where numbers go) is no outage: the script
+// replaces it with a state whose last start is now, so that no request
+// starts sooner than the pace from the repair, and runs on it. The leases
+// it held are lost. The Pacer says so once, to its logger, for each value
+// it replaces.
+//
 // # Calls and waits
 //
 // A request to a host that is ready costs two calls: admission before it
 // starts, on the request's latency path, and release when its response
 // headers come. Release returns when its call is done, so that the next
-// Acquire sees what it changed. A Pacer sends up to four admissions at
-// once, each by its caller, and as many releases. The calls of either kind
+// Acquire sees what it changed, or when the request's context (the one
+// Acquire was given) ends, whichever is first. A Pacer sends up to four
+// admissions at once, each by its caller, and as many releases. The calls of either kind
 // made while four are on their way queue, then go together in one
 // pipeline, one round trip for all of them, sent by a goroutine that the
 // Pacer starts and that ends when the queue is empty. A request whose
 // context ends while its admission is queued leaves the queue; one whose
-// admission left it in a pipeline has the lease it took released. A
+// admission was sent, alone or in a pipeline, has the lease it took, or
+// may yet take, given back (see When Redis is unreachable). A
 // request that must wait sleeps on a timer, or until a request of the
 // same process to the same key is released, then asks again: one more
 // call per wake. A slot freed by another process is seen at the next poll
@@ -88,6 +104,24 @@
 //
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).
+//
+// # Reading the shared state
+//
+// The Pacer is a [polite.ReadyPacer] and a [polite.StatsPacer], so that a
+// transport's Ready, Check, Stats and the deadline of a request waiting
+// for robots.txt read the fleet's state, not this process's: a pause that
+// another process's 429 started shows in every process. Ready (and so
+// PoliteTransport.Ready, Check, and the deadline check of a robots.txt
+// wait) is one call of a script that reads the key's state and writes
+// nothing: the next start allowed, the pace, the level, the pause, the
+// latency estimate, the last start, the live leases and the fleet's
+// counts; Waiting and Busy count this process's waiting requests, the
+// only ones it knows. Stats reads the keys this process used last, at
+// most 1,000 (a set it keeps in its memory, touched at each start), with
+// the same script, all in one pipeline: one round trip to each server,
+// and the server's time per key (BENCHMARKS.md has both figures). Keys
+// that Redis has let expire are left out. Neither read is on a request's
+// path unless the caller puts it there.
 //
 // # robots.txt
 //
@@ -117,14 +151,62 @@
 // Every call is bounded by the request's context and by [WithTimeout];
 // build the client with ContextTimeoutEnabled, so that go-redis ends a
 // call to a server that hangs when its context ends, not after its own
-// read timeout. When a call fails, the Pacer paces in the memory of its
-// process with [polite.NewMemoryPacer], says so once through its logger
-// (see [WithLogger]; by default it logs nothing), and tries Redis again
-// at most once a second, going back to it when it answers.
-// [FailWhenUnreachable] makes Acquire fail instead. An outcome that cannot
-// be reported is lost; its lease expires. Likewise a robots store fetches
-// robots.txt in its own process, says so once, and shares through Redis
-// again when it answers; with FailWhenUnreachable, requests fail with an
-// error that names Redis. A copy that a process fetched in an outage lives
-// its lifetime in that process alone.
+// read timeout. When a call fails, the Pacer paces the keys of that server
+// in the memory of its process with [polite.NewMemoryPacer], says so once
+// through its logger (see [WithLogger]; by default it logs nothing), and
+// tries the server again at most once a second, going back to it when it
+// answers. Health is kept per server: for a Cluster, per primary, found
+// by the slot of the key, so that an outage of one primary moves only the
+// hosts whose keys it holds, and an answer from one primary brings back
+// only its own. [FailWhenUnreachable] makes Acquire fail instead.
+//
+// The warning carries the call's error. When that says only that the
+// call's context ended, as it does when go-redis was still retrying a dial
+// that failed, the warning adds the last dial's error ("connect:
+// connection refused"), or, when that dial succeeded, that Redis did not
+// answer in time; to see the dials, the Pacer and the store each add a
+// hook to client that watches them and changes nothing. A Cluster's or
+// Ring's nodes are watched from the Pacer's or store's making on; of
+// nodes made before, the warning can tell no more than the error.
+//
+// An outage leaves leases that no release will give back: an admission
+// whose caller stopped waiting (a stopped server runs it when it resumes),
+// a release that could not be sent, or one that Release, finding the
+// key's server down, did not try. The Pacer gives them back in the
+// background, at once and then at each probe interval, until the server
+// answers or the lease has expired, with a script that drops the lease,
+// or, when its admission has not run yet, leaves a tombstone on which
+// that admission, when it runs, admits nothing. The outcome of such a
+// request is lost. The goroutine that does this ends when none is left.
+//
+// What a process did in its memory in an outage is carried into Redis
+// when the key's server answers: the last start and the pause, as
+// durations before and after the server's now (so that no clocks need
+// agree), each taken only if it is later than what Redis holds. A request
+// carries its own key's in its admission; the other keys go together in
+// one pipeline, at most once a probe interval. A server that comes back
+// empty, as one restarted without persistence, so keeps the pace from the
+// starts made in memory. Requests in flight in memory are not carried:
+// for a moment the fleet may have more than MaxInFlight requests in
+// flight on such a key. A process that has not yet found the server back
+// paces alone until it does; its last start in memory and the next start
+// in Redis may be closer than the pace.
+//
+// A Cluster client reloads its slot map when a call fails: go-redis does
+// so by itself only after a MOVED, ASK or READONLY reply, or once the map
+// is a minute old, so that after a failover the promoted replica's slots
+// would keep going to the dead primary's address. A failover loses what
+// the dead primary had not replicated: the starts, leases and pauses
+// written in the moment before it died. The hosts of that primary are
+// paced in memory from the first failed call until the replica is
+// promoted and the map reloaded; then what each process did meanwhile is
+// carried into the new primary as above. Run the Cluster with
+// cluster-require-full-coverage no, or every primary refuses every call
+// while one is down, and every host is paced in memory.
+//
+// An outcome that cannot be reported is lost. Likewise a robots store
+// fetches robots.txt in its own process, says so once, and shares through
+// Redis again when it answers; with FailWhenUnreachable, requests fail
+// with an error that names Redis. A copy that a process fetched in an
+// outage lives its lifetime in that process alone.
 package politeredis

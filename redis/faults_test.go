@@ -126,8 +126,8 @@ func TestFailWhenUnreachable(t *testing.T) {
 	defer c.Close()
 	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
 	_, err := p.Acquire(context.Background(), "a", 0)
-	if err == nil || !strings.Contains(err.Error(), "redis unreachable") {
-		t.Fatalf("Acquire = %v; want an error naming redis", err)
+	if err == nil || !strings.Contains(err.Error(), "redis unreachable") || !strings.Contains(err.Error(), "dial unix /nonexistent/redis.sock") {
+		t.Fatalf("Acquire = %v; want an error naming redis and the dial's error", err)
 	}
 }
 
@@ -177,6 +177,11 @@ func TestOutage(t *testing.T) {
 	}
 	if got := strings.Count(log.String(), "unreachable"); got != 1 {
 		t.Errorf("outage said %d times; want once:\n%s", got, log.String())
+	}
+	// The call's context ends while go-redis retries its dials: the
+	// warning carries their error, not only the context's.
+	if !strings.Contains(log.String(), "the last dial failed: dial unix ") {
+		t.Errorf("outage warning without the dial's error:\n%s", log.String())
 	}
 
 	restartServer(t)

@@ -115,9 +115,10 @@ func positive(name string, d time.Duration, dst *time.Duration) error {
 	return nil
 }
 
-// WithLogger sets the logger that hears when Redis becomes unreachable and
-// when it answers again, once each per outage. Nil, the default, logs
-// nothing, as package polite's WithLogger.
+// WithLogger sets the logger that hears when Redis becomes unreachable,
+// with the error that shows it and its cause (see the package
+// documentation), and when it answers again, once each per outage. Nil,
+// the default, logs nothing, as package polite's WithLogger.
 func WithLogger(l *slog.Logger) Option {
 	return bothOption(func(o *options) error {
 		o.logger = l

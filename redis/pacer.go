@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/polite-go/polite"
@@ -39,17 +40,30 @@ type pacer struct {
 	client   redis.UniversalClient
 	policy   polite.PacingPolicy // Effective
 	o        options
-	admit    *redis.Script // admitLua for policy
-	release  *redis.Script // releaseLua for policy
-	admits   *batcher      // sends the admissions
-	releases *batcher      // sends the releases
+	scripts           // for policy
+	admits   *batcher // sends the admissions
+	releases *batcher // sends the releases
+	servers  *servers // whether each server answers
 
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
 
-	health  *health
 	mu      sync.Mutex // guards watches
 	watches map[string]*watch
+
+	usedMu sync.Mutex // guards used and uses
+	used   map[string]use
+	uses   uint64
+
+	carryMu  sync.Mutex        // guards carries, carryGen and carryAt
+	carries  map[string]uint64 // the keys whose memory holds a start not carried, with the carryGen of the last
+	carryGen uint64
+	carrying atomic.Bool // carries is not empty
+	carryAt  time.Time   // when carryAll last started
+
+	orphanMu sync.Mutex // guards orphans and sweeping
+	orphans  []orphan
+	sweeping bool
 }
 
 // A watch lets the goroutines of this process that wait on a key learn
@@ -59,15 +73,35 @@ type watch struct {
 	n  int           // goroutines waiting
 }
 
+// A use is when this process last used a key, for Stats.
+type use struct {
+	seq   uint64        // the order of uses
+	floor time.Duration // the Crawl-delay of that use
+}
+
+// statsKeys bounds the keys that Stats reads: the ones this process used
+// last.
+const statsKeys = 1000
+
+// maxCarries bounds the keys paced in memory whose state is carried into
+// Redis when it answers again.
+const maxCarries = 10000
+
+// An orphan is a lease that a request took, or may yet take, and that
+// no release will give back: its caller stopped waiting for its admission,
+// or its release could not be sent.
+type orphan struct {
+	key, id string
+	until   time.Time // when its lease has expired anyway
+}
+
 // newPacer returns the Pacer of an Effective policy.
 func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
-	admit, release := newScripts(policy, o.lease)
-	return &pacer{
+	p := &pacer{
 		client:   client,
 		policy:   policy,
 		o:        o,
-		admit:    admit,
-		release:  release,
+		scripts:  newScripts(policy, o.lease),
 		admits:   &batcher{client: client, timeout: o.timeout},
 		releases: &batcher{client: client, timeout: o.timeout},
 		fallback: sync.OnceValue(func() polite.Pacer {
@@ -78,10 +112,16 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 			return p
 		}),
 		watches: make(map[string]*watch),
-		health: &health{logger: o.logger, probe: o.probe,
-			fallback: "pacing in this process's memory", resumed: "pacing in redis"},
-		rand: rand.Float64,
+		used:    make(map[string]use),
+		carries: make(map[string]uint64),
+		rand:    rand.Float64,
 	}
+	d := watchDials(client)
+	p.servers = newServers(client, func(node string) *health {
+		return &health{logger: o.logger, probe: o.probe, node: node, up: p.carryLater, dials: d,
+			fallback: "pacing its keys in this process's memory", resumed: "pacing in redis"}
+	})
+	return p
 }
 
 // keys returns the Redis keys of a pacing key: the one that holds its
@@ -93,7 +133,7 @@ func (p *pacer) keys(key string) []string {
 // argv returns the arguments of a script: the instant for tests or "",
 // then extra.
 func (p *pacer) argv(extra ...string) []any {
-	a := make([]any, 0, 1+len(extra))
+	a := make([]any, 0, 3+len(extra))
 	if p.o.clock != nil {
 		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
 	} else {
@@ -105,6 +145,14 @@ func (p *pacer) argv(extra ...string) []any {
 	return a
 }
 
+// now returns the time on the Pacer's clock.
+func (p *pacer) now() time.Time {
+	if p.o.clock != nil {
+		return p.o.clock()
+	}
+	return time.Now()
+}
+
 // draw returns a jitter draw in [0, 1) as a script argument.
 func (p *pacer) draw() string {
 	if p.policy.Jitter == polite.None {
@@ -113,9 +161,13 @@ func (p *pacer) draw() string {
 	return strconv.FormatFloat(p.rand(), 'g', -1, 64)
 }
 
+// us returns d in whole microseconds, as a script argument.
+func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
+
 // Acquire implements [polite.Pacer].
 func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
-	floor := strconv.FormatInt(max(crawlDelay, 0).Microseconds(), 10)
+	floor := us(max(crawlDelay, 0))
+	keys := p.keys(key)
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -126,11 +178,12 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if p.skipRedis() {
-			return p.fallback().Acquire(ctx, key, crawlDelay)
+		h := p.servers.of(ctx, keys[0])
+		if !p.o.failClose && h.skip() {
+			return p.alone(ctx, key, crawlDelay)
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
-		r, err := p.acquire(ctx, key, floor, id)
+		r, err := p.acquire(ctx, key, keys, floor, id)
 		if err != nil {
 			switch ctx.Err() {
 			case context.Canceled:
@@ -139,19 +192,23 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 				// Redis did not answer within the request's deadline: the
 				// next requests should not wait for it either.
 				if !p.o.failClose {
-					p.health.failed(err)
+					h.failed(err)
 				}
 				return nil, ctx.Err()
 			}
 			if p.o.failClose {
-				return nil, fmt.Errorf("politeredis: redis unreachable: %w", err)
+				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
-			p.health.failed(err)
-			return p.fallback().Acquire(ctx, key, crawlDelay)
+			h.failed(err)
+			return p.alone(ctx, key, crawlDelay)
 		}
-		p.health.answered()
+		h.answered()
+		if p.carrying.Load() {
+			p.carryLater()
+		}
 		if r[0] == 1 {
-			return &lease{p: p, key: key, id: id, start: strconv.FormatInt(r[1], 10)}, nil
+			p.touch(key, crawlDelay)
+			return &lease{p: p, ctx: ctx, key: key, id: id, start: strconv.FormatInt(r[1], 10)}, nil
 		}
 		next, wake := time.Duration(r[1])*time.Microsecond, time.Duration(r[2])*time.Microsecond
 		if deadline, ok := ctx.Deadline(); ok && next > 0 {
@@ -177,24 +234,45 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 	}
 }
 
-// acquire runs the admission script for a request to key with Crawl-delay
-// floor and lease id, and returns its reply as integers. When ctx ends
-// after the call was sent, a lease that it took is released.
-func (p *pacer) acquire(ctx context.Context, key, floor, id string) ([]int64, error) {
+// acquire runs the admission script for a request to key, whose Redis
+// keys are keys, with Crawl-delay floor and lease id, and returns its
+// reply as integers. When the call fails or ctx ends after it was sent,
+// the lease it took, or may take when the server runs it, is given back.
+func (p *pacer) acquire(ctx context.Context, key string, keys []string, floor, id string) ([]int64, error) {
 	orphan := func(cmd *redis.Cmd) {
-		if r, err := reply(cmd); err == nil && r[0] == 1 {
-			l := &lease{p: p, key: key, id: id, start: strconv.FormatInt(r[1], 10)}
-			go l.Release(polite.Outcome{Class: polite.OutcomeIgnore})
+		if cmd == nil {
+			return // never sent
+		}
+		r, err := reply(cmd)
+		if err == nil && r[0] == 1 || err != nil && !isReply(cmd.Err()) {
+			p.abandon(key, id)
 		}
 	}
-	cmd, err := p.admits.run(ctx, p.admit, p.keys(key), p.argv(floor, p.draw(), id), orphan)
+	args := p.argv(floor, p.draw(), id)
+	var carried uint64
+	if p.carrying.Load() {
+		args, carried = p.withCarry(key, args)
+	}
+	cmd, err := p.admits.run(ctx, p.admit, keys, args, orphan)
 	if err != nil {
 		return nil, err
 	}
-	return reply(cmd)
+	r, err := reply(cmd)
+	if err != nil {
+		if !isReply(cmd.Err()) {
+			p.abandon(key, id)
+		}
+		return nil, err
+	}
+	if carried > 0 {
+		p.carried(key, carried)
+	}
+	p.repaired(key, r)
+	return r, nil
 }
 
-// reply returns the reply of a script as integers.
+// reply returns the reply of a script as integers: its own, then 1 when
+// the script replaced a stored value that was not a state.
 func reply(cmd *redis.Cmd) ([]int64, error) {
 	v, err := cmd.Slice()
 	if err != nil {
@@ -208,16 +286,67 @@ func reply(cmd *redis.Cmd) ([]int64, error) {
 		}
 		r[i] = n
 	}
-	if len(r) < 2 || r[0] != 1 && len(r) < 3 {
+	if len(r) < 4 {
 		return nil, fmt.Errorf("politeredis: script reply %q", v)
 	}
 	return r, nil
 }
 
-// skipRedis reports whether Acquire should pace in memory: Redis is
-// unreachable, was tried less than a probe interval ago, and the Pacer
-// may fall back. Otherwise, in an outage, the caller is the probe.
-func (p *pacer) skipRedis() bool { return !p.o.failClose && p.health.skip() }
+// repaired says, when a script's reply r says so, that key's stored value
+// was not a state and was replaced.
+func (p *pacer) repaired(key string, r []int64) {
+	if r[len(r)-1] == 1 && p.o.logger != nil {
+		p.o.logger.Warn("politeredis: the value in redis of a pacing key was not its state; replaced it, no start sooner than the pace from now",
+			"key", key, "redis_key", p.keys(key)[0])
+	}
+}
+
+// alone paces a request to key in this process's memory, and remembers
+// to carry what it did into Redis when the key's server answers again.
+func (p *pacer) alone(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
+	p.touch(key, crawlDelay)
+	l, err := p.fallback().Acquire(ctx, key, crawlDelay)
+	if err == nil {
+		p.carryMu.Lock()
+		if _, ok := p.carries[key]; ok || len(p.carries) < maxCarries {
+			p.carryGen++
+			p.carries[key] = p.carryGen
+			p.carrying.Store(true)
+		}
+		p.carryMu.Unlock()
+	}
+	return l, err
+}
+
+// touch records that this process used key with Crawl-delay floor, for
+// Stats, keeping the last statsKeys keys used and up to as many more.
+func (p *pacer) touch(key string, floor time.Duration) {
+	p.usedMu.Lock()
+	defer p.usedMu.Unlock()
+	p.uses++
+	p.used[key] = use{seq: p.uses, floor: floor}
+	if len(p.used) >= 2*statsKeys {
+		for k, u := range p.used {
+			if u.seq <= p.uses-statsKeys {
+				delete(p.used, k)
+			}
+		}
+	}
+}
+
+// recent returns the keys this process used last, at most statsKeys, with
+// the Crawl-delay of each one's last use.
+func (p *pacer) recent() map[string]time.Duration {
+	p.usedMu.Lock()
+	defer p.usedMu.Unlock()
+	out := make(map[string]time.Duration, min(len(p.used), statsKeys))
+	for k, u := range p.used {
+		if p.uses < statsKeys || u.seq > p.uses-statsKeys {
+			out[k] = u.floor
+		}
+	}
+	return out
+}
 
 // watch returns a channel that a release of key closes, and counts the
 // caller as waiting until unwatch.
@@ -243,6 +372,16 @@ func (p *pacer) unwatch(key string) {
 	}
 }
 
+// waiting returns how many goroutines of this process wait on key.
+func (p *pacer) waiting(key string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.watches[key]; w != nil {
+		return w.n
+	}
+	return 0
+}
+
 // notify wakes the goroutines waiting on key.
 func (p *pacer) notify(key string) {
 	p.mu.Lock()
@@ -256,19 +395,27 @@ func (p *pacer) notify(key string) {
 // lease is a pacer's Lease: a member of the key's lease set.
 type lease struct {
 	p     *pacer
+	ctx   context.Context // the request's, which bounds the release
 	key   string
 	id    string
 	start string // µs on the store's clock
 }
 
 // Release implements [polite.Lease]: it returns what the release changed
-// in the key's shared state. When Redis is unreachable the outcome is
-// lost, the slot comes back when the lease expires, and the Change is the
-// zero one; in an outage Release does not even try, so that a response
-// never waits for a server known to be down.
+// in the key's shared state. The call is bounded by the request's context
+// (the one given to Acquire) and by [WithTimeout]. When it cannot be made
+// (the key's server is unreachable, or the request's context ends first)
+// the outcome is lost, the Change is the zero one, and the lease is given
+// back when the server answers again, or expires; in an outage of the
+// key's server Release does not even try, so that a response never waits
+// for a server known to be down.
 func (l *lease) Release(o polite.Outcome) polite.Change {
-	defer l.p.notify(l.key)
-	if l.p.health.down.Load() && !l.p.o.failClose {
+	p := l.p
+	defer p.notify(l.key)
+	keys := p.keys(l.key)
+	h := p.servers.of(l.ctx, keys[0])
+	if h.isDown.Load() && !p.o.failClose {
+		p.abandon(l.key, l.id)
 		return polite.Change{}
 	}
 	b := func(v bool) string {
@@ -277,26 +424,35 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 		}
 		return "0"
 	}
-	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 	q := o.Quota
 	u := "0" // the draw for a pause, which only a signal causes
 	if o.Class == polite.OutcomeSignal {
-		u = l.p.draw()
+		u = p.draw()
 	}
 	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u}
 	for args[len(args)-1] == "0" { // the script takes a missing argument as 0
 		args = args[:len(args)-1]
 	}
-	// With a context that cannot end, run returns no error of its own.
-	cmd, _ := l.p.releases.run(context.Background(), l.p.release, l.p.keys(l.key), l.p.argv(args...), nil)
+	orphan := func(cmd *redis.Cmd) {
+		if cmd == nil || cmd.Err() != nil {
+			p.abandon(l.key, l.id)
+		}
+	}
+	cmd, err := p.releases.run(l.ctx, p.release, keys, p.argv(args...), orphan)
+	if err != nil {
+		return polite.Change{} // the request's context ended; orphan gives the lease back
+	}
 	r, err := reply(cmd)
 	if err != nil {
-		if !l.p.o.failClose {
-			l.p.health.failed(err)
+		p.abandon(l.key, l.id) // whether the server failed or refused, the script did not run
+		if !p.o.failClose && l.ctx.Err() == nil {
+			h.failed(err)
 		}
 		return polite.Change{}
 	}
+	h.answered()
+	p.repaired(l.key, r)
 	return polite.Change{Raised: r[0] == 1, Cleared: r[0] == 2, Level: int(r[1]),
 		Pause: time.Duration(r[2]) * time.Microsecond}
 }

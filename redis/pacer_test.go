@@ -12,9 +12,9 @@ import (
 )
 
 // closingPacer closes the client that a test made inside a synctest bubble
-// along with its Pacer.
+// along with its Pacer, and keeps the Pacer's optional interfaces.
 type closingPacer struct {
-	polite.Pacer
+	*pacer
 	c *redis.Client
 }
 
@@ -33,6 +33,6 @@ func TestConformance(t *testing.T) {
 		// channels belong to it.
 		c := redis.NewClient(clientOptions(sock))
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
-		return closingPacer{p, c}
+		return closingPacer{p.(*pacer), c}
 	})
 }

@@ -38,9 +38,10 @@ const robotsKeep = 24 * time.Hour
 // panic with a [*polite.ConfigError].
 func NewRobotsStore(client redis.UniversalClient, opts ...RobotsOption) polite.RobotsStore {
 	o := apply(opts, RobotsOption.applyRobots)
-	return &robotsStore{client: client, o: o,
-		health: &health{logger: o.logger, probe: o.probe,
+	s := &robotsStore{client: client, o: o,
+		health: &health{logger: o.logger, probe: o.probe, down: reloader(client), dials: watchDials(client),
 			fallback: "fetching robots.txt in this process", resumed: "sharing robots.txt in redis"}}
+	return s
 }
 
 // robotsStore is the RobotsStore that NewRobotsStore makes.
@@ -232,7 +233,7 @@ func (s *robotsStore) unclaim(keys []string, claim string) {
 // otherwise.
 func (s *robotsStore) unreachable(ctx context.Context, fetch func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch, err error) (*polite.RobotsFetch, error) {
 	if s.o.failClose {
-		return nil, fmt.Errorf("%w (redis unreachable)", err)
+		return nil, fmt.Errorf("%w (redis unreachable)", s.health.cause(err))
 	}
 	s.health.failed(err)
 	return s.alone(ctx, fetch)

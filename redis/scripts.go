@@ -33,7 +33,7 @@ import (
 // (2^53 µs is 285 years); MessagePack stores them as integers, and a
 // script returns them as integer replies.
 //
-// KEYS[1] is the state's key. ARGV[1], in both scripts, is the instant for
+// KEYS[1] is the state's key. ARGV[1], in every script, is the instant for
 // tests, or "" to read the server's TIME. An argument past the last one
 // sent counts as 0.
 const stateLua = `
@@ -46,10 +46,18 @@ else
 end
 local MAXRA, MAXLEVEL, RECOVER = 3600000000, 8, 5
 
-local ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nil
-local v = redis.call('GET', KEYS[1])
-if v then
-  ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L = cmsgpack.unpack(v)
+local ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L, T
+-- load reads the state, and fails when the stored value is not one: not
+-- a string (WRONGTYPE), not MessagePack, or not numbers where they go.
+local function load()
+  ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L, T = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nil, nil
+  local v = redis.call('GET', KEYS[1])
+  if v then
+    ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L, T = cmsgpack.unpack(v)
+    local _ = ls + u + fl + est + lvl + stk + bu + esc + lsig + spr + spru + n + nb + nra
+    if L ~= nil and type(L) ~= 'table' or T ~= nil and type(T) ~= 'table' then error('not a state') end
+    if L and #L == 0 then L = nil end
+  end
 end
 local function arg(i)
   return tonumber(ARGV[i]) or 0
@@ -78,59 +86,126 @@ end
 local function jittered(d, x)
   return d + math.floor(d * J * x + 0.5)
 end
-local function pace(t, floor)
+local function paceWithoutSpread(t, floor)
   local d = math.max(BASE, math.floor(LF * est))
   for _ = 1, levelAt(t) do
     if d >= MAXD then break end
     d = d * 2
   end
-  d = math.max(math.min(d, MAXD), BASE, math.min(floor, MAXCD))
+  return math.max(math.min(d, MAXD), BASE, math.min(floor, MAXCD))
+end
+local function pace(t, floor)
+  local d = paceWithoutSpread(t, floor)
   if t < spru then d = math.max(d, spr) end
   return d
 end
+-- nextAllowed: the jitter never carries a quota's spread past its window.
 local function nextAllowed(t, floor)
   if ls == 0 then return bu end
-  return math.max(bu, ls + jittered(pace(t, math.max(floor, fl)), u))
+  local n = math.max(bu, ls + jittered(paceWithoutSpread(t, math.max(floor, fl)), u))
+  if t < spru then n = math.max(n, math.min(ls + jittered(spr, u), spru)) end
+  return n
+end
+-- carry brings in a start and a pause that a process made in its memory
+-- while this key's server did not answer: a start ago µs ago, and no
+-- start for pause µs from now. 0 carries nothing.
+local function carry(ago, pause)
+  if ago > 0 and now - ago > ls then ls, u = now - ago, 0 end
+  if pause > 0 then bu = math.max(bu, now + pause) end
 end
 -- save writes the state, to stay until its next start is allowed and its
--- backoff level forgotten, and until its last lease expires.
+-- backoff level forgotten, and until its last lease or tombstone expires.
+-- A tombstone is the id of a lease given back before its admission ran,
+-- and the instant it expires: that admission admits nothing.
 local function save(lastLease)
+  if T then
+    local K = nil
+    for i = 1, #T, 2 do
+      if T[i + 1] > now then
+        K = K or {}
+        K[#K + 1], K[#K + 2] = T[i], T[i + 1]
+        lastLease = math.max(lastLease, T[i + 1])
+      end
+    end
+    T = K
+  end
   local ttl = math.max(math.max(nextAllowed(now, fl) - now, 0) + FORGET, lastLease - now)
   local s
-  if L then
+  if T then
+    s = cmsgpack.pack(ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L or {}, T)
+  elseif L then
     s = cmsgpack.pack(ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L)
   else
     s = cmsgpack.pack(ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra)
   end
   redis.call('SET', KEYS[1], s, 'PX', math.ceil(ttl / 1000))
 end
+-- run returns the reply of body, run on the key's state, followed by 1
+-- when the stored value was not a state and was replaced, else 0. The
+-- new state has its last start now, so that no start comes sooner than
+-- the pace from now; the leases it had are lost. A script that writes
+-- saves it at once; one that only reads does not.
+local function run(body, writes)
+  local ok, r = pcall(function() load(); return body() end)
+  if ok then
+    r[#r + 1] = 0
+    return r
+  end
+  ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L, T = now, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nil, nil
+  if writes then save(now) end
+  r = body()
+  r[#r + 1] = 1
+  return r
+end
 `
 
 // admitLua admits a request or says how long to wait.
 //
 // ARGV after the first: 2 floor (Crawl-delay, µs), 3 u (the jitter draw,
-// in [0, 1]), 4 lease id.
+// in [0, 1]), 4 lease id; 5 and 6, what the caller carries from its
+// memory (see carry), or nothing.
 //
 // It drops the leases that have expired, then returns
 //
-//	{1, start}           admitted: the start is recorded, the lease held until start+LEASE
+//	{1, start, 0}           admitted: the start is recorded, the lease held until start+LEASE
 //	{0, next-now, wake-now}  the pace or a backoff forbids a start before next; look again at wake
 //	{0, 0, wake-now}     every slot is leased; the first lease expires at wake
+//
+// An id with a tombstone is not admitted: its caller gave up.
 const admitLua = stateLua + `
-local floor = arg(2)
-local nxt = nextAllowed(now, floor)
-if now < nxt then
-  local wake = nxt
-  if levelAt(now) > 0 then wake = math.min(nxt, lsig + FORGET) end
-  return {0, nxt - now, wake - now}
-end
-local K, first = live()
-if (K and #K / 2 or 0) >= MAXIN then return {0, 0, math.max(first - now, 1)} end
-K = K or {}
-K[#K + 1], K[#K + 2] = ARGV[4], now + LEASE
-L, ls, u, fl, n = K, now, arg(3), floor, n + 1
-save(now + LEASE)
-return {1, now}
+return run(function()
+  local floor = arg(2)
+  local carried = arg(5) > 0 or arg(6) > 0
+  carry(arg(5), arg(6))
+  if T then
+    for i = 1, #T, 2 do
+      if T[i] == ARGV[4] then
+        table.remove(T, i + 1)
+        table.remove(T, i)
+        local _, _, last = live()
+        save(last)
+        return {0, 0, 1}
+      end
+    end
+  end
+  local nxt = nextAllowed(now, floor)
+  if now < nxt then
+    if carried then
+      local _, _, last = live()
+      save(last)
+    end
+    local wake = nxt
+    if levelAt(now) > 0 then wake = math.min(nxt, lsig + FORGET) end
+    return {0, nxt - now, wake - now}
+  end
+  local K, first = live()
+  if (K and #K / 2 or 0) >= MAXIN then return {0, 0, math.max(first - now, 1)} end
+  K = K or {}
+  K[#K + 1], K[#K + 2] = ARGV[4], now + LEASE
+  L, ls, u, fl, n = K, now, arg(3), floor, n + 1
+  save(now + LEASE)
+  return {1, now, 0}
+end, true)
 `
 
 // releaseLua frees a lease and learns from how its request ended.
@@ -144,81 +219,153 @@ return {1, now}
 // backoff level was kept, 1 when a signal raised it, 2 when it went back
 // to 0.
 const releaseLua = stateLua + `
-if ls == 0 then return {0, 0, 0} end -- forgotten meanwhile
-local start, class = arg(3), arg(4)
-if L then
-  for i = 1, #L, 2 do
-    if L[i] == ARGV[2] then
-      table.remove(L, i + 1)
-      table.remove(L, i)
-      break
+return run(function()
+  if ls == 0 then return {0, 0, 0} end -- forgotten meanwhile
+  local start, class = arg(3), arg(4)
+  if L then
+    for i = 1, #L, 2 do
+      if L[i] == ARGV[2] then
+        table.remove(L, i + 1)
+        table.remove(L, i)
+        break
+      end
     end
   end
-end
-local K, _, lastLease = live()
-L = K
-if class == 3 then
+  local K, _, lastLease = live()
+  L = K
+  if class == 3 then
+    local pause = math.max(bu - now, 0)
+    save(lastLease)
+    return {0, lvl, pause}
+  end
+  local change = 0
+  if lvl > 0 and levelAt(now) == 0 then
+    lvl, stk, change = 0, 0, 2
+  end
+  local lat = math.max(now - start, 0)
+  if arg(5) == 1 then
+  elseif class == 0 then
+    est = math.max(lat, math.floor((est + lat) / 2))
+  else
+    est = math.max(est, lat)
+  end
+  if arg(7) == 1 then
+    local rem, lim, reset = arg(8), arg(9), math.min(arg(10), MAXRA)
+    if rem == 0 then
+      bu = math.max(bu, now + reset)
+      spr = 0
+    elseif lim > 0 and rem <= math.floor(lim / 4) then
+      spr, spru = math.floor(reset / rem), now + reset
+    else
+      spr = 0
+    end
+  end
+  local fresh = start > esc
+  if class == 2 then
+    lsig = now
+    if fresh then
+      lvl = math.min(lvl + 1, MAXLEVEL)
+      stk, esc, nb = 0, now, nb + 1
+      local p = BOB
+      local i = 1
+      while i < lvl and p < MAXB do p = p * 2; i = i + 1 end
+      p = jittered(math.min(p, MAXB), arg(11))
+      bu = math.max(bu, now + p)
+      change = 1
+    end
+    local ra = arg(6)
+    if ra > 0 then
+      nra = nra + 1
+      bu = math.max(bu, now + math.min(ra, MAXRA))
+    end
+  elseif class == 0 and fresh and lvl > 0 then
+    stk = stk + 1
+    if stk >= RECOVER then
+      lvl, stk = lvl - 1, 0
+      if lvl == 0 then change = 2 end
+    end
+  end
   local pause = math.max(bu - now, 0)
   save(lastLease)
-  return {0, lvl, pause}
-end
-local change = 0
-if lvl > 0 and levelAt(now) == 0 then
-  lvl, stk, change = 0, 0, 2
-end
-local lat = math.max(now - start, 0)
-if arg(5) == 1 then
-elseif class == 0 then
-  est = math.max(lat, math.floor((est + lat) / 2))
-else
-  est = math.max(est, lat)
-end
-if arg(7) == 1 then
-  local rem, lim, reset = arg(8), arg(9), math.min(arg(10), MAXRA)
-  if rem == 0 then
-    bu = math.max(bu, now + reset)
-    spr = 0
-  elseif lim > 0 and rem <= math.floor(lim / 4) then
-    spr, spru = math.floor(reset / rem), now + reset
-  else
-    spr = 0
-  end
-end
-local fresh = start > esc
-if class == 2 then
-  lsig = now
-  if fresh then
-    lvl = math.min(lvl + 1, MAXLEVEL)
-    stk, esc, nb = 0, now, nb + 1
-    local p = BOB
-    local i = 1
-    while i < lvl and p < MAXB do p = p * 2; i = i + 1 end
-    p = jittered(math.min(p, MAXB), arg(11))
-    bu = math.max(bu, now + p)
-    change = 1
-  end
-  local ra = arg(6)
-  if ra > 0 then
-    nra = nra + 1
-    bu = math.max(bu, now + math.min(ra, MAXRA))
-  end
-elseif class == 0 and fresh and lvl > 0 then
-  stk = stk + 1
-  if stk >= RECOVER then
-    lvl, stk = lvl - 1, 0
-    if lvl == 0 then change = 2 end
-  end
-end
-local pause = math.max(bu - now, 0)
-save(lastLease)
-return {change, lvl, pause}
+  return {change, lvl, pause}
+end, true)
 `
 
-// newScripts returns the admission and release scripts of a policy and a
-// lease duration: admitLua and releaseLua after policyHead.
-func newScripts(policy polite.PacingPolicy, lease time.Duration) (admit, release *redis.Script) {
+// cancelLua gives back a lease whose request is gone, learning nothing:
+// the lease of an admission whose caller stopped waiting for its reply,
+// or of a release that could not be sent. When the lease is not there,
+// its admission may still be on its way (a server that was stopped runs
+// it when it resumes), so the id gets a tombstone for the lease duration,
+// which that admission finds.
+//
+// ARGV after the first: 2 lease id. It returns {0, 0, 0}.
+const cancelLua = stateLua + `
+return run(function()
+  local found = false
+  if L then
+    for i = 1, #L, 2 do
+      if L[i] == ARGV[2] then
+        table.remove(L, i + 1)
+        table.remove(L, i)
+        found = true
+        break
+      end
+    end
+  end
+  if not found then
+    T = T or {}
+    T[#T + 1], T[#T + 2] = ARGV[2], now + LEASE
+  end
+  local K, _, last = live()
+  L = K
+  save(last)
+  return {0, 0, 0}
+end, true)
+`
+
+// carryLua brings into the state what a process did in its memory while
+// the key's server did not answer (see carry).
+//
+// ARGV after the first: 2 how long ago its last start was (µs), 3 how
+// long its pause has left (µs). It returns {0, 0, 0}.
+const carryLua = stateLua + `
+return run(function()
+  carry(arg(2), arg(3))
+  local _, _, last = live()
+  save(last)
+  return {0, 0, 0}
+end, true)
+`
+
+// peekLua reads a key's state for a request with a Crawl-delay, and
+// writes nothing.
+//
+// ARGV after the first: 2 floor (Crawl-delay, µs).
+//
+// It returns {known, next-now, leases, pace, level, bu-now, est, now-ls,
+// n, nb, nra}, where known is 0 when the key has no state, and leases
+// counts the live ones.
+const peekLua = stateLua + `
+return run(function()
+  if ls == 0 and bu == 0 then return {0, 0, 0, pace(now, arg(2)), 0, 0, 0, 0, 0, 0, 0} end
+  local K = live()
+  return {1, math.max(nextAllowed(now, arg(2)), now) - now, K and #K / 2 or 0, pace(now, math.max(arg(2), fl)),
+    levelAt(now), math.max(bu - now, 0), est, now - ls, n, nb, nra}
+end, false)
+`
+
+// scripts are the Lua scripts of a policy and a lease duration.
+type scripts struct {
+	admit, release, cancel, carry, peek *redis.Script
+}
+
+// newScripts returns the scripts of a policy and a lease duration: each
+// after policyHead.
+func newScripts(policy polite.PacingPolicy, lease time.Duration) scripts {
 	head := policyHead(policy, lease)
-	return redis.NewScript(head + admitLua), redis.NewScript(head + releaseLua)
+	return scripts{admit: redis.NewScript(head + admitLua), release: redis.NewScript(head + releaseLua),
+		cancel: redis.NewScript(head + cancelLua), carry: redis.NewScript(head + carryLua),
+		peek: redis.NewScript(head + peekLua)}
 }
 
 // policyHead returns the line of Lua that sets the constants of an

@@ -189,6 +189,10 @@ func parseRobots(body []byte) *robotsFile {
 			}
 			cur.crawlDelay = max(cur.crawlDelay, d)
 		case fieldSitemap:
+			if value != "" && !isSitemapURL(value) {
+				f.skip(lineNo, raw, skipBadSitemap)
+				continue
+			}
 			if value != "" {
 				f.sitemaps = append(f.sitemaps, value)
 			}

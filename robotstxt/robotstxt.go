@@ -143,20 +143,24 @@ type Match struct {
 }
 
 // Test decides whether the robots.txt lets userAgent, a User-Agent header
-// value, fetch u. It matches u's escaped path and query as RFC 9309 §2.2.2
-// and §2.2.3 say; /robots.txt itself is always allowed. It fails only as
-// [Group.Decide] does, for a path it does not decide; the Match then has
-// Allowed false and no Rule.
+// value, fetch u. It matches the path and query that the server receives,
+// as [RequestPath] gives them, as RFC 9309 §2.2.2 and §2.2.3 say;
+// /robots.txt itself is always allowed, and a u whose request names no
+// path is not. It fails only as [Group.Decide] does, for a path it does
+// not decide; the Match then has Allowed false and no Rule.
 func (r *File) Test(userAgent string, u *url.URL) (Match, error) {
 	token := ProductToken(userAgent)
 	b := r.Group(token)
-	m := Match{Allowed: true, Agent: token, Group: b.group}
-	// Only a URL whose Path is "/robots.txt" can have that escaped path,
-	// so the others are told apart without escaping theirs.
-	if u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt" {
+	m := Match{Agent: token, Group: b.group}
+	path, ok := RequestPath(u)
+	switch {
+	case !ok:
+		return m, nil
+	case isRobotsTxt(path):
+		m.Allowed = true
 		return m, nil
 	}
-	allowed, rule, err := b.Decide(u.RequestURI())
+	allowed, rule, err := b.Decide(path)
 	m.Allowed, m.Rule = allowed, rule.String()
 	return m, err
 }
@@ -177,7 +181,9 @@ func (r *File) MaxCrawlDelay() time.Duration {
 	return d
 }
 
-// Sitemaps returns the values of the file's Sitemap lines, in order.
+// Sitemaps returns the values of the file's Sitemap lines, in order: each
+// an absolute http or https URL, since a line with any other value is
+// skipped.
 func (r *File) Sitemaps() []string { return slices.Clone(r.file.sitemaps) }
 
 // NumGroups returns the number of groups in the file. A file with no group,
@@ -199,8 +205,8 @@ type SkippedLine struct {
 	Text string
 	// Reason says why the line was skipped: "no colon", "no product
 	// token", "rule outside any group", "not a path pattern",
-	// "Crawl-delay outside any group", "bad Crawl-delay" or
-	// "unknown field".
+	// "Crawl-delay outside any group", "bad Crawl-delay", "Sitemap not an
+	// absolute http(s) URL" or "unknown field".
 	Reason string
 }
 

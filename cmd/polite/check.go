@@ -2,24 +2,27 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+	"unicode/utf8"
 
 	"github.com/polite-go/polite/robotstxt"
-	"time"
 )
 
 // robotsTestOrigin stands for the site when -robots is given and a URL is a
 // bare path.
 const robotsTestOrigin = "http://robots.test"
 
-func runCheck(args []string, stdout, stderr io.Writer) int {
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("check", stderr, &c)
 	robotsFile := fs.String("robots", "", "test the local robots.txt `FILE`, with no network at all")
@@ -27,17 +30,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	var base http.RoundTripper // nil: the network
-	status := exitOK
+	var body []byte
 	if *robotsFile != "" {
-		body, err := os.ReadFile(*robotsFile)
-		if err != nil {
+		var err error
+		if body, err = os.ReadFile(*robotsFile); err != nil {
 			fmt.Fprintf(stderr, "polite check: %v\n", err)
 			return exitError
 		}
 		base = localRobots(body)
-		if !reportSkipped(stderr, *robotsFile, robotstxt.Parse(body)) {
-			status = exitError
-		}
 	}
 	tr, err := newTransport(base, c.options())
 	if err != nil {
@@ -60,16 +60,25 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			}
 			return usageError(fs, "%v", err)
 		}
-		req, err := http.NewRequest(http.MethodGet, u.String(), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
 			return usageError(fs, "%v", err)
 		}
 		targets = append(targets, target{arg, req})
 	}
 
+	// The arguments are good: what the file holds is said once, before the
+	// verdicts.
+	status := exitOK
+	if *robotsFile != "" && !reportFile(stderr, *robotsFile, body) {
+		status = exitError
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, t := range targets {
 		d, err := tr.Check(t.req)
+		if ctx.Err() != nil {
+			break // interrupted: what was decided stands
+		}
 		if err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", t.shown, err)
@@ -90,25 +99,104 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			status = worse(status, exitError)
 		}
 	}
+	if ctx.Err() != nil {
+		tw.Flush()
+		fmt.Fprintln(stderr, "polite check: interrupted")
+		return exitInterrupted
+	}
+	// Then the sitemaps of the files consulted, each once.
+	seen := make(map[string]bool)
+	for _, t := range targets {
+		f, err := tr.Robots(t.req)
+		if err != nil || f == nil {
+			continue // said above
+		}
+		for _, sm := range f.Sitemaps() {
+			if !seen[sm] {
+				seen[sm] = true
+				fmt.Fprintf(tw, "sitemap\t%s\n", sm)
+			}
+		}
+	}
 	tw.Flush()
 	return status
 }
 
-// reportSkipped writes to w the lines of the robots.txt at path that a
-// reader skips, and a warning when it has no line a reader understands, as
-// an HTML page or binary data has; it reports false then.
-func reportSkipped(w io.Writer, path string, r *robotstxt.File) bool {
+// reportFile writes to w what a crawler makes of body, the robots.txt at
+// path. First, whether it is robots.txt at all: when it is binary data or
+// an HTML page, or none of its lines is robots.txt, every crawler reads
+// it as allowing everything, and reportFile says so and reports false.
+// Then the lines a crawler skips, but for binary data or markup, whose
+// lines are only counted.
+func reportFile(w io.Writer, path string, body []byte) bool {
+	r := robotstxt.Parse(body)
+	if kind := notText(body); kind != "" {
+		fmt.Fprintf(w, "polite check: %s: %s, not robots.txt: %s\n", path, kind, whatIsRead(r))
+		if n := r.NumSkipped(); n > 0 {
+			fmt.Fprintf(w, "polite check: %s: %d lines skipped, not listed\n", path, n)
+		}
+		return false
+	}
+	ok := true
+	if r.NumGroups() == 0 && len(r.Sitemaps()) == 0 && r.NumSkipped() > 0 {
+		fmt.Fprintf(w, "polite check: %s: no line of it is robots.txt: %s\n", path, whatIsRead(r))
+		ok = false
+	}
 	for _, l := range r.Skipped() {
 		fmt.Fprintf(w, "polite check: %s:%d: skipped, %s: %q\n", path, l.Line, l.Reason, l.Text)
 	}
 	if more := r.NumSkipped() - len(r.Skipped()); more > 0 {
 		fmt.Fprintf(w, "polite check: %s: and %d more lines skipped\n", path, more)
 	}
-	if r.NumGroups() == 0 && len(r.Sitemaps()) == 0 && r.NumSkipped() > 0 {
-		fmt.Fprintf(w, "polite check: %s: no line of it is robots.txt: a crawler reads no rule in it, and every URL is allowed\n", path)
-		return false
+	return ok
+}
+
+// whatIsRead says what a crawler reads in a file that is not robots.txt.
+func whatIsRead(r *robotstxt.File) string {
+	if r.NumGroups() == 0 {
+		return "a crawler reads no rule in it, and every URL is allowed"
 	}
-	return true
+	return fmt.Sprintf("a crawler reads only the %d rules of %d groups in it", r.NumRules(), r.NumGroups())
+}
+
+// sniffLen is how much of a file notText looks at.
+const sniffLen = 8 << 10
+
+// notText returns what body is when it is not text, as "an HTML page",
+// "an XML document", "binary data (image/png)" or "binary data"; or ""
+// when it is text. Binary data has a NUL byte, or more than one byte in
+// ten that is a control character other than white space or not UTF-8,
+// in its first 8 KiB; the rest is told by [http.DetectContentType].
+func notText(body []byte) string {
+	mediaType, params, _ := mime.ParseMediaType(http.DetectContentType(body))
+	switch {
+	case mediaType == "text/html":
+		return "an HTML page"
+	case mediaType == "text/xml":
+		return "an XML document"
+	case mediaType == "text/plain" && params["charset"] != "utf-8":
+		return "text in " + strings.ToUpper(params["charset"])
+	case mediaType != "text/plain" && mediaType != "application/octet-stream":
+		return "binary data (" + mediaType + ")"
+	}
+	head := body[:min(len(body), sniffLen)]
+	bad := 0
+	for len(head) > 0 {
+		r, size := utf8.DecodeRune(head)
+		switch {
+		case r == 0:
+			return "binary data"
+		case r == utf8.RuneError && size == 1,
+			r < ' ' && !strings.ContainsRune("\t\n\v\f\r", r),
+			r == 0x7f:
+			bad++
+		}
+		head = head[size:]
+	}
+	if bad*10 > min(len(body), sniffLen) {
+		return "binary data"
+	}
+	return ""
 }
 
 // localRobots is a base transport that answers every robots.txt request

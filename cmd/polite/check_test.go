@@ -29,6 +29,7 @@ func TestCheck(t *testing.T) {
 	gone := newTestSite(t, "", nil)
 	gone.Close() // connection refused
 	noRobots := newTestSite(t, "", nil)
+	mapped := newTestSite(t, "Sitemap: https://example.com/a.xml\nUser-agent: *\nDisallow: /x\nSitemap: https://example.com/b.xml\n", nil)
 
 	tests := []checkCase{
 		{
@@ -81,6 +82,17 @@ func TestCheck(t *testing.T) {
 			wantCode:  exitError,
 			wantLines: []string{`^allowed\s+\S+/a\s.*robots.txt unreachable`},
 			wantErr:   "connection refused",
+		},
+		{
+			name:     "sitemaps listed once",
+			args:     []string{mapped.URL + "/a", mapped.URL + "/x"},
+			wantCode: exitBlocked,
+			wantLines: []string{
+				`^allowed\s+\S+/a\s`,
+				`^blocked\s+\S+/x\s`,
+				`^sitemap\s+https://example.com/a.xml$`,
+				`^sitemap\s+https://example.com/b.xml$`,
+			},
 		},
 		{
 			name:     "no URL",
@@ -149,10 +161,68 @@ func TestCheckLocalRobots(t *testing.T) {
 		},
 		{
 			name:      "no readable line",
-			args:      []string{"-robots", writeFile(t, "\x7fELF\x02\x01\x01\x00\x00binary junk\n<html>not robots</html>\n"), "/x"},
+			args:      []string{"-robots", writeFile(t, "# Robots\n\nAllow everyone.\nThanks!\n"), "/x"},
 			wantCode:  exitError,
 			wantLines: []string{`^allowed\s+/x\s`},
-			wantErr:   "no line of it is robots.txt",
+			wantErr:   "no line of it is robots.txt: a crawler reads no rule in it, and every URL is allowed\n",
+			errFirst:  "robots.txt: no line of it is robots.txt",
+		},
+		{
+			name:      "binary data",
+			args:      []string{"-robots", writeFile(t, "\x7fELF\x02\x01\x01\x00\x00binary junk\n"+strings.Repeat("\xff\xfe junk: \x01\x02\n", 100)), "/x"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+/x\s`},
+			wantErr:   "robots.txt: 101 lines skipped, not listed\n",
+			errFirst:  "robots.txt: binary data, not robots.txt: a crawler reads no rule in it, and every URL is allowed",
+			notErr:    "skipped, unknown field",
+		},
+		{
+			name:      "binary data after the first 512 bytes",
+			args:      []string{"-robots", writeFile(t, "# "+strings.Repeat("x", 600)+"\n"+strings.Repeat("\xff\xfe\xfd\x80\n", 400)), "/x"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+/x\s`},
+			errFirst:  "robots.txt: binary data, not robots.txt",
+			notErr:    "skipped, no colon",
+		},
+		{
+			name:      "an image",
+			args:      []string{"-robots", writeFile(t, "\x89PNG\x0d\x0a\x1a\x0a"+strings.Repeat("\x00", 20)), "/x"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+/x\s`},
+			errFirst:  "robots.txt: binary data (image/png), not robots.txt",
+		},
+		{
+			name:      "an HTML page",
+			args:      []string{"-robots", writeFile(t, "<!DOCTYPE html>\n<html><head><title>Not found</title></head>\n<body>User-agent: nobody</body></html>\n"), "/x"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+/x\s`},
+			errFirst:  "robots.txt: an HTML page, not robots.txt: a crawler reads no rule in it",
+			notErr:    ":1: skipped",
+		},
+		{
+			name:      "UTF-16",
+			args:      []string{"-robots", writeFile(t, "\xff\xfeU\x00s\x00e\x00r\x00"), "/x"},
+			wantCode:  exitError,
+			wantLines: []string{`^allowed\s+/x\s`},
+			errFirst:  "robots.txt: text in UTF-16LE, not robots.txt",
+		},
+		{
+			name:      "Latin-1 comments are text",
+			args:      []string{"-robots", writeFile(t, "# Caf\xe9 du Th\xe9\xe2tre\nUser-agent: *\nDisallow: /x\n"), "/x"},
+			wantCode:  exitBlocked,
+			wantLines: []string{`^blocked\s+/x\s`},
+			notErr:    "polite check",
+		},
+		{
+			name:     "sitemaps",
+			args:     []string{"-robots", writeFile(t, "User-agent: *\nDisallow: /x\nSitemap: not-a-url\nSitemap: https://example.com/sitemap.xml\n"), "/x", "http://nowhere.invalid/y"},
+			wantCode: exitBlocked,
+			wantLines: []string{
+				`^blocked\s+/x\s`,
+				`^allowed\s+http://nowhere.invalid/y\s`,
+				`^sitemap\s+https://example.com/sitemap.xml$`,
+			},
+			wantErr: `robots.txt:3: skipped, Sitemap not an absolute http(s) URL: "Sitemap: not-a-url"`,
 		},
 	}
 	runCheckCases(t, tests)
@@ -194,6 +264,8 @@ type checkCase struct {
 	wantCode  int
 	wantLines []string // regular expressions, one per stdout line, in order
 	wantErr   string   // in stderr
+	errFirst  string   // in stderr's first line, when set
+	notErr    string   // not in stderr, when set
 }
 
 func runCheckCases(t *testing.T, tests []checkCase) {
@@ -207,6 +279,12 @@ func runCheckCases(t *testing.T, tests []checkCase) {
 			checkLines(t, stdout, tt.wantLines)
 			if !strings.Contains(stderr, tt.wantErr) {
 				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantErr)
+			}
+			if first, _, _ := strings.Cut(stderr, "\n"); !strings.Contains(first, tt.errFirst) {
+				t.Errorf("stderr's first line = %q; want it to contain %q", first, tt.errFirst)
+			}
+			if tt.notErr != "" && strings.Contains(stderr, tt.notErr) {
+				t.Errorf("stderr = %q; want it not to contain %q", stderr, tt.notErr)
 			}
 		})
 	}

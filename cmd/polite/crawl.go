@@ -13,7 +13,7 @@ import (
 	"github.com/polite-go/polite"
 )
 
-func runCrawl(args []string, stdout, stderr io.Writer) int {
+func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("crawl", stderr, &c)
 	var opts crawlOptions
@@ -21,7 +21,8 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.maxDepth, "max-depth", 3, "follow links this many steps from the URLs given")
 	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once, each when the transport reports it ready: one request in flight per host")
 	fs.BoolVar(&opts.sameHost, "same-host", false, "follow only links to the hosts of the URLs given")
-	fs.DurationVar(&opts.idleTimeout, "idle-timeout", 30*time.Second, "stop when no new link has been found for this long")
+	opts.idleTimeout = 30 * time.Second
+	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no new link has been found for this `duration`; 0 for none")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
 	if status := parseFlags(fs, args); status >= 0 {
@@ -56,7 +57,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	var encErr error
-	res := crawl(context.Background(), tr, wire, opts, seeds, stderr, func(r pageRecord) {
+	res := crawl(ctx, tr, wire, opts, seeds, stderr, func(r pageRecord) {
 		if err := enc.Encode(r); err != nil && encErr == nil {
 			encErr = err
 		}
@@ -83,6 +84,10 @@ func runCrawl(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "polite crawl: interrupted; URLs still to crawl: %d\n", res.left)
+		return exitInterrupted
+	}
 	return res.status()
 }
 
@@ -93,6 +98,7 @@ type crawlResult struct {
 	wire       []wireRequest
 	stats      []polite.HostStats
 	idle       bool // stopped on the idle timeout
+	left       int  // URLs queued, or under way when the crawl stopped
 }
 
 // blocked counts the records refused by robots.txt.
@@ -145,14 +151,32 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 	})
 	line := startProgress(progress, func(now time.Time) string {
 		stats, _ := tr.Stats(ctx) // the in-memory pacer's fail only when ctx has ended
-		return crawlProgress(c.progress(), stats, now)
+		return crawlProgress(c.progress(stats), stats, now)
 	})
 	res.idle = c.run(ctx, seeds)
+	res.left = c.frontier.Len() // a fetch cut short was requeued
 	line.Stop()
 	res.end = time.Now()
 	res.wire = wire.requests()
 	res.stats, _ = tr.Stats(context.Background()) // the in-memory pacer's never fail
+	res.countRefusals()
 	return res
+}
+
+// countRefusals sets each host's Refused to the records robots.txt
+// refused: those the frontier dropped before they were handed out, which
+// the transport decided by Check and did not count, and those the
+// transport refused itself.
+func (r crawlResult) countRefusals() {
+	refused := make(map[string]uint64)
+	for _, rec := range r.records {
+		if rec.Blocked != "" {
+			refused[rec.Host]++
+		}
+	}
+	for i := range r.stats {
+		r.stats[i].Refused = refused[r.stats[i].Key]
+	}
 }
 
 // timeline returns the data of the crawl's SVG timeline.

@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/polite-go/polite"
 )
 
-func runDemo(args []string, stdout, stderr io.Writer) int {
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", stderr, nil)
 	fast := fs.Bool("fast", false, "shrink the delays the demo controls, for tests")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
@@ -35,11 +32,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		t = demoFast
 	}
 	if *serve {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
 		return serveDemo(ctx, t, *port, stdout, stderr)
 	}
-	return demo(demoConfig{timing: t, port: *port, timeline: *timeline, verbose: *verbose}, stdout, stderr)
+	return demo(ctx, demoConfig{timing: t, port: *port, timeline: *timeline, verbose: *verbose}, stdout, stderr)
 }
 
 // serveDemo serves the demo web until ctx ends.
@@ -81,7 +76,10 @@ var demoCrawl = crawlOptions{
 	retries:     1,
 }
 
-func demo(cfg demoConfig, stdout, stderr io.Writer) int {
+// demo runs the demo. When ctx ends, it stops the crawl, writes the table
+// and the timeline of what was crawled, and returns exitInterrupted
+// without a verdict.
+func demo(ctx context.Context, cfg demoConfig, stdout, stderr io.Writer) int {
 	t := cfg.timing
 	web, err := startDemoWeb(t, cfg.port, cfg.virtual)
 	if err != nil {
@@ -104,6 +102,7 @@ func demo(cfg demoConfig, stdout, stderr io.Writer) int {
 
 	wire := &wireRecorder{base: web.transport()}
 	tr := polite.New(wire,
+		polite.WithRobotsTransport(wire), // it adds nothing: robots.txt redirects to other hosts are followed
 		polite.WithUserAgent(defaultUA),
 		polite.WithPacing(polite.PacingPolicy{BaseDelay: t.baseDelay}),
 		polite.WithRobotsTTL(t.robotsTTL),
@@ -118,7 +117,7 @@ func demo(cfg demoConfig, stdout, stderr io.Writer) int {
 		seeds = append(seeds, u)
 	}
 	fmt.Fprintf(stdout, "crawling %d seeds...\n", len(seeds))
-	res := crawl(context.Background(), tr, wire, demoCrawl, seeds, stderr, func(pageRecord) {})
+	res := crawl(ctx, tr, wire, demoCrawl, seeds, stderr, func(pageRecord) {})
 	if cfg.verbose {
 		writeWireLog(stdout, res)
 	}
@@ -136,18 +135,22 @@ func demo(cfg demoConfig, stdout, stderr io.Writer) int {
 	writeTable(stdout, reports)
 	fmt.Fprintln(stdout)
 
-	arrivals, retryAfters := web.serverLog()
-	verdict := judge(evidence{
-		sites:       web.order,
-		siteOf:      siteFinder(web.order),
-		arrivals:    arrivals,
-		retryAfters: retryAfters,
-		records:     res.records,
-		wire:        res.wire,
-		floor:       demoFloor(t.baseDelay, siteFinder(web.order)),
-		slow:        t.slow,
-	})
-	ok := writeVerdict(stdout, verdict)
+	interrupted := ctx.Err() != nil
+	ok := false
+	if !interrupted {
+		arrivals, retryAfters := web.serverLog()
+		verdict := judge(evidence{
+			sites:       web.order,
+			siteOf:      siteFinder(web.order),
+			arrivals:    arrivals,
+			retryAfters: retryAfters,
+			records:     res.records,
+			wire:        res.wire,
+			floor:       demoFloor(t.baseDelay, siteFinder(web.order)),
+			slow:        t.slow,
+		})
+		ok = writeVerdict(stdout, verdict)
+	}
 
 	if cfg.timeline != "" {
 		d := res.timeline()
@@ -161,6 +164,10 @@ func demo(cfg demoConfig, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		fmt.Fprintf(stdout, "\ntimeline written to %s\n", cfg.timeline)
+	}
+	if interrupted {
+		fmt.Fprintln(stdout, "polite demo: interrupted, so no verdict")
+		return exitInterrupted
 	}
 	if !ok {
 		fmt.Fprintln(stdout, "\npolite demo: the verdict FAILS")

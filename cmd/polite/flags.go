@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,9 +47,28 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	}
 	if c != nil {
 		fs.StringVar(&c.ua, "ua", defaultUA, "the `User-Agent`; its product token chooses the robots.txt group")
-		fs.DurationVar(&c.delay, "delay", defaultPacing.BaseDelay, "least time between two requests to one host; 0 for none")
+		c.delay = defaultPacing.BaseDelay
+		fs.Var((*durationValue)(&c.delay), "delay", "least `duration` between two requests to one host; 0 for none")
 	}
 	return fs
+}
+
+// durationValue is a flag's time.Duration, which, unlike the flag
+// package's, says what a value lacks: a unit, most often.
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return (*time.Duration)(d).String() }
+
+func (d *durationValue) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		if _, numErr := strconv.ParseFloat(s, 64); numErr == nil {
+			return fmt.Errorf("a duration needs a unit, such as %ss or 500ms", s)
+		}
+		return errors.New("not a duration, such as 5s or 500ms")
+	}
+	*d = durationValue(v)
+	return nil
 }
 
 // A flagOption is a transport option that a flag sets.
@@ -78,11 +98,14 @@ func noneIfZero(d time.Duration) time.Duration {
 
 // newTransport returns a PoliteTransport over base with opts. The library
 // is what validates the options: an invalid one is returned as an error
-// that names the flag that set it, for a usage error.
+// that names the flag that set it, for a usage error. The command's bases
+// add nothing to a request, so robots.txt fetches go through base too,
+// named as the robots.txt transport, which lets a robots.txt redirect to
+// another host be followed (apex to www, say).
 func newTransport(base http.RoundTripper, opts []flagOption) (*polite.PoliteTransport, error) {
-	options := make([]polite.Option, len(opts))
-	for i, o := range opts {
-		options[i] = o.option
+	options := []polite.Option{polite.WithRobotsTransport(base)}
+	for _, o := range opts {
+		options = append(options, o.option)
 	}
 	if err := polite.Validate(options...); err != nil {
 		var ce *polite.ConfigError

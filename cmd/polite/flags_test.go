@@ -16,7 +16,7 @@ import (
 // reaches the network.
 func TestArgumentErrors(t *testing.T) {
 	robots := filepath.Join(t.TempDir(), "robots.txt")
-	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private/\n"), 0o644); err != nil {
+	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private/\nDisalow: /typo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -53,6 +53,16 @@ func TestArgumentErrors(t *testing.T) {
 			"flags must come before the URLs: -same-host -max-depth\n", "is not an absolute"},
 		{"a flag after a path", []string{"check", "-robots", robots, "/a", "-ua", "Bot"},
 			"flags must come before the URLs: -ua\n", "is not an absolute"},
+		{"a usage error before the file's warnings", []string{"check", "-robots", robots, "private/x"},
+			"did you mean /private/x?", "skipped"},
+		{"a delay without a unit", []string{"check", "-delay", "5", "http://example.com/"},
+			`invalid value "5" for flag -delay: a duration needs a unit, such as 5s or 500ms` + "\n", "parse error"},
+		{"a fraction without a unit", []string{"get", "-delay", "0.5", "http://example.com/"},
+			"a duration needs a unit, such as 0.5s or 500ms", "parse error"},
+		{"not a duration", []string{"get", "-delay", "soon", "http://example.com/"},
+			`invalid value "soon" for flag -delay: not a duration, such as 5s or 500ms`, "parse error"},
+		{"an idle timeout without a unit", []string{"crawl", "-idle-timeout", "30", "http://example.com/"},
+			"a duration needs a unit, such as 30s or 500ms", "parse error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

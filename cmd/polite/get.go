@@ -12,7 +12,7 @@ import (
 	"github.com/polite-go/polite"
 )
 
-func runGet(args []string, stdout, stderr io.Writer) int {
+func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("get", stderr, &c)
 	fail := fs.Bool("f", false, "fail on an HTTP error (status 400 or more): write no body and exit with 22")
@@ -41,8 +41,14 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 
 	client := &http.Client{Transport: tr}
 	status := exitOK
+	fetched := 0
 	for _, u := range urls {
-		status = worse(status, getOne(client, u, body, stderr, *fail))
+		s := getOne(ctx, client, u, body, stderr, *fail)
+		if s == exitInterrupted {
+			break
+		}
+		status = worse(status, s)
+		fetched++
 	}
 	if file != nil {
 		if err := file.Close(); err != nil {
@@ -50,21 +56,33 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 			status = exitError
 		}
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "polite get: interrupted; URLs not fetched: %d of %d\n", len(urls)-fetched, len(urls))
+		return exitInterrupted
+	}
 	return status
 }
 
 // getOne fetches u, copies its body to w and reports it on stderr. With
 // fail, an HTTP error status is reported and its body not written. It
-// returns the exit status the fetch calls for.
-func getOne(client *http.Client, u *url.URL, w, stderr io.Writer, fail bool) int {
+// returns the exit status the fetch calls for: exitInterrupted when ctx
+// ended before it was done.
+func getOne(ctx context.Context, client *http.Client, u *url.URL, w, stderr io.Writer, fail bool) int {
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
 	m := new(waitMeter)
-	req, err := http.NewRequestWithContext(withWaitMeter(context.Background(), m), http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(withWaitMeter(ctx, m), http.MethodGet, u.String(), nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "error    %s  %v\n", u, err)
 		return exitError
 	}
 	resp, err := client.Do(req)
 	waited, latency, sent := m.result()
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "stopped  %s  interrupted\n", u)
+		return exitInterrupted
+	}
 	if err != nil {
 		var blocked *polite.RobotsBlockedError
 		if errors.As(err, &blocked) {
@@ -87,6 +105,10 @@ func getOne(client *http.Client, u *url.URL, w, stderr io.Writer, fail bool) int
 		return exitHTTP
 	}
 	n, err := io.Copy(w, resp.Body)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "stopped  %s  interrupted after %d bytes of its body\n", u, n)
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error    %s  %d, reading the body: %v\n", u, resp.StatusCode, err)
 		return exitError

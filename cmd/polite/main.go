@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Exit statuses.
@@ -14,6 +17,11 @@ const (
 	exitBlocked = 1  // robots.txt blocked a URL; the demo's verdict failed
 	exitError   = 2  // a usage or network error
 	exitHTTP    = 22 // get -f: an HTTP error status, as curl -f exits
+
+	// exitInterrupted is the status of a command that SIGINT or SIGTERM
+	// stopped: 128 and SIGINT's number, as a shell reports a command that
+	// SIGINT ended.
+	exitInterrupted = 130
 )
 
 // worse returns the graver of two exit statuses, for a command that ends
@@ -55,6 +63,9 @@ var commands = []command{
 		"Crawl follows links from the URLs, through the transport."},
 	{"demo", []string{"[-fast] [-timeline FILE.svg] [-v]", "-serve [-port N]"},
 		"Demo crawls an embedded web of three hosts and checks that the crawl was polite."},
+	{"audit", []string{"-robots [DATE=]FILE... [-format text|json|csv] [-fail-on TOKEN] [-timeline DIR]\n" +
+		"[-retry-after D] [-one-host] [-fields NAME=KEY,...] [LOG...]"},
+		"Audit checks the crawlers of access logs against the site's robots.txt."},
 }
 
 // synopsis returns the usage lines of the named commands, or of every
@@ -91,21 +102,30 @@ allowed, 1 when robots.txt blocked any, and 2 on a usage or network error:
 for check, also a robots.txt that could not be fetched; for crawl, any
 request that got no response. With -f, get exits with 22 when a URL
 answered with a status of 400 or more. The demo exits with 1 when its
-verdict fails.`
+verdict fails. Audit exits with 1 when a crawler that -fail-on names broke
+a rule, and with 2 when a log or a robots.txt cannot be read. A command
+that SIGINT (Ctrl-C) or SIGTERM stops exits with 130, once it has
+reported what it did.`
 
 // usage is the text of polite -h.
-var usage = "Polite is a robots.txt tester, a polite curl, a small crawler and a demo.\n\n" +
+var usage = "Polite is a robots.txt tester, a polite curl, a small crawler, a demo,\nand an auditor of access logs.\n\n" +
 	"Usage:\n\n" + synopsis("\t") + "\n" +
 	"Exit status:\n\n" + exitStatus + "\n\n" +
 	"Run 'polite <command> -h' for a command's flags, and\n'" + manual + "' for the manual.\n"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background(), sigs, os.Exit)
+	status := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(status)
 }
 
 // run runs the command line args (without the program name) and returns
-// the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+// the exit status. When ctx ends, as the first interrupt ends it, the
+// command stops, reports what it did, and returns exitInterrupted.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitError
@@ -113,13 +133,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd, args := args[0], args[1:]
 	switch cmd {
 	case "check":
-		return runCheck(args, stdout, stderr)
+		return runCheck(ctx, args, stdout, stderr)
 	case "get":
-		return runGet(args, stdout, stderr)
+		return runGet(ctx, args, stdout, stderr)
 	case "crawl":
-		return runCrawl(args, stdout, stderr)
+		return runCrawl(ctx, args, stdout, stderr)
 	case "demo":
-		return runDemo(args, stdout, stderr)
+		return runDemo(ctx, args, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

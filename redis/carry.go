@@ -1,0 +1,180 @@
+package politeredis
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/polite-go/polite"
+)
+
+// What an outage leaves behind, and how a Pacer makes it good when the
+// server answers again: leases that no release gave back (orphans), and
+// starts and pauses that the process made in its memory (carries).
+
+// abandon gives back the lease id of key in the background: at once, then
+// at each probe interval while the key's server does not answer, until
+// the lease has expired.
+func (p *pacer) abandon(key, id string) {
+	p.orphanMu.Lock()
+	defer p.orphanMu.Unlock()
+	p.orphans = append(p.orphans, orphan{key: key, id: id, until: time.Now().Add(p.o.lease)})
+	if !p.sweeping {
+		p.sweeping = true
+		go p.sweep()
+	}
+}
+
+// sweep gives back the orphans, again and again, until none is left.
+func (p *pacer) sweep() {
+	var timer *time.Timer
+	for {
+		p.orphanMu.Lock()
+		batch := p.orphans
+		p.orphans = nil
+		if len(batch) == 0 {
+			p.sweeping = false
+			p.orphanMu.Unlock()
+			return
+		}
+		p.orphanMu.Unlock()
+		left := p.giveBack(batch)
+		if len(left) == 0 {
+			continue
+		}
+		p.orphanMu.Lock()
+		p.orphans = append(p.orphans, left...)
+		p.orphanMu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(p.o.probe)
+		} else {
+			timer.Reset(p.o.probe)
+		}
+		<-timer.C
+	}
+}
+
+// giveBack runs cancelLua for each orphan of batch whose lease has not
+// expired, in one pipeline, and returns those that it could not give
+// back.
+func (p *pacer) giveBack(batch []orphan) []orphan {
+	now := time.Now()
+	batch = slices.DeleteFunc(batch, func(o orphan) bool { return now.After(o.until) })
+	ctx, cancel := context.WithTimeout(context.Background(), p.o.timeout)
+	defer cancel()
+	calls := make([]*call, len(batch))
+	for i, o := range batch {
+		calls[i] = &call{script: p.cancel, keys: p.keys(o.key), args: p.argv(o.id)}
+	}
+	if len(calls) > 0 {
+		runAll(ctx, p.client, calls)
+	}
+	var left []orphan
+	for i, c := range calls {
+		h := p.servers.of(ctx, c.keys[0])
+		if err := c.cmd.Err(); err != nil { // the server failed or refused: the script did not run
+			if !p.o.failClose {
+				h.failed(err)
+			}
+			left = append(left, batch[i])
+			continue
+		}
+		h.answered()
+		p.notify(batch[i].key)
+	}
+	return left
+}
+
+// withCarry returns args with what this process did for key in its
+// memory, when it paced key there, and the generation of that, or 0.
+func (p *pacer) withCarry(key string, args []any) ([]any, uint64) {
+	p.carryMu.Lock()
+	gen := p.carries[key]
+	p.carryMu.Unlock()
+	if gen == 0 {
+		return args, 0
+	}
+	ago, pause := p.memory(key)
+	return append(args, ago, pause), gen
+}
+
+// memory returns what this process's memory holds of key, as arguments of
+// carryLua: how long ago its last start was and how long its pause has
+// left, in µs, "0" for none.
+func (p *pacer) memory(key string) (ago, pause string) {
+	ks, err := p.fallback().(polite.ReadyPacer).Ready(context.Background(), key, 0)
+	ago, pause = "0", "0"
+	if err != nil {
+		return ago, pause
+	}
+	now := time.Now()
+	if !ks.LastStart.IsZero() {
+		ago = us(max(now.Sub(ks.LastStart), time.Microsecond))
+	}
+	if ks.PausedUntil.After(now) {
+		pause = us(ks.PausedUntil.Sub(now))
+	}
+	return ago, pause
+}
+
+// carried records that what this process did for key in its memory, up
+// to generation gen, is in Redis.
+func (p *pacer) carried(key string, gen uint64) {
+	p.carryMu.Lock()
+	defer p.carryMu.Unlock()
+	if p.carries[key] != gen {
+		return // a start since
+	}
+	delete(p.carries, key)
+	if len(p.carries) == 0 {
+		p.carrying.Store(false)
+	}
+}
+
+// carryLater carries, in the background, what this process did in its
+// memory for the keys whose servers answer, at most once a probe interval.
+// A request carries its own key's as it is admitted; this is for the keys
+// that no request of this process asks for soon, and whose next start
+// another process may take.
+func (p *pacer) carryLater() {
+	if !p.carrying.Load() {
+		return
+	}
+	p.carryMu.Lock()
+	defer p.carryMu.Unlock()
+	if now := time.Now(); now.Sub(p.carryAt) >= p.o.probe {
+		p.carryAt = now
+		go p.carryAll()
+	}
+}
+
+// carryAll carries what this process did in its memory for every key
+// whose server is not known to be down, in one pipeline.
+func (p *pacer) carryAll() {
+	p.carryMu.Lock()
+	gens := maps.Clone(p.carries)
+	p.carryMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), p.o.timeout)
+	defer cancel()
+	var calls []*call
+	var carried []string
+	for key := range gens {
+		k := p.keys(key)
+		if p.servers.of(ctx, k[0]).isDown.Load() {
+			continue
+		}
+		ago, pause := p.memory(key)
+		calls = append(calls, &call{script: p.carry, keys: k, args: p.argv(ago, pause)})
+		carried = append(carried, key)
+	}
+	if len(calls) == 0 {
+		return
+	}
+	runAll(ctx, p.client, calls)
+	for i, c := range calls {
+		if c.cmd.Err() == nil {
+			p.carried(carried[i], gens[carried[i]])
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package politeredis
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestFailover crawls three hosts, each kept on a different primary of a
+// Cluster of three primaries with a replica each, from three Pacers (the
+// processes of a fleet, each with its own client, on the options the
+// README shows) of four workers each, kills one primary mid-crawl and
+// lets its replica be promoted. What must always hold: no request is held
+// past its context; the hosts on the healthy primaries keep the pace
+// throughout; every Pacer is back on Redis for the failed primary's host
+// within seconds of the cluster being healthy, and keeps its pace from
+// then; and once the workers stop, no lease is left in the cluster. The
+// figures of the failover go to the test's log (go test -v -run
+// TestFailover), for BENCHMARKS.md.
+func TestFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	const (
+		pace     = 200 * time.Millisecond
+		slack    = 50 * time.Millisecond // a start is when Acquire returns, which scheduling delays
+		overrun  = 150 * time.Millisecond
+		procs    = 3
+		workers  = 4
+		deadline = 2 * time.Second
+		backIn   = 10 * time.Second // from the cluster being healthy
+	)
+	cl := launchCluster(t, 6, 1, "--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no")
+	options := func() *redis.ClusterOptions {
+		return &redis.ClusterOptions{Addrs: cl.addrs, ContextTimeoutEnabled: true}
+	}
+	prefix := freshPrefix()
+
+	// A host on each primary.
+	probe := redis.NewClusterClient(options())
+	defer probe.Close()
+	ctx := context.Background()
+	masterOf := func(c *redis.ClusterClient, key string) string {
+		m, err := c.MasterForKey(ctx, prefix+":{"+key+"}")
+		if err != nil {
+			return ""
+		}
+		return m.Options().Addr
+	}
+	var hosts []string
+	primaries := map[string]string{} // host → its primary at the start
+	for i := 0; len(hosts) < 3; i++ {
+		h := fmt.Sprintf("host%d.test", i)
+		m := masterOf(probe, h)
+		if m != "" && !slices.Contains(slices.Collect(maps.Values(primaries)), m) {
+			hosts = append(hosts, h)
+			primaries[h] = m
+		}
+	}
+	victim := hosts[0]
+	dead := primaries[victim]
+
+	// The hosts record when each request came, and from which Pacer.
+	type arrival struct {
+		at   time.Time
+		proc string
+	}
+	var mu sync.Mutex
+	arrivals := map[string][]arrival{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrivals[r.Host] = append(arrivals[r.Host], arrival{time.Now(), r.Header.Get("X-Proc")})
+		mu.Unlock()
+	}))
+	defer srv.Close()
+
+	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
+	type proc struct {
+		p      *pacer
+		log    *syncBuffer
+		memory time.Time // the last start of the victim's host in memory
+	}
+	ps := make([]*proc, procs)
+	for i := range ps {
+		c := redis.NewClusterClient(options())
+		defer c.Close()
+		log := &syncBuffer{}
+		ps[i] = &proc{log: log, p: NewPacer(c, WithKeyPrefix(prefix),
+			WithLogger(slog.New(slog.NewTextHandler(log, nil))))(policy).(*pacer)}
+	}
+	var worst time.Duration
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, pr := range ps {
+		for w := range workers {
+			wg.Go(func() {
+				for n := w; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					host := hosts[n%len(hosts)]
+					rctx, cancel := context.WithTimeout(ctx, deadline)
+					end, _ := rctx.Deadline()
+					l, err := pr.p.Acquire(rctx, host, 0)
+					if late := time.Since(end); late > overrun {
+						t.Logf("Acquire(%s) %v late: %v", host, late, err)
+					}
+					if err == nil {
+						_, shared := l.(*lease)
+						if !shared && host == victim {
+							mu.Lock()
+							pr.memory = time.Now()
+							mu.Unlock()
+						}
+						req, _ := http.NewRequestWithContext(rctx, "GET", srv.URL, nil)
+						req.Host = host
+						req.Header.Set("X-Proc", fmt.Sprint(i))
+						if resp, err := http.DefaultClient.Do(req); err == nil {
+							resp.Body.Close()
+						}
+						if late := time.Since(end); late > overrun {
+							t.Logf("GET %s %v late", host, late)
+						}
+						l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+					}
+					cancel()
+					if late := time.Since(end); late > 0 {
+						mu.Lock()
+						worst = max(worst, late)
+						mu.Unlock()
+					}
+					if err != nil {
+						time.Sleep(10 * time.Millisecond) // a deadline error comes at once
+					}
+				}
+			})
+		}
+	}
+
+	time.Sleep(2 * time.Second)
+	killed := time.Now()
+	cl.procs[dead].Process.Kill()
+	cl.procs[dead].Wait()
+	// Healthy: a new client finds the victim's host on a primary that
+	// answers.
+	var healthy time.Time
+	eventually(t, 30*time.Second, "the replica promoted", func() bool {
+		c := redis.NewClusterClient(options())
+		defer c.Close()
+		m, err := c.MasterForKey(ctx, prefix+":{"+victim+"}")
+		if err != nil || m.Options().Addr == dead || m.Ping(ctx).Err() != nil {
+			return false
+		}
+		healthy = time.Now()
+		return true
+	})
+	// Back: no Pacer has started a request to the victim's host in memory
+	// for a second.
+	var back time.Time
+	eventually(t, backIn+time.Second, "every process back on redis", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		back = killed
+		for _, pr := range ps {
+			back = later(back, pr.memory)
+		}
+		return time.Since(back) > time.Second
+	})
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	if back.Sub(healthy) > backIn {
+		t.Errorf("last start in memory %v after the cluster was healthy; want within %v", back.Sub(healthy), backIn)
+	}
+	if worst > overrun {
+		t.Errorf("a request ended %v past its context's deadline; want at most %v", worst, overrun)
+	}
+	for _, h := range hosts {
+		var before, during, after, n [3]int
+		a := arrivals[h]
+		for i := 1; i < len(a); i++ {
+			phase := 0
+			switch {
+			case a[i-1].at.After(back.Add(slack)): // the gap after the last start in memory is the window's
+				phase = 2
+			case a[i].at.After(killed):
+				phase = 1
+			}
+			n[phase]++
+			if gap := a[i].at.Sub(a[i-1].at); gap < pace-slack {
+				if phase != 1 {
+					t.Logf("%s: gap %v from %s at %v to %s at %v", h, gap, a[i-1].proc, a[i-1].at.Sub(killed), a[i].proc, a[i].at.Sub(killed))
+				}
+				switch phase {
+				case 0:
+					before[0]++
+				case 1:
+					during[0]++
+				case 2:
+					after[0]++
+				}
+			}
+		}
+		t.Logf("%s (primary %s%s): gaps shorter than the pace before the kill %d/%d, during %d/%d, after every process was back %d/%d",
+			h, primaries[h], map[bool]string{true: ", killed", false: ""}[h == victim], before[0], n[0], during[0], n[1], after[0], n[2])
+		if before[0] > 0 || after[0] > 0 || h != victim && during[0] > 0 {
+			t.Errorf("%s: gaps shorter than the pace: before %d, during %d, after %d; want none but during, on the killed primary only", h, before[0], during[0], after[0])
+		}
+	}
+	for i, pr := range ps {
+		t.Logf("process %d: outages said %d, recoveries %d", i, strings.Count(pr.log.String(), "unreachable"), strings.Count(pr.log.String(), "answers again"))
+		if t.Failed() {
+			t.Log(pr.log.String())
+		}
+	}
+	t.Logf("replica promoted %v after the kill; every process back %v after that; worst overrun past a deadline %v",
+		healthy.Sub(killed).Round(10*time.Millisecond), back.Sub(healthy).Round(10*time.Millisecond), worst.Round(time.Millisecond))
+
+	// No lease is left: those of requests ended in the failover are given
+	// back.
+	fresh := redis.NewClusterClient(options())
+	defer fresh.Close()
+	eventually(t, 5*time.Second, "every lease given back", func() bool {
+		for _, h := range hosts {
+			if leases(t, fresh, prefix+":{"+h+"}") > 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,115 @@
+package politeredis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/polite-go/polite"
+)
+
+// Ready implements [polite.ReadyPacer]: one call, peekLua, which reads
+// the key's shared state and writes nothing. KeyState.Waiting and Busy
+// count the requests of this process that wait on the key; the others'
+// are not known. In an outage of the key's server, it reads the state this
+// process keeps in its memory.
+func (p *pacer) Ready(ctx context.Context, key string, crawlDelay time.Duration) (polite.KeyState, error) {
+	keys := p.keys(key)
+	h := p.servers.of(ctx, keys[0])
+	if h.isDown.Load() && !p.o.failClose {
+		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, crawlDelay)
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
+	defer cancel()
+	r, err := reply(p.peek.Run(cctx, p.client, keys, p.argv(us(max(crawlDelay, 0)))...))
+	if err != nil {
+		if ctx.Err() != nil {
+			return polite.KeyState{}, ctx.Err()
+		}
+		if p.o.failClose {
+			return polite.KeyState{}, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
+		}
+		h.failed(err)
+		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, crawlDelay)
+	}
+	h.answered()
+	return p.keyState(key, r), nil
+}
+
+// Stats implements [polite.StatsPacer]: the keys this process used last,
+// at most 1,000, each read with peekLua, all in one pipeline (one round
+// trip to each server). Keys that Redis no longer holds are left out; the
+// keys of a server in an outage are read from this process's memory.
+func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
+	recent := p.recent()
+	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
+	defer cancel()
+	var calls []*call
+	var called, fromMemory []string
+	for key, floor := range recent {
+		keys := p.keys(key)
+		if !p.o.failClose && p.servers.of(ctx, keys[0]).isDown.Load() {
+			fromMemory = append(fromMemory, key)
+			continue
+		}
+		calls = append(calls, &call{script: p.peek, keys: keys, args: p.argv(us(floor))})
+		called = append(called, key)
+	}
+	if len(calls) > 0 {
+		runAll(cctx, p.client, calls)
+	}
+	var out []polite.KeyState
+	for i, c := range calls {
+		key := called[i]
+		h := p.servers.of(ctx, c.keys[0])
+		r, err := reply(c.cmd)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if p.o.failClose {
+				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
+			}
+			h.failed(err)
+			fromMemory = append(fromMemory, key)
+			continue
+		}
+		h.answered()
+		if r[0] == 1 {
+			out = append(out, p.keyState(key, r))
+		}
+	}
+	for _, key := range fromMemory {
+		ks, err := p.fallback().(polite.ReadyPacer).Ready(ctx, key, recent[key])
+		if err != nil {
+			return nil, err
+		}
+		if !ks.LastStart.IsZero() {
+			out = append(out, ks)
+		}
+	}
+	slices.SortFunc(out, func(a, b polite.KeyState) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// keyState returns the state of key that peekLua's reply r reads.
+func (p *pacer) keyState(key string, r []int64) polite.KeyState {
+	now := p.now()
+	µs := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	ks := polite.KeyState{Key: key, Pace: µs(r[3]), Waiting: p.waiting(key)}
+	if r[0] == 1 {
+		ks.Next = now.Add(µs(r[1]))
+		ks.InFlight = int(r[2])
+		ks.Level = int(r[4])
+		if r[5] > 0 {
+			ks.PausedUntil = now.Add(µs(r[5]))
+		}
+		ks.Latency = µs(r[6])
+		ks.LastStart = now.Add(-µs(r[7]))
+		ks.Requests, ks.Backoffs, ks.RetryAfters = uint64(r[8]), uint64(r[9]), uint64(r[10])
+	}
+	ks.Busy = p.policy.MaxInFlight != polite.None && ks.InFlight >= p.policy.MaxInFlight || ks.Waiting > 0
+	return ks
+}
