@@ -68,9 +68,10 @@
 //
 // # Matching
 //
-// A URL is decided on its escaped path and query, as
-// [net/url.URL.RequestURI] gives them, with percent-encoding normalised on
-// both sides: an escaped unreserved character is decoded ("%7E" is "~"),
+// A URL is decided on the path and query a server receives, as
+// [RequestPath] gives them (its escaped path and query, as
+// [net/url.URL.RequestURI] gives them, for a URL without Opaque), with
+// percent-encoding normalised on both sides: an escaped unreserved character is decoded ("%7E" is "~"),
 // other escapes are compared with upper-case hex ("%2f" is "%2F", and
 // still not "/"), and octets that may not stand bare in a URI, such as
 // non-ASCII ones, are escaped (§2.2.2). Then, as §2.2.2 and §2.2.3 say:
@@ -125,7 +126,7 @@
 // trying each rule in turn, spend at most 4,096 cheaper units more. A
 // decision is thus short enough to need no context: however its file is
 // written, it ends within a millisecond. Compiling a group, once, takes
-// time in proportion to its rules: about 35 ms for 500 KiB of wildcard
+// time in proportion to its rules: 35 to 53 ms for 500 KiB of wildcard
 // rules.
 //
 // Memory. [File.Cost] bounds the heap that a file keeps, parsed and with
