@@ -22,6 +22,7 @@ type PoliteTransport struct {
 	userAgent      string                    // set on requests without one, and on robots.txt fetches
 	defaultToken   string                    // product token of userAgent, or of Go's default User-Agent
 	pacingKey      PacingKeyFunc             // nil: PacingKeyHost
+	quotaPartition func(*http.Request) string // nil: every request in the partition ""
 	robotsMode     RobotsMode                // for requests that robotsModeFunc and the context leave alone
 	robotsModeFunc func(*url.URL) RobotsMode // nil: robotsMode
 	robotsTimeout  time.Duration
@@ -53,6 +54,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		userAgent:      cfg.userAgent,
 		defaultToken:   goUserAgent,
 		pacingKey:      cfg.pacingKey,
+		quotaPartition: cfg.quotaPartition,
 		robotsMode:     cfg.robotsMode,
 		robotsModeFunc: cfg.robotsModeFunc,
 		robotsTimeout:  cfg.robotsTimeout,
@@ -131,7 +133,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.events.on() {
 		asked = time.Now()
 	}
-	tk, err := t.admit(ctx, tg.pacingKey, v.crawlDelay())
+	tk, err := t.admit(ctx, tg.pacingKey, tg.partition, v.crawlDelay())
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err
@@ -206,7 +208,7 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 		return nil
 	}
 	key := t.originPacingKey(k)
-	ks, err := t.pacer.ready.Ready(ctx, key, 0)
+	ks, err := t.pacer.ready.Ready(ctx, key, "", 0)
 	if err != nil {
 		return nil // a store that fails fails the fetch, which says so
 	}
@@ -216,8 +218,9 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 	return nil
 }
 
-// admit waits for the global limiter, if any, then for the host's turn.
-func (t *PoliteTransport) admit(ctx context.Context, key string, floor time.Duration) (ticket, error) {
+// admit waits for the global limiter, if any, then for the turn of a
+// request of partition to key.
+func (t *PoliteTransport) admit(ctx context.Context, key, partition string, floor time.Duration) (ticket, error) {
 	if l := t.global; l != nil {
 		if err := l.Wait(ctx); err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -231,7 +234,7 @@ func (t *PoliteTransport) admit(ctx context.Context, key string, floor time.Dura
 			return ticket{}, fmt.Errorf("polite: global limiter: %w", err)
 		}
 	}
-	return t.pacer.acquire(ctx, key, floor)
+	return t.pacer.acquire(ctx, key, partition, floor)
 }
 
 // CloseIdleConnections calls CloseIdleConnections on the base transport, if
