@@ -39,7 +39,7 @@ func TestClassifyStatus(t *testing.T) {
 		{404, "", outNeutral},
 		{408, "", outNeutral},
 		{410, "", outNeutral},
-		{404, "60", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute}}, // the server asked for the pause
+		{404, "60", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute}},    // the server asked for the pause
 		{403, "3", Outcome{Class: OutcomeSignal, RetryAfter: 3 * time.Second}}, // GitHub's secondary rate limit
 		{403, "abc", outNeutral},
 		{202, "5", outSuccess}, // "poll again in 5s": no pause

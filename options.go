@@ -73,15 +73,15 @@ func (p FailurePolicy) String() string {
 // when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent       string
-	pacing          PacingPolicy              // Effective: every field set
-	limits          Limits                    // every field set
-	pacingKey       PacingKeyFunc             // nil: PacingKeyHost
+	pacing          PacingPolicy               // Effective: every field set
+	limits          Limits                     // every field set
+	pacingKey       PacingKeyFunc              // nil: PacingKeyHost
 	quotaPartition  func(*http.Request) string // nil: none
-	newPacer        func(PacingPolicy) Pacer  // nil: the in-memory pacer
-	robotsStore     RobotsStore               // nil: none
-	robotsMode      RobotsMode                // when robotsModeFunc is nil
-	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
-	robotsTransport http.RoundTripper         // nil: the base
+	newPacer        func(PacingPolicy) Pacer   // nil: the in-memory pacer
+	robotsStore     RobotsStore                // nil: none
+	robotsMode      RobotsMode                 // when robotsModeFunc is nil
+	robotsModeFunc  func(*url.URL) RobotsMode  // nil: robotsMode for every origin
+	robotsTransport http.RoundTripper          // nil: the base
 	robotsTTL       time.Duration
 	robotsTimeout   time.Duration
 	robotsFailure   FailurePolicy

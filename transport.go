@@ -18,13 +18,13 @@ import (
 // per program, since its state is what keeps the program polite.
 type PoliteTransport struct {
 	base           http.RoundTripper
-	robotsBase     http.RoundTripper         // robots.txt fetches go through it: the base, or WithRobotsTransport's
-	userAgent      string                    // set on requests without one, and on robots.txt fetches
-	defaultToken   string                    // product token of userAgent, or of Go's default User-Agent
-	pacingKey      PacingKeyFunc             // nil: PacingKeyHost
+	robotsBase     http.RoundTripper          // robots.txt fetches go through it: the base, or WithRobotsTransport's
+	userAgent      string                     // set on requests without one, and on robots.txt fetches
+	defaultToken   string                     // product token of userAgent, or of Go's default User-Agent
+	pacingKey      PacingKeyFunc              // nil: PacingKeyHost
 	quotaPartition func(*http.Request) string // nil: every request in the partition ""
-	robotsMode     RobotsMode                // for requests that robotsModeFunc and the context leave alone
-	robotsModeFunc func(*url.URL) RobotsMode // nil: robotsMode
+	robotsMode     RobotsMode                 // for requests that robotsModeFunc and the context leave alone
+	robotsModeFunc func(*url.URL) RobotsMode  // nil: robotsMode
 	robotsTimeout  time.Duration
 	robotsFailure  FailurePolicy
 	global         *rate.Limiter // nil: no cap across hosts
