@@ -34,6 +34,10 @@ type wireRequest struct {
 	Backoff    bool          // the transport backs the host off on this response (see backsOff)
 }
 
+// backoff reports whether the transport backed the host off on r: r.Backoff
+// as the recorder saw it, or a backoff status in a record made without it.
+func (r wireRequest) backoff() bool { return r.Backoff || backoffStatus(r.Status) }
+
 // Latency is the time from start to response headers.
 func (r wireRequest) Latency() time.Duration { return r.End.Sub(r.Start) }
 
