@@ -202,7 +202,7 @@ func TestRateLimitFields(t *testing.T) {
 			"X-RateLimit-Remaining-Tokens", "149000", "X-RateLimit-Reset-Tokens", "6ms", "X-RateLimit-Limit-Tokens", "150000"}, 0, ""},
 		{"OpenAI reset in seconds", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "4"}, 4 * time.Second, ""},
 		{"OpenAI malformed reset", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "soon"}, 0, "X-RateLimit-Reset-Requests: soon"},
-		{"OpenAI negative reset", []string{"X-RateLimit-Remaining-Tokens", "0", "X-RateLimit-Reset-Tokens", "-1s"}, 0, "X-RateLimit-Reset-Tokens: -1s"},
+		{"OpenAI negative reset", []string{"X-RateLimit-Remaining-Requests", "5", "X-RateLimit-Reset-Requests", "1s", "X-RateLimit-Remaining-Tokens", "0", "X-RateLimit-Reset-Tokens", "-1s"}, 0, "X-RateLimit-Reset-Tokens: -1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

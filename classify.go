@@ -67,9 +67,17 @@ func classifyStatus(resp *http.Response) Outcome {
 		}
 		return o
 	case 400 <= code && code <= 599:
-		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
-			return Outcome{Class: OutcomeSignal, RetryAfter: d, Quota: parseQuota(resp.Header)}
-		}
+		return classifyRetryAfter(resp)
 	}
 	return Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
+}
+
+// classifyRetryAfter classes a 4xx or 5xx that is no signal by its status:
+// a signal when it has a Retry-After, else neutral.
+func classifyRetryAfter(resp *http.Response) Outcome {
+	o := Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
+	if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
+		o.Class, o.RetryAfter = OutcomeSignal, d
+	}
+	return o
 }

@@ -183,7 +183,11 @@ func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.
 // another origin of the host, still waits the Crawl-delay the host's last
 // request knew.
 func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration, partition string) instant {
-	t := p.keyNext(s, now, floor)
+	// keyNext's, written out: this runs for every request.
+	t := s.blockedUntil
+	if s.started {
+		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
+	}
 	if s.quotas != nil {
 		t = max(t, s.quotaNext(now, partition))
 	}
@@ -235,9 +239,11 @@ func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration, part
 	s.started, s.lastStart, s.u, s.floor = true, now, p.draw(), floor
 	s.known = max(s.known, floor)
 	s.requests++
-	for i := range s.quotas {
-		if q := &s.quotas[i]; q.partition == partition {
-			q.lastStart = now
+	if s.quotas != nil {
+		for i := range s.quotas {
+			if q := &s.quotas[i]; q.partition == partition {
+				q.lastStart = now
+			}
 		}
 	}
 }
@@ -264,7 +270,7 @@ const (
 
 // learn updates s with the Outcome of a request of partition that started
 // at start and ended at now, and says how the backoff level changed.
-func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, o Outcome) levelChange {
+func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, o *Outcome) levelChange {
 	if o.Class == OutcomeIgnore {
 		return levelKept
 	}
@@ -282,7 +288,9 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, 
 		s.est = max(s.est, lat) // fast errors must not speed us up
 	}
 
-	p.learnQuota(s, start, now, partition, o.Quota)
+	if o.Quota.Known {
+		p.learnQuota(s, start, now, partition, &o.Quota)
+	}
 
 	// Only requests started after the last escalation tell us something new:
 	// the others were sent into the trouble that caused it.
@@ -332,7 +340,7 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, 
 // stays held until its reset whatever later responses say, since they
 // may have been counted before it ran out. A response without the fields
 // changes nothing.
-func (p *delayPolicy) learnQuota(s *paceState, start, now instant, partition string, q Quota) {
+func (p *delayPolicy) learnQuota(s *paceState, start, now instant, partition string, q *Quota) {
 	if !q.Known {
 		return
 	}

@@ -119,14 +119,30 @@ func (p *memoryPacer) acquire(ctx context.Context, key, partition string, floor 
 	h := p.use(key)
 	defer h.users.Add(-1) // runs last, after the turn is handed on
 
-	for {
-		// The common case: nobody queued and the host free to start now. It
-		// needs neither the turn nor a timer.
-		h.mu.Lock()
-		if h.queued == 0 {
-			if t, ok := p.tryStart(h, p.clock.now(), floor, partition); ok {
-				h.mu.Unlock()
-				return t, nil
+	// The common case: nobody queued and the host free to start now. It
+	// needs neither the turn nor a timer.
+	h.mu.Lock()
+	if h.queued == 0 {
+		if t, ok := p.tryStart(h, p.clock.now(), floor, partition); ok {
+			h.mu.Unlock()
+			return t, nil
+		}
+	}
+	return p.wait(ctx, h, partition, floor)
+}
+
+// wait is acquire when the request cannot start at once: it waits for its
+// partition's quota outside h's queue, then in the queue for its turn.
+// h.mu is held, and wait releases it.
+func (p *memoryPacer) wait(ctx context.Context, h *hostState, partition string, floor time.Duration) (ticket, error) {
+	for first := true; ; first = false {
+		if !first {
+			h.mu.Lock()
+			if h.queued == 0 {
+				if t, ok := p.tryStart(h, p.clock.now(), floor, partition); ok {
+					h.mu.Unlock()
+					return t, nil
+				}
 			}
 		}
 		if h.pace.quotas != nil {
@@ -402,9 +418,13 @@ func (p *memoryPacer) observe(t ticket, o Outcome) Change {
 	if h.inFlight > 0 {
 		h.inFlight--
 	}
-	change := p.cfg.policy.learn(&h.pace, t.start, now, t.partition, o)
+	change := p.cfg.policy.learn(&h.pace, t.start, now, t.partition, &o)
+	until := h.pace.blockedUntil
+	if h.pace.quotas != nil {
+		until = max(until, h.pace.quotaUntil(t.partition))
+	}
 	c := Change{Raised: change == levelRaised, Cleared: change == levelCleared, Level: h.pace.level,
-		Pause: max(time.Duration(max(h.pace.blockedUntil, h.pace.quotaUntil(t.partition))-now), 0)}
+		Pause: max(time.Duration(until-now), 0)}
 	if h.changed != nil {
 		close(h.changed)
 		h.changed = nil

@@ -29,8 +29,8 @@ import (
 //     a number of seconds since 1970 (at least 10^9), as a time. GitHub's
 //     X-RateLimit-Resource names the quota's partition.
 //   - X-RateLimit-Remaining-Requests, X-RateLimit-Reset-Requests and
-//     X-RateLimit-Limit-Requests, and the same three for -Tokens, as
-//     OpenAI sends them: the reset a duration ("1s", "6m0s", "20ms") or
+//     X-RateLimit-Limit-Requests, and the same three for -Tokens beside
+//     them, as OpenAI sends them: the reset a duration ("1s", "6m0s", "20ms") or
 //     seconds. Of the two quotas, the tighter binds: a token quota counts
 //     as the requests it leaves at the request quota's rate (its
 //     remaining tokens times the request limit over the token limit),
@@ -39,8 +39,18 @@ import (
 // A field that is missing, negative, not a number or not finite makes the
 // whole style unusable; Known is then false. Callers cap the reset.
 func parseQuota(h http.Header) Quota {
+	if !hasQuotaFields(h) { // most responses: no call, no copy
+		return Quota{}
+	}
 	q, _ := readQuota(h)
 	return q
+}
+
+// hasQuotaFields reports whether h has the field that makes one of the
+// styles readQuota reads, looked up by its canonical key.
+func hasQuotaFields(h http.Header) bool {
+	return len(h) > 0 && (h["Ratelimit"] != nil || h["Ratelimit-Remaining"] != nil ||
+		h["X-Ratelimit-Remaining"] != nil || h["X-Ratelimit-Remaining-Requests"] != nil)
 }
 
 // An unreadableField is a rate-limit field that a response had and
@@ -84,7 +94,7 @@ func readQuota(h http.Header) (Quota, unreadableField) {
 		}
 		return q, f
 	}
-	if len(h["X-Ratelimit-Remaining-Requests"]) > 0 || len(h["X-Ratelimit-Remaining-Tokens"]) > 0 {
+	if len(h["X-Ratelimit-Remaining-Requests"]) > 0 { // the tokens' fields come with it
 		return openAIQuota(h)
 	}
 	return Quota{}, unreadableField{}
