@@ -70,26 +70,28 @@ type quotaHold struct {
 	spread              time.Duration // least gap between the partition's starts until spreadUntil
 	spreadUntil         instant       // when the window of a low quota ends
 	lastStart           instant       // the partition's last start, for the spread
+	u                   float64       // the jitter draw of that start
 }
 
 // over reports whether q holds nothing at now.
 func (q *quotaHold) over(now instant) bool { return now >= q.until && now >= q.spreadUntil }
 
-// next is the earliest start q allows at now.
-func (q *quotaHold) next(now instant) instant {
+// next is the earliest start q allows at now, with the jitter of p. The
+// jitter never carries the spread past the end of its window.
+func (q *quotaHold) next(p *delayPolicy, now instant) instant {
 	t := q.until
 	if now < q.spreadUntil {
-		t = max(t, q.lastStart.add(q.spread))
+		t = max(t, min(q.lastStart.add(p.jittered(q.spread, q.u)), q.spreadUntil))
 	}
 	return t
 }
 
 // quotaNext is the earliest start the quotas of partition allow at now.
-func (s *paceState) quotaNext(now instant, partition string) instant {
+func (p *delayPolicy) quotaNext(s *paceState, now instant, partition string) instant {
 	var t instant
 	for i := range s.quotas {
 		if q := &s.quotas[i]; q.partition == partition {
-			t = max(t, q.next(now))
+			t = max(t, q.next(p, now))
 		}
 	}
 	return t
@@ -119,10 +121,10 @@ func (s *paceState) quotaUntil(partition string) instant {
 
 // quotasFree is the earliest start that every partition's quotas allow
 // at now.
-func (s *paceState) quotasFree(now instant) instant {
+func (p *delayPolicy) quotasFree(s *paceState, now instant) instant {
 	var t instant
 	for i := range s.quotas {
-		t = max(t, s.quotas[i].next(now))
+		t = max(t, s.quotas[i].next(p, now))
 	}
 	return t
 }
@@ -189,7 +191,7 @@ func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration
 		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
 	}
 	if s.quotas != nil {
-		t = max(t, s.quotaNext(now, partition))
+		t = max(t, p.quotaNext(s, now, partition))
 	}
 	return t
 }
@@ -218,7 +220,7 @@ func (p *delayPolicy) earliest(s *paceState, now instant, floor time.Duration, p
 	}
 	t = t.add(max(p.baseDelay, min(floor, p.maxCrawlDelay)))
 	if s.quotas != nil {
-		t = max(t, s.quotaNext(now, partition))
+		t = max(t, p.quotaNext(s, now, partition))
 	}
 	return t
 }
@@ -242,7 +244,7 @@ func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration, part
 	if s.quotas != nil {
 		for i := range s.quotas {
 			if q := &s.quotas[i]; q.partition == partition {
-				q.lastStart = now
+				q.lastStart, q.u = now, s.u
 			}
 		}
 	}
@@ -353,7 +355,12 @@ func (p *delayPolicy) learnQuota(s *paceState, start, now instant, partition str
 	case q.Limit > 0 && q.Remaining <= q.Limit/4:
 		h := s.hold(now, partition, q.Partition, true)
 		h.spread, h.spreadUntil = reset/time.Duration(q.Remaining), now.add(reset)
-		h.lastStart = max(h.lastStart, start)
+		if start > h.lastStart {
+			h.lastStart, h.u = start, 0 // that start's draw, when the key still knows it
+			if start == s.lastStart {
+				h.u = s.u
+			}
+		}
 	default:
 		if h := s.hold(now, partition, q.Partition, false); h != nil {
 			h.spreadUntil = 0
@@ -381,7 +388,7 @@ func (p *delayPolicy) startable(s *paceState, now instant) bool {
 // with any Crawl-delay the key may ask for: a store must not forget s
 // before it.
 func (p *delayPolicy) free(s *paceState, now instant) instant {
-	return max(p.keyNext(s, now, p.forgetFloor(s)), s.quotasFree(now))
+	return max(p.keyNext(s, now, p.forgetFloor(s)), p.quotasFree(s, now))
 }
 
 // forgetFloor is the largest Crawl-delay a request to s may ask for, as

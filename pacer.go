@@ -190,7 +190,7 @@ var errQuotaHeld = errors.New("polite: the partition's quota holds the request")
 // that the key itself would let start sooner, or 0 when they do not hold
 // it. h.mu must be held.
 func (p *memoryPacer) heldUntil(h *hostState, now instant, partition string) instant {
-	q := h.pace.quotaNext(now, partition)
+	q := p.cfg.policy.quotaNext(&h.pace, now, partition)
 	if q <= now || q <= p.cfg.policy.keyNext(&h.pace, now, 0) {
 		return 0
 	}

@@ -37,10 +37,10 @@
 // T, tombstones, the ids of leases given back before their admissions ran
 // (see When Redis is unreachable), each followed by the instant it
 // expires; and Q, the quota holds of the key's partitions (see
-// [polite.WithQuotaPartition]), six values each: the request's partition,
-// the resource the server named, when an exhausted quota resets, the gap
-// that spreads a low one, the end of its window and the partition's last
-// start; at most 32 holds, the one that ends first dropped for a new one.
+// [polite.WithQuotaPartition]), seven values each: the request's
+// partition, the resource the server named, when an exhausted quota
+// resets, the gap that spreads a low one, the end of its window, the
+// partition's last start and its jitter draw; at most 32 holds, the one that ends first dropped for a new one.
 // Each array is left out when it and those after it are empty. Times are
 // integer microseconds, instants since the Unix epoch on the server's
 // clock.

@@ -26,7 +26,8 @@ import (
 // holds, six values for each partition whose rate-limit quota holds its
 // requests (its name, the resource the server named, the instant its
 // exhausted quota resets, the spread of a low one, the instant that
-// spread ends, and the partition's last start), at most MAXPART of them.
+// spread ends, the partition's last start and its jitter draw), at most
+// MAXPART of them.
 // Measured with one client on an idle server, a
 // MessagePack map of named fields held in a Lua table, with the policy
 // passed as nine arguments, took 15 µs of the server's time per call
@@ -49,7 +50,7 @@ else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local MAXRA, MAXLEVEL, MAXPART, QN = 3600000000, 8, 32, 6
+local MAXRA, MAXLEVEL, MAXPART, QN = 3600000000, 8, 32, 7
 
 local ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q
 -- load reads the state, and fails when the stored value is not one: not
@@ -63,7 +64,7 @@ local function load()
     if L ~= nil and type(L) ~= 'table' or T ~= nil and type(T) ~= 'table' or Q ~= nil and type(Q) ~= 'table' then error('not a state') end
     if Q then
       if #Q % QN ~= 0 then error('not a state') end
-      for i = 1, #Q, QN do local _ = Q[i + 2] + Q[i + 3] + Q[i + 4] + Q[i + 5] end
+      for i = 1, #Q, QN do local _ = Q[i + 2] + Q[i + 3] + Q[i + 4] + Q[i + 5] + Q[i + 6] end
       if #Q == 0 then Q = nil end
     end
     if L and #L == 0 then L = nil end
@@ -111,10 +112,11 @@ local function keyNext(t, floor)
 end
 -- The quota holds: Q[i] the partition, Q[i+1] the resource, Q[i+2] the
 -- reset of an exhausted quota, Q[i+3] the spread of a low one, Q[i+4]
--- when it ends, Q[i+5] the partition's last start.
+-- when it ends, Q[i+5] the partition's last start, Q[i+6] its jitter
+-- draw. The jitter never carries the spread past the window's end.
 local function holdNext(i, t)
   local r = Q[i + 2]
-  if t < Q[i + 4] then r = math.max(r, Q[i + 5] + Q[i + 3]) end
+  if t < Q[i + 4] then r = math.max(r, math.min(Q[i + 5] + jittered(Q[i + 3], Q[i + 6]), Q[i + 4])) end
   return r
 end
 -- quotaNext is the earliest start the holds of partition part allow, or
@@ -171,7 +173,7 @@ local function hold(t, part, res, add)
     for _ = 1, QN do table.remove(Q, first) end
   end
   local i = #Q + 1
-  Q[i], Q[i + 1], Q[i + 2], Q[i + 3], Q[i + 4], Q[i + 5] = part, res, 0, 0, 0, 0
+  Q[i], Q[i + 1], Q[i + 2], Q[i + 3], Q[i + 4], Q[i + 5], Q[i + 6] = part, res, 0, 0, 0, 0, 0
   return i
 end
 -- carry brings in a start and a pause that a process made in its memory
@@ -275,7 +277,7 @@ return run(function()
   L, ls, u, fl, n = K, now, arg(3), floor, n + 1
   if Q then
     for i = 1, #Q, QN do
-      if Q[i] == part then Q[i + 5] = now end
+      if Q[i] == part then Q[i + 5], Q[i + 6] = now, u end
     end
   end
   save(now + LEASE)
@@ -333,7 +335,11 @@ return run(function()
       Q[i + 2], Q[i + 4] = math.max(Q[i + 2], now + reset), 0
     elseif lim > 0 and rem <= math.floor(lim / 4) then
       local i = hold(now, part, res, true)
-      Q[i + 3], Q[i + 4], Q[i + 5] = math.floor(reset / rem), now + reset, math.max(Q[i + 5], start)
+      Q[i + 3], Q[i + 4] = math.floor(reset / rem), now + reset
+      if start > Q[i + 5] then
+        Q[i + 5], Q[i + 6] = start, 0 -- that start's draw, when the key still knows it
+        if start == ls then Q[i + 6] = u end
+      end
     else
       local i = hold(now, part, res, false)
       if i then Q[i + 4] = 0 end
