@@ -264,8 +264,9 @@ func WithRobotsTransport(rt http.RoundTripper) Option {
 // for one. Once the server signals, a Retry-After and the rate-limit
 // fields are honoured exactly, and a 5xx or a timeout without a
 // Retry-After pauses the key for 50ms, doubling with each incident to at
-// most a minute: no longer than an SDK's own first retry waits, so that
-// the gap between tries is the longer of the two and never their sum.
+// most a minute: shorter than the SDKs' usual first retry, so that under
+// an SDK's retries the gap between tries is the longer of the two, which
+// is the SDK's, and never their sum.
 // Each success lowers the level by one, so that the pause comes down as
 // fast as the server recovers. Since options merge field by field and the
 // last one wins, options before APIDefaults lose only what it sets, the
