@@ -185,6 +185,24 @@ func TestRateLimitFields(t *testing.T) {
 		{"malformed reset", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "soon"}, 0, "X-RateLimit-Reset: soon"},
 		{"missing reset", []string{"X-RateLimit-Remaining", "0"}, 0, ""},
 		{"RateLimit without t", []string{"RateLimit", `"default";r=0`}, 0, `RateLimit: "default";r=0`},
+		{"RateLimit with a partition key", []string{"RateLimit", `"default";r=0;t=3;pk=:dXNlcjE=:`}, 3 * time.Second, ""},
+		{"X-RateLimit of a named resource", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "9", "X-RateLimit-Resource", "search"}, 9 * time.Second, ""},
+		// OpenAI's: a quota of requests and one of tokens, resets as durations.
+		{"OpenAI requests, none left", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "3s", "X-RateLimit-Limit-Requests", "60"}, 3 * time.Second, ""},
+		{"OpenAI requests, minutes", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "6m0s"}, 6 * time.Minute, ""},
+		{"OpenAI tokens, none left", []string{"X-RateLimit-Remaining-Requests", "59", "X-RateLimit-Reset-Requests", "1s", "X-RateLimit-Limit-Requests", "60",
+			"X-RateLimit-Remaining-Tokens", "0", "X-RateLimit-Reset-Tokens", "20ms", "X-RateLimit-Limit-Tokens", "150000"}, 20 * time.Millisecond, ""},
+		{"OpenAI both exhausted, the later reset", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "1s",
+			"X-RateLimit-Remaining-Tokens", "0", "X-RateLimit-Reset-Tokens", "2.5s"}, 2500 * time.Millisecond, ""},
+		{"OpenAI tokens tighter, spread", []string{"X-RateLimit-Remaining-Requests", "59", "X-RateLimit-Reset-Requests", "1s", "X-RateLimit-Limit-Requests", "60",
+			"X-RateLimit-Remaining-Tokens", "10000", "X-RateLimit-Reset-Tokens", "6s", "X-RateLimit-Limit-Tokens", "150000"}, 1500 * time.Millisecond, ""}, // 4 requests' worth over 6s
+		{"OpenAI requests tighter, spread", []string{"X-RateLimit-Remaining-Requests", "2", "X-RateLimit-Reset-Requests", "10s", "X-RateLimit-Limit-Requests", "60",
+			"X-RateLimit-Remaining-Tokens", "149000", "X-RateLimit-Reset-Tokens", "1s", "X-RateLimit-Limit-Tokens", "150000"}, 5 * time.Second, ""},
+		{"OpenAI ample", []string{"X-RateLimit-Remaining-Requests", "59", "X-RateLimit-Reset-Requests", "1s", "X-RateLimit-Limit-Requests", "60",
+			"X-RateLimit-Remaining-Tokens", "149000", "X-RateLimit-Reset-Tokens", "6ms", "X-RateLimit-Limit-Tokens", "150000"}, 0, ""},
+		{"OpenAI reset in seconds", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "4"}, 4 * time.Second, ""},
+		{"OpenAI malformed reset", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "soon"}, 0, "X-RateLimit-Reset-Requests: soon"},
+		{"OpenAI negative reset", []string{"X-RateLimit-Remaining-Requests", "5", "X-RateLimit-Reset-Requests", "1s", "X-RateLimit-Remaining-Tokens", "0", "X-RateLimit-Reset-Tokens", "-1s"}, 0, "X-RateLimit-Reset-Tokens: -1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -441,6 +459,34 @@ func TestPacingKeys(t *testing.T) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// TestQuotaPartitionNamed checks that a response's quota carries the
+// partition the server named for it: GitHub's X-RateLimit-Resource, or
+// the pk parameter of the RateLimit item that binds, or of its policy.
+func TestQuotaPartitionNamed(t *testing.T) {
+	tests := []struct {
+		name    string
+		headers []string
+		want    string
+	}{
+		{"none", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "9"}, ""},
+		{"X-RateLimit-Resource", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "9", "X-RateLimit-Resource", "search"}, "search"},
+		{"cut long", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "9", "X-RateLimit-Resource", strings.Repeat("r", 100)}, strings.Repeat("r", 64)},
+		{"pk of the binding item", []string{"RateLimit", `"a";r=90;t=10;pk=:QQ==:, "b";r=1;t=10;pk=:Qg==:`}, ":Qg==:"},
+		{"pk of its policy", []string{"RateLimit", `"b";r=1;t=10`, "RateLimit-Policy", `"b";q=100;w=10;pk=:Qg==:`}, ":Qg==:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for i := 0; i < len(tt.headers); i += 2 {
+				h.Set(tt.headers[i], tt.headers[i+1])
+			}
+			if q := parseQuota(h); !q.Known || q.Partition != tt.want {
+				t.Errorf("parseQuota = %+v; want known, partition %q", q, tt.want)
+			}
 		})
 	}
 }

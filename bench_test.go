@@ -273,7 +273,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 			p := newMemoryPacer(pacerConfig{policy: defaultPacing.delayPolicy(), maxInFlight: 1, maxHosts: hosts})
 			ctx := context.Background()
 			for _, k := range keys {
-				tk, _ := p.acquire(ctx, k, 0)
+				tk, _ := p.acquire(ctx, k, "", 0)
 				p.observe(tk, outSuccess)
 			}
 			return p

@@ -72,7 +72,7 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 		d.Group, d.Robots = v.group(), r.result()
 	}
 	if rp := t.pacer.ready; rp != nil {
-		ks, err := rp.Ready(req.Context(), tg.pacingKey, d.CrawlDelay)
+		ks, err := rp.Ready(req.Context(), tg.pacingKey, tg.partition, d.CrawlDelay)
 		if err != nil {
 			return Decision{}, err
 		}

@@ -13,9 +13,14 @@ import (
 // classify turns how a round trip ended into an outcome.
 // ctxErr is the request context's Err() when RoundTrip returned.
 //
-// A response is classed by its status: 2xx is a
-// success; 429 and every 5xx but 501 and 505 are signals to back off, with
-// their Retry-After; the rest, 404 and 403 included, are neutral.
+// A response is classed by its status: 2xx is a success; 429 and every
+// 5xx but 501 and 505 are signals to back off, with their Retry-After, and
+// so is any other 4xx or 5xx that carries a Retry-After (GitHub's
+// secondary rate limit is a 403 with one): the server asked for the
+// pause, whatever the status. The rest, 404 and 403 without a
+// Retry-After included, are neutral; their rate-limit fields still count,
+// so a 403 that says the quota is exhausted holds its partition until the
+// reset.
 //
 // An error is classed by its cause. The caller's cancellation is ignored and
 // the caller's deadline is neutral: neither says anything about the server.
@@ -61,6 +66,18 @@ func classifyStatus(resp *http.Response) Outcome {
 			o.RetryAfter = d
 		}
 		return o
+	case 400 <= code && code <= 599:
+		return classifyRetryAfter(resp)
 	}
 	return Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
+}
+
+// classifyRetryAfter classes a 4xx or 5xx that is no signal by its status:
+// a signal when it has a Retry-After, else neutral.
+func classifyRetryAfter(resp *http.Response) Outcome {
+	o := Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
+	if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
+		o.Class, o.RetryAfter = OutcomeSignal, d
+	}
+	return o
 }

@@ -39,14 +39,18 @@ func TestClassifyStatus(t *testing.T) {
 		{404, "", outNeutral},
 		{408, "", outNeutral},
 		{410, "", outNeutral},
-		{404, "60", outNeutral},
+		{404, "60", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute}},    // the server asked for the pause
+		{403, "3", Outcome{Class: OutcomeSignal, RetryAfter: 3 * time.Second}}, // GitHub's secondary rate limit
+		{403, "abc", outNeutral},
+		{202, "5", outSuccess}, // "poll again in 5s": no pause
+		{600, "60", outNeutral},
 		{429, "", outSignal},
 		{429, "120", Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute}},
 		{429, "abc", outSignal},
 		{429, "86400", Outcome{Class: OutcomeSignal, RetryAfter: time.Hour}},
 		{500, "", outSignal},
 		{501, "", outNeutral},
-		{501, "60", outNeutral},
+		{501, "60", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute}},
 		{502, "", outSignal},
 		{503, "", outSignal},
 		{503, "30", Outcome{Class: OutcomeSignal, RetryAfter: 30 * time.Second}},
@@ -65,6 +69,36 @@ func TestClassifyStatus(t *testing.T) {
 			}
 			if got := classify(resp, nil, nil); got != tc.want {
 				t.Errorf("classify(%d, Retry-After %q) = %+v; want %+v", tc.code, tc.retryAfter, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestClassifyRetryAfterMs checks that Retry-After-Ms, which OpenAI's API
+// sends beside Retry-After, is the pause when it can be read.
+func TestClassifyRetryAfterMs(t *testing.T) {
+	tests := []struct {
+		name    string
+		code    int
+		headers []string
+		want    time.Duration
+	}{
+		{"ms alone", 429, []string{"Retry-After-Ms", "200"}, 200 * time.Millisecond},
+		{"ms before seconds", 429, []string{"Retry-After-Ms", "200", "Retry-After", "1"}, 200 * time.Millisecond},
+		{"fraction", 503, []string{"Retry-After-Ms", "1.5"}, 1500 * time.Microsecond},
+		{"unreadable ms, seconds", 429, []string{"Retry-After-Ms", "-5", "Retry-After", "2"}, 2 * time.Second},
+		{"exponent refused", 429, []string{"Retry-After-Ms", "1e3"}, 0},
+		{"capped", 429, []string{"Retry-After-Ms", "999999999999"}, time.Hour},
+		{"on a 403", 403, []string{"Retry-After-Ms", "20"}, 20 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: tt.code, Header: http.Header{}}
+			for i := 0; i < len(tt.headers); i += 2 {
+				resp.Header.Set(tt.headers[i], tt.headers[i+1])
+			}
+			if got := classify(resp, nil, nil); got.RetryAfter != tt.want {
+				t.Errorf("RetryAfter = %v; want %v", got.RetryAfter, tt.want)
 			}
 		})
 	}
@@ -142,5 +176,24 @@ func TestClassifyOddReturns(t *testing.T) {
 	resp := &http.Response{StatusCode: 200}
 	if got := classify(resp, os.NewSyscallError("read", syscall.ECONNRESET), nil); got != outSignal {
 		t.Errorf("classify(200, reset) = %+v; want the error to decide", got)
+	}
+}
+
+// TestRefusalsAreNotRetryable checks that polite's refusals tell a
+// retryer that asks an error RetryableError, as aws-sdk-go-v2's does, not
+// to retry them, through the wrapping an HTTP client adds.
+func TestRefusalsAreNotRetryable(t *testing.T) {
+	type retryable interface{ RetryableError() bool }
+	for _, err := range []error{
+		&DeadlineError{Key: "h"},
+		&RobotsBlockedError{URL: "http://h/private"},
+	} {
+		t.Run(fmt.Sprintf("%T", err), func(t *testing.T) {
+			wrapped := fmt.Errorf("request send failed, %w", &url.Error{Op: "Get", URL: "http://h/", Err: err})
+			var r retryable
+			if !errors.As(wrapped, &r) || r.RetryableError() {
+				t.Errorf("%v: RetryableError not found, or true", wrapped)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package polite
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -15,8 +16,8 @@ import (
 const (
 	maxRetryAfter = time.Hour        // cap on a server's Retry-After, and on a rate limit's reset
 	maxLevel      = 8                // cap on the backoff level: pace × 2^8 at most
-	recoverAfter  = 5                // fresh successes per level step down
 	forgetAfter   = 30 * time.Minute // without a signal for this long, the level is forgotten
+	maxPartitions = 32               // quota partitions a key keeps holds for
 )
 
 // delayPolicy is the configurable part of the policy. The options
@@ -29,6 +30,7 @@ type delayPolicy struct {
 	maxCrawlDelay time.Duration  // a Crawl-delay is honoured up to this
 	backoffBase   time.Duration  // pause after the first signal; 0 allowed
 	maxBackoff    time.Duration  // cap on computed pauses
+	recoverAfter  int            // fresh successes per level step down; 0: successes never lower it
 	rand          func() float64 // U[0,1), safe for concurrent use; nil means math/rand/v2.Float64
 }
 
@@ -48,28 +50,124 @@ type paceState struct {
 	lastSignal     instant       // when the last signal was observed
 	known          time.Duration // the largest Crawl-delay the key has shown, by a start or a robots.txt file
 	unread         int           // robots.txt fetches started on the key whose file is not read yet
-	spread         time.Duration // least gap that spreads a low rate-limit quota over its window
-	spreadUntil    instant       // when that window ends
+	quotas         []quotaHold   // the rate-limit quotas that hold or spread a partition; at most maxPartitions
 	requests       uint64        // starts, for statistics
 	backoffs       uint64        // escalations, for statistics
 	retryAfters    uint64        // signals that carried a Retry-After, for statistics
 }
 
-// pace is the least gap between two starts to s at now, before jitter: the
-// larger of paceWithoutSpread and a low quota's spread while its window
-// lasts.
-func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
-	d := p.paceWithoutSpread(s, now, floor)
-	if now < s.spreadUntil {
-		d = max(d, s.spread)
+// A quotaHold is what a rate-limit quota of one partition of a key holds:
+// the requests of that partition only. A partition is named by the
+// request (its partition, from WithQuotaPartition; "" without one) and by
+// the server (resource: the partition its fields named; "" for none). A
+// request waits for the holds of its own partition, whatever the
+// resource, since the transport cannot know before sending which of the
+// server's resources it spends; a response of one resource changes only
+// that resource's hold.
+type quotaHold struct {
+	partition, resource string
+	until               instant       // no start in the partition before this: its quota is exhausted
+	spread              time.Duration // least gap between the partition's starts until spreadUntil
+	spreadUntil         instant       // when the window of a low quota ends
+	lastStart           instant       // the partition's last start, for the spread
+	u                   float64       // the jitter draw of that start
+}
+
+// over reports whether q holds nothing at now.
+func (q *quotaHold) over(now instant) bool { return now >= q.until && now >= q.spreadUntil }
+
+// next is the earliest start q allows at now, with the jitter of p. The
+// jitter never carries the spread past the end of its window.
+func (q *quotaHold) next(p *delayPolicy, now instant) instant {
+	t := q.until
+	if now < q.spreadUntil {
+		t = max(t, min(q.lastStart.add(p.jittered(q.spread, q.u)), q.spreadUntil))
+	}
+	return t
+}
+
+// quotaNext is the earliest start the quotas of partition allow at now.
+func (p *delayPolicy) quotaNext(s *paceState, now instant, partition string) instant {
+	var t instant
+	for i := range s.quotas {
+		if q := &s.quotas[i]; q.partition == partition {
+			t = max(t, q.next(p, now))
+		}
+	}
+	return t
+}
+
+// quotaSpread is the largest spread of partition's quotas at now.
+func (s *paceState) quotaSpread(now instant, partition string) time.Duration {
+	var d time.Duration
+	for i := range s.quotas {
+		if q := &s.quotas[i]; q.partition == partition && now < q.spreadUntil {
+			d = max(d, q.spread)
+		}
 	}
 	return d
 }
 
-// paceWithoutSpread is the pace of the package documentation's formula,
-// where floor is the Crawl-delay of the request about to start. baseDelay
-// bounds it below even when maxDelay is smaller.
-func (p *delayPolicy) paceWithoutSpread(s *paceState, now instant, floor time.Duration) time.Duration {
+// quotaUntil is when partition's exhausted quotas reset; 0 for none.
+func (s *paceState) quotaUntil(partition string) instant {
+	var t instant
+	for i := range s.quotas {
+		if q := &s.quotas[i]; q.partition == partition {
+			t = max(t, q.until)
+		}
+	}
+	return t
+}
+
+// quotasFree is the earliest start that every partition's quotas allow
+// at now.
+func (p *delayPolicy) quotasFree(s *paceState, now instant) instant {
+	var t instant
+	for i := range s.quotas {
+		t = max(t, s.quotas[i].next(p, now))
+	}
+	return t
+}
+
+// hold returns the hold of partition and resource, adding one when add is
+// true (nil when it is not there and add is false). It first drops the
+// holds that are over; a key that holds maxPartitions already drops the
+// one that ends first.
+func (s *paceState) hold(now instant, partition, resource string, add bool) *quotaHold {
+	s.quotas = slices.DeleteFunc(s.quotas, func(q quotaHold) bool { return q.over(now) })
+	for i := range s.quotas {
+		if q := &s.quotas[i]; q.partition == partition && q.resource == resource {
+			return q
+		}
+	}
+	if !add {
+		if len(s.quotas) == 0 {
+			s.quotas = nil
+		}
+		return nil
+	}
+	if len(s.quotas) >= maxPartitions {
+		first := 0
+		for i := range s.quotas {
+			if end(&s.quotas[i]) < end(&s.quotas[first]) {
+				first = i
+			}
+		}
+		s.quotas = slices.Delete(s.quotas, first, first+1)
+	}
+	s.quotas = append(s.quotas, quotaHold{partition: partition, resource: resource})
+	return &s.quotas[len(s.quotas)-1]
+}
+
+// end is when q holds nothing any more.
+func end(q *quotaHold) instant { return max(q.until, q.spreadUntil) }
+
+// pace is the least gap between two starts to s at now, before jitter: the
+// pace of the package documentation's formula, where floor is the
+// Crawl-delay of the request about to start. baseDelay bounds it below even
+// when maxDelay is smaller. A quota's spread is not part of it: it holds
+// only its partition (quotaNext).
+func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
 	d := max(p.baseDelay, time.Duration(p.latencyFactor*float64(s.est)))
 	for range s.levelAt(now) {
 		if d >= p.maxDelay {
@@ -80,19 +178,30 @@ func (p *delayPolicy) paceWithoutSpread(s *paceState, now instant, floor time.Du
 	return max(min(d, p.maxDelay), p.baseDelay, min(floor, p.maxCrawlDelay))
 }
 
-// nextAllowed is the earliest start to s that the pace and any backoff
-// allow, for a request with Crawl-delay floor. The gap after a request is
-// at least its own Crawl-delay too, so that a request that knows none, a
-// robots.txt fetch or the first request to another origin of the host,
-// still waits the Crawl-delay the host's last request knew. The jitter
-// never carries a quota's spread past the end of its window.
-func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration) instant {
+// nextAllowed is the earliest start to s that the pace, any backoff and
+// the quotas of its partition allow, for a request with Crawl-delay floor.
+// The gap after a request is at least its own Crawl-delay too, so that a
+// request that knows none, a robots.txt fetch or the first request to
+// another origin of the host, still waits the Crawl-delay the host's last
+// request knew.
+func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration, partition string) instant {
+	// keyNext's, written out: this runs for every request.
 	t := s.blockedUntil
 	if s.started {
-		t = max(t, s.lastStart.add(p.jittered(p.paceWithoutSpread(s, now, max(floor, s.floor)), s.u)))
-		if now < s.spreadUntil {
-			t = max(t, min(s.lastStart.add(p.jittered(s.spread, s.u)), s.spreadUntil))
-		}
+		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
+	}
+	if s.quotas != nil {
+		t = max(t, p.quotaNext(s, now, partition))
+	}
+	return t
+}
+
+// keyNext is nextAllowed without the quotas: what holds every request to
+// the key.
+func (p *delayPolicy) keyNext(s *paceState, now instant, floor time.Duration) instant {
+	t := s.blockedUntil
+	if s.started {
+		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
 	}
 	return t
 }
@@ -101,15 +210,19 @@ func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration
 // floor that has ahead requests to s before it, if those start: each gap
 // is at least the base delay, and the request's own at least its
 // Crawl-delay.
-func (p *delayPolicy) earliest(s *paceState, now instant, floor time.Duration, ahead int) instant {
+func (p *delayPolicy) earliest(s *paceState, now instant, floor time.Duration, partition string, ahead int) instant {
 	if ahead == 0 {
-		return p.nextAllowed(s, now, floor)
+		return p.nextAllowed(s, now, floor, partition)
 	}
-	t := p.nextAllowed(s, now, 0)
+	t := p.keyNext(s, now, 0)
 	if ahead > 1 {
 		t = t.add(time.Duration(ahead-1) * p.baseDelay)
 	}
-	return t.add(max(p.baseDelay, min(floor, p.maxCrawlDelay)))
+	t = t.add(max(p.baseDelay, min(floor, p.maxCrawlDelay)))
+	if s.quotas != nil {
+		t = max(t, p.quotaNext(s, now, partition))
+	}
+	return t
 }
 
 // wakeAt is when a request waiting for next, the result of nextAllowed,
@@ -122,12 +235,19 @@ func (p *delayPolicy) wakeAt(s *paceState, now, next instant) instant {
 	return next
 }
 
-// start records a request with Crawl-delay floor starting at now. The
-// caller has checked that nextAllowed has come.
-func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration) {
+// start records a request of partition with Crawl-delay floor starting
+// at now. The caller has checked that nextAllowed has come.
+func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration, partition string) {
 	s.started, s.lastStart, s.u, s.floor = true, now, p.draw(), floor
 	s.known = max(s.known, floor)
 	s.requests++
+	if s.quotas != nil {
+		for i := range s.quotas {
+			if q := &s.quotas[i]; q.partition == partition {
+				q.lastStart, q.u = now, s.u
+			}
+		}
+	}
 }
 
 // fetchingRobots records that a robots.txt fetch started on s, whose file
@@ -150,9 +270,9 @@ const (
 	levelCleared             // back to 0, by successes or a quiet spell
 )
 
-// learn updates s with the Outcome of a request that started at start and
-// ended at now, and says how the backoff level changed.
-func (p *delayPolicy) learn(s *paceState, start, now instant, o Outcome) levelChange {
+// learn updates s with the Outcome of a request of partition that started
+// at start and ended at now, and says how the backoff level changed.
+func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, o *Outcome) levelChange {
 	if o.Class == OutcomeIgnore {
 		return levelKept
 	}
@@ -170,7 +290,9 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o Outcome) levelCh
 		s.est = max(s.est, lat) // fast errors must not speed us up
 	}
 
-	p.learnQuota(s, now, o.Quota)
+	if o.Quota.Known {
+		p.learnQuota(s, start, now, partition, &o.Quota)
+	}
 
 	// Only requests started after the last escalation tell us something new:
 	// the others were sent into the trouble that caused it.
@@ -200,7 +322,7 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o Outcome) levelCh
 	case OutcomeSuccess:
 		if fresh && s.level > 0 {
 			s.streak++
-			if s.streak >= recoverAfter {
+			if p.recoverAfter > 0 && s.streak >= p.recoverAfter {
 				s.level--
 				s.streak = 0
 				if s.level == 0 {
@@ -212,24 +334,37 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, o Outcome) levelCh
 	return change
 }
 
-// learnQuota applies what a response said of the client's rate-limit
-// quota: none left pauses the host until the quota resets; a low one, a
-// quarter of the limit or less, is spread over the time until then. Both
-// are capped at maxRetryAfter. A response without the fields changes
-// nothing.
-func (p *delayPolicy) learnQuota(s *paceState, now instant, q Quota) {
+// learnQuota applies what the response to a request of partition, started
+// at start, said of the client's rate-limit quota, to that partition and
+// the resource the server named: none left holds them until the quota
+// resets; a low one, a quarter of the limit or less, is spread over the
+// time until then. Both are capped at maxRetryAfter. An exhausted quota
+// stays held until its reset whatever later responses say, since they
+// may have been counted before it ran out. A response without the fields
+// changes nothing.
+func (p *delayPolicy) learnQuota(s *paceState, start, now instant, partition string, q *Quota) {
 	if !q.Known {
 		return
 	}
 	reset := min(q.Reset, maxRetryAfter)
 	switch {
 	case q.Remaining == 0:
-		s.blockedUntil = max(s.blockedUntil, now.add(reset))
-		s.spread = 0
+		h := s.hold(now, partition, q.Partition, true)
+		h.until = max(h.until, now.add(reset))
+		h.spreadUntil = 0
 	case q.Limit > 0 && q.Remaining <= q.Limit/4:
-		s.spread, s.spreadUntil = reset/time.Duration(q.Remaining), now.add(reset)
+		h := s.hold(now, partition, q.Partition, true)
+		h.spread, h.spreadUntil = reset/time.Duration(q.Remaining), now.add(reset)
+		if start > h.lastStart {
+			h.lastStart, h.u = start, 0 // that start's draw, when the key still knows it
+			if start == s.lastStart {
+				h.u = s.u
+			}
+		}
 	default:
-		s.spread = 0
+		if h := s.hold(now, partition, q.Partition, false); h != nil {
+			h.spreadUntil = 0
+		}
 	}
 }
 
@@ -241,11 +376,19 @@ func (p *delayPolicy) idle(s *paceState, now instant) bool {
 	return p.startable(s, now) && now >= s.lastSignal.add(forgetAfter)
 }
 
-// startable reports whether a request to s, with any Crawl-delay the key
-// may ask for, could start at now: the largest the key has shown, or the
-// largest honoured while a robots.txt fetch has not been read.
+// startable reports whether a request to s, of any partition and with any
+// Crawl-delay the key may ask for, could start at now: the largest the key
+// has shown, or the largest honoured while a robots.txt fetch has not been
+// read.
 func (p *delayPolicy) startable(s *paceState, now instant) bool {
-	return now >= p.nextAllowed(s, now, p.forgetFloor(s))
+	return now >= p.free(s, now)
+}
+
+// free is the earliest start that s allows a request of any partition and
+// with any Crawl-delay the key may ask for: a store must not forget s
+// before it.
+func (p *delayPolicy) free(s *paceState, now instant) instant {
+	return max(p.keyNext(s, now, p.forgetFloor(s)), p.quotasFree(s, now))
 }
 
 // forgetFloor is the largest Crawl-delay a request to s may ask for, as

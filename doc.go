@@ -8,7 +8,9 @@
 //
 // A crawler gets the whole policy below. A client of an API gets
 // [APIDefaults]: robots.txt, which speaks to crawlers, is off, and nothing
-// paces a host until the server signals.
+// paces a host or caps its requests in flight until the server signals.
+// The nested module sdk/ (package politesdk) has recipes for the SDKs of
+// GitHub, AWS and OpenAI over the transport.
 //
 // Options are applied in order, and for every setting the last one wins;
 // [WithPacing] and [WithLimits] set only the fields they are given. An
@@ -89,7 +91,7 @@
 // scheme and port ([WithPacingKey] chooses another). A request starts no
 // sooner than
 //
-//	max(lastStart + pace·(1 + Jitter·U), min(lastStart + spread·(1 + Jitter·U), spreadEnd), blockedUntil)
+//	max(lastStart + pace·(1 + Jitter·U), blockedUntil, quota)
 //	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay))
 //
 // where U is uniform in [0,1) and drawn once per start, latency is a
@@ -97,31 +99,57 @@
 // halves), level is the backoff level, CrawlDelay is the larger of the
 // robots.txt Crawl-delays of this request's group and of the last request
 // to the key (so that a robots.txt fetch, which knows none, still waits
-// it), and spread is a rate limit's until spreadEnd, the end of its
-// window (below): the jitter never carries it past. At most MaxInFlight
+// it), and quota is what the rate-limit quota of the request's partition
+// allows (below): its reset when it is exhausted, or the spread of a low
+// one from the partition's last start, which never carries a start past
+// the end of its window. At most MaxInFlight
 // requests per key are in flight (until their response headers arrive),
 // and waiting requests start in the order they came.
 //
-// A 429, a 5xx other than 501 and 505, a timeout or a reset connection
-// raises the level by one (once per incident: requests that started before
-// the last rise do not raise it again, up to level 8) and pauses the key
-// for BackoffBase·2^(level−1), at most MaxBackoff, jittered upward. A
-// Retry-After header, in seconds or as an HTTP date measured against the
-// response's Date header, is a floor on that pause, never a ceiling, and
-// is capped at one hour; with a small BackoffBase, or [None], it is the
-// wait.
-// A timeout is no latency sample. Five successes started after the last
-// rise lower the level by one; 30 minutes without a signal forget it.
+// A 429, a 5xx other than 501 and 505, any other 4xx or 5xx that carries
+// a Retry-After (GitHub's secondary rate limit is a 403 with one), a
+// timeout or a reset connection raises the level by one (once per
+// incident: requests that started before the last rise do not raise it
+// again, up to level 8) and pauses the key for BackoffBase·2^(level−1), at
+// most MaxBackoff, jittered upward. A Retry-After header, in seconds or as
+// an HTTP date measured against the response's Date header, or a
+// Retry-After-Ms in milliseconds (OpenAI's, read first), is a floor on that
+// pause, never a ceiling, and is capped at one hour; with a small
+// BackoffBase, or [None], it is the wait. A 403 without one is neutral: it
+// is also "forbidden". A timeout is no latency sample. RecoverAfter
+// successes started after the last rise (5 by default, 1 with
+// [APIDefaults]) lower the level by one; 30 minutes without a signal
+// forget it.
 //
 // Any response's rate-limit fields (RateLimit and RateLimit-Policy of
 // draft-ietf-httpapi-ratelimit-headers; RateLimit as the dictionary of its
 // version 07, "limit=10, remaining=0, reset=2"; RateLimit-Remaining and
-// RateLimit-Reset of its versions up to 06; or X-RateLimit-Remaining and
-// X-RateLimit-Reset in seconds or as a Unix time) slow the key before it
-// answers 429: no quota left pauses it until the reset; a quarter of the
-// limit or less is spread evenly until then. Fields that are missing or
-// malformed are ignored, and a reset is capped at one hour; a field that
-// cannot be read is reported once per key, as an [EventUnreadableField].
+// RateLimit-Reset of its versions up to 06; X-RateLimit-Remaining and
+// X-RateLimit-Reset in seconds or as a Unix time; or OpenAI's
+// X-RateLimit-Remaining-Requests and -Tokens with their resets as
+// durations, "6m0s", of which the tighter binds) slow the key before it
+// answers 429: no quota left holds it until the reset; a quarter of the
+// limit or less is spread evenly until then, a gap between the starts of
+// the quota's partition. Fields that are missing or malformed are ignored,
+// and a reset is capped at one hour; a field that cannot be read is
+// reported once per key, as an [EventUnreadableField].
+//
+// A quota belongs to a partition of the key, and holds only that
+// partition's requests. [WithQuotaPartition] names the partition a
+// request spends from the request itself ([QuotaPartitionCredentials]: a
+// hash of its credentials, so that one API token's empty quota holds no
+// other token's call); without it, a key's requests share the partition
+// "". A server may name the partition of its fields too (GitHub's
+// X-RateLimit-Resource, the pk parameter of RateLimit): the quotas of each
+// resource it names are kept apart, and a request waits for all of its
+// partition's, since which resource it spends is known only from its
+// answer; a function that names the resource from the request (politesdk's
+// GitHubPartition gives /search/ paths their own) holds each call by its
+// own. A request held by its partition's quota waits apart from the key's
+// queue, so it holds up no request of another partition. Backoff stays the
+// key's: a server in trouble is in trouble for every partition. A key
+// keeps the holds of at most 32 partitions; a new one drops the hold that
+// ends first.
 //
 // The names in capitals are the fields of [PacingPolicy], which
 // [WithPacing] sets; each field's documentation gives its default and
@@ -134,8 +162,12 @@
 // and a deadline that falls before the earliest start the request could
 // get (counting the requests queued ahead of it, and a robots.txt fetch
 // it waits for) fails at once with a [*DeadlineError], which matches
-// [context.DeadlineExceeded] and is a timeout. Responses, 429 and 503
-// included, are returned untouched and never retried; an error from the
+// [context.DeadlineExceeded] and is a timeout. Both refusals, it and
+// [*RobotsBlockedError], report RetryableError() false, which
+// aws-sdk-go-v2's retryer asks, so that it stops at once; other retry
+// policies must be told to stop on them (package politesdk's Refused).
+// Responses, 429 and 503 included, are returned untouched and never
+// retried; an error from the
 // base transport is returned as it is, and a base that answers with
 // neither a response nor an error makes an error. Through [http.Client],
 // errors arrive wrapped in a [*url.Error], so test them with [errors.Is]

@@ -52,9 +52,14 @@ func (e *RobotsBlockedError) Error() string {
 // Is reports whether target is [ErrRobotsBlocked].
 func (e *RobotsBlockedError) Is(target error) bool { return target == ErrRobotsBlocked }
 
+// RetryableError reports false: the request never reached the server,
+// and a retry would be refused the same way. Retryers that ask an error
+// this, such as aws-sdk-go-v2's, stop at once.
+func (e *RobotsBlockedError) RetryableError() bool { return false }
+
 // DeadlineError is returned when the earliest moment a request may start,
-// given its pacing key's pace or backoff, falls after its context's
-// deadline. The transport fails at once instead of waiting for a deadline
+// given its pacing key's pace or backoff, or its partition's rate-limit
+// quota, falls after its context's deadline. The transport fails at once instead of waiting for a deadline
 // it cannot meet. It matches [context.DeadlineExceeded] with [errors.Is].
 type DeadlineError struct {
 	// Key is the pacing key: by default the host name in canonical form.
@@ -92,6 +97,14 @@ func roundDuration(d time.Duration) time.Duration {
 // Timeout reports true: a DeadlineError is a timeout, so that
 // [net.Error] and [*url.Error]'s Timeout see it as one.
 func (e *DeadlineError) Timeout() bool { return true }
+
+// RetryableError reports false: nothing was sent, and no retry within the
+// same context can start before its key allows. Retryers that ask an
+// error this, such as aws-sdk-go-v2's, stop at once, before they would
+// count it as a network timeout; one that retries on a timeout without
+// asking must be told to stop on a *DeadlineError (see the recipes of the
+// nested module sdk/).
+func (e *DeadlineError) RetryableError() bool { return false }
 
 // Unwrap returns [context.DeadlineExceeded].
 func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }

@@ -1,10 +1,13 @@
 package polite
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -79,14 +82,15 @@ func (p FailurePolicy) String() string {
 // when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent       string
-	pacing          PacingPolicy              // Effective: every field set
-	limits          Limits                    // every field set
-	pacingKey       PacingKeyFunc             // nil: PacingKeyHost
-	newPacer        func(PacingPolicy) Pacer  // nil: the in-memory pacer
-	robotsStore     RobotsStore               // nil: none
-	robotsMode      RobotsMode                // when robotsModeFunc is nil
-	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
-	robotsTransport http.RoundTripper         // nil: the base
+	pacing          PacingPolicy               // Effective: every field set
+	limits          Limits                     // every field set
+	pacingKey       PacingKeyFunc              // nil: PacingKeyHost
+	quotaPartition  func(*http.Request) string // nil: none
+	newPacer        func(PacingPolicy) Pacer   // nil: the in-memory pacer
+	robotsStore     RobotsStore                // nil: none
+	robotsMode      RobotsMode                 // when robotsModeFunc is nil
+	robotsModeFunc  func(*url.URL) RobotsMode  // nil: robotsMode for every origin
+	robotsTransport http.RoundTripper          // nil: the base
 	robotsTTL       time.Duration
 	robotsTimeout   time.Duration
 	robotsFailure   FailurePolicy
@@ -260,21 +264,85 @@ func WithRobotsTransport(rt http.RoundTripper) Option {
 // crawler: robots.txt off (it speaks to crawlers), and
 //
 //	WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
-//		MaxInFlight: 8, BackoffBase: time.Second, MaxBackoff: time.Minute})
+//		MaxInFlight: None, BackoffBase: 50 * time.Millisecond, MaxBackoff: time.Minute,
+//		RecoverAfter: 1})
 //
-// no base delay, no jitter, no latency pacing and eight requests in flight
-// per key, so that nothing paces a key until the server signals; then a
-// backoff of 1s doubling to at most a minute, with a Retry-After and
-// rate-limit fields honoured exactly. Since options merge field by field
-// and the last one wins, options before APIDefaults lose only what it
-// sets, the robots.txt mode and those six fields, and options after it
-// override what they set.
+// no base delay, no jitter, no latency pacing and no cap on the requests
+// in flight, so that nothing paces a key until the server signals. An API
+// says how much it takes in its own fields and statuses, and an SDK sets
+// its own concurrency: a cap of polite's would bind where no server asked
+// for one. Once the server signals, a Retry-After and the rate-limit
+// fields are honoured exactly, and a 5xx or a timeout without a
+// Retry-After pauses the key for 50ms, doubling with each incident to at
+// most a minute: shorter than the SDKs' usual first retry, so that under
+// an SDK's retries the gap between tries is the longer of the two, which
+// is the SDK's, and never their sum.
+// Each success lowers the level by one, so that the pause comes down as
+// fast as the server recovers. Since options merge field by field and the
+// last one wins, options before APIDefaults lose only what it sets, the
+// robots.txt mode and those seven fields, and options after it override
+// what they set.
 func APIDefaults() Option {
 	return all(
 		WithRobotsMode(RobotsOff),
 		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
-			MaxInFlight: 8, BackoffBase: time.Second, MaxBackoff: time.Minute}),
+			MaxInFlight: None, BackoffBase: 50 * time.Millisecond, MaxBackoff: time.Minute,
+			RecoverAfter: 1}),
 	)
+}
+
+// WithQuotaPartition makes f name the partition of the server's rate-limit
+// quota that a request spends, such as its credentials
+// ([QuotaPartitionCredentials]), so that the quota one partition's
+// responses report holds only that partition's requests: an exhausted
+// quota, or a low one spread over its window, of one API token does not
+// hold a call made with another. Requests for which f returns the same
+// string share a partition; without this option every request of a
+// pacing key is in the partition "". The server may name a partition too,
+// in the fields it sends (GitHub's X-RateLimit-Resource, the pk parameter
+// of the RateLimit field): the quotas of each resource it names are then
+// kept apart within the request's partition, and a request waits for
+// them all, since the transport cannot know before sending which resource
+// it spends. To keep a server's resources apart, f names the resource as
+// well, from the request (a GitHub client's f gives /search/ paths a
+// partition of their own). The backoff after a 5xx, a timeout, a 429 or a
+// Retry-After stays the pacing key's: the server's health is shared. f
+// must be safe for concurrent use and quick: it runs for every request.
+// Nil is an error.
+func WithQuotaPartition(f func(req *http.Request) string) Option {
+	return optionFunc(func(c *config) error {
+		if f == nil {
+			return &ConfigError{Option: "WithQuotaPartition", Reason: "must not be nil"}
+		}
+		c.quotaPartition = f
+		return nil
+	})
+}
+
+// QuotaPartitionCredentials is a function for [WithQuotaPartition] that
+// puts requests with the same credentials in one partition: a hash of
+// their Authorization header, or of their X-Api-Key or Api-Key header
+// when they have none, so that no credential is kept in the transport's
+// state. Of an AWS Signature Version 4 Authorization, which changes with
+// every request, only the access key of its Credential is hashed. A
+// request with none of them is in the partition "". The credentials must
+// be on the request when the transport sees it: the SDKs add them above
+// their HTTP client, and an x/oauth2 Transport must be above the polite
+// one, not its base.
+func QuotaPartitionCredentials(req *http.Request) string {
+	for _, name := range [...]string{"Authorization", "X-Api-Key", "Api-Key"} {
+		if v := req.Header[name]; len(v) > 0 && v[0] != "" {
+			cred := v[0]
+			if rest, ok := strings.CutPrefix(cred, "AWS4-HMAC-SHA256 "); ok {
+				if _, c, ok := strings.Cut(rest, "Credential="); ok {
+					cred, _, _ = strings.Cut(c, "/") // the access key id
+				}
+			}
+			sum := sha256.Sum256([]byte(name + ": " + cred))
+			return base64.RawURLEncoding.EncodeToString(sum[:12])
+		}
+	}
+	return ""
 }
 
 // all returns an option that applies opts in order.

@@ -48,4 +48,9 @@ type Quota struct {
 	// Reset is the time until the window ends and the quota is restored,
 	// not capped.
 	Reset time.Duration
+	// Partition is the partition of the client's quota that the server
+	// named: GitHub's X-RateLimit-Resource ("core", "search"), or the pk
+	// parameter of the RateLimit item that binds; "" when it named none.
+	// A Pacer keeps the quotas of each partition a server names apart.
+	Partition string
 }

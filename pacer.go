@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -103,13 +104,15 @@ func (p *memoryPacer) shard(key string) *pacerShard {
 	return &p.shards[shardIndex(key)]
 }
 
-// acquire implements [pacer]. When nobody is queued on key and its next
-// allowed start has come with a slot free, the request starts at once;
-// otherwise acquire joins key's queue, waits for its turn, then for the
-// next allowed start and a free slot. If ctx's deadline comes before the
-// next allowed start, it returns a [*DeadlineError] at once. If ctx ends
-// while it waits, it returns ctx.Err() and leaves the host as it found it.
-func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Duration) (ticket, error) {
+// acquire implements [ticketPacer]. When nobody is queued on key and its
+// next allowed start has come with a slot free, the request starts at
+// once; otherwise acquire joins key's queue, waits for its turn, then for
+// the next allowed start and a free slot. A request whose own partition's
+// quota holds it waits for that outside the queue, so that it holds up no
+// request of another partition. If ctx's deadline comes before the next
+// allowed start, it returns a [*DeadlineError] at once. If ctx ends while
+// it waits, it returns ctx.Err() and leaves the host as it found it.
+func (p *memoryPacer) acquire(ctx context.Context, key, partition string, floor time.Duration) (ticket, error) {
 	if err := ctx.Err(); err != nil {
 		return ticket{}, err
 	}
@@ -120,33 +123,106 @@ func (p *memoryPacer) acquire(ctx context.Context, key string, floor time.Durati
 	// needs neither the turn nor a timer.
 	h.mu.Lock()
 	if h.queued == 0 {
-		if t, ok := p.tryStart(h, p.clock.now(), floor); ok {
+		if t, ok := p.tryStart(h, p.clock.now(), floor, partition); ok {
 			h.mu.Unlock()
 			return t, nil
 		}
 	}
-	ahead := h.queued // goroutines queued or holding the turn
-	h.queued++
-	h.mu.Unlock()
+	return p.wait(ctx, h, partition, floor)
+}
 
-	select {
-	case <-h.turn: // nobody else queued
-	default:
-		err := p.checkDeadline(ctx, h, floor, ahead)
-		if err == nil {
-			select {
-			case <-h.turn:
-			case <-ctx.Done():
-				err = ctx.Err()
+// wait is acquire when the request cannot start at once: it waits for its
+// partition's quota outside h's queue, then in the queue for its turn.
+// h.mu is held, and wait releases it.
+func (p *memoryPacer) wait(ctx context.Context, h *hostState, partition string, floor time.Duration) (ticket, error) {
+	for first := true; ; first = false {
+		if !first {
+			h.mu.Lock()
+			if h.queued == 0 {
+				if t, ok := p.tryStart(h, p.clock.now(), floor, partition); ok {
+					h.mu.Unlock()
+					return t, nil
+				}
 			}
 		}
-		if err != nil {
-			h.leave()
-			return ticket{}, err
+		if h.pace.quotas != nil {
+			if held := p.heldUntil(h, p.clock.now(), partition); held != 0 {
+				h.mu.Unlock()
+				if err := p.waitQuota(ctx, h, partition, held); err != nil {
+					return ticket{}, err
+				}
+				continue
+			}
+		}
+		ahead := h.queued // goroutines queued or holding the turn
+		h.queued++
+		h.mu.Unlock()
+
+		select {
+		case <-h.turn: // nobody else queued
+		default:
+			err := p.checkDeadline(ctx, h, floor, partition, ahead)
+			if err == nil {
+				select {
+				case <-h.turn:
+				case <-ctx.Done():
+					err = ctx.Err()
+				}
+			}
+			if err != nil {
+				h.leave()
+				return ticket{}, err
+			}
+		}
+		t, err := p.admit(ctx, h, floor, partition)
+		h.turn <- struct{}{}
+		if err != errQuotaHeld {
+			return t, err
 		}
 	}
-	defer func() { h.turn <- struct{}{} }()
-	return p.admit(ctx, h, floor)
+}
+
+// errQuotaHeld is admit's word that the request's partition is held by
+// its quota: it left the queue to wait for that outside it.
+var errQuotaHeld = errors.New("polite: the partition's quota holds the request")
+
+// heldUntil returns when the quotas of partition stop holding a request
+// that the key itself would let start sooner, or 0 when they do not hold
+// it. h.mu must be held.
+func (p *memoryPacer) heldUntil(h *hostState, now instant, partition string) instant {
+	q := p.cfg.policy.quotaNext(&h.pace, now, partition)
+	if q <= now || q <= p.cfg.policy.keyNext(&h.pace, now, 0) {
+		return 0
+	}
+	return q
+}
+
+// waitQuota waits, outside h's queue, until held, when partition's quotas
+// stop holding a request, or until a release changes what h knows. It
+// fails at once with a *DeadlineError when ctx's deadline comes first.
+func (p *memoryPacer) waitQuota(ctx context.Context, h *hostState, partition string, held instant) error {
+	h.mu.Lock()
+	now := p.clock.now()
+	if deadline, ok := ctx.Deadline(); ok {
+		if err := p.deadlineError(h.key, now, held, deadline); err != nil {
+			h.mu.Unlock()
+			return err
+		}
+	}
+	if h.changed == nil {
+		h.changed = make(chan struct{})
+	}
+	changed := h.changed
+	h.mu.Unlock()
+	timer := time.NewTimer(time.Duration(held - now))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-changed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // leave takes a goroutine that gives up out of h's queue.
@@ -182,15 +258,16 @@ func (p *memoryPacer) use(key string) *hostState {
 }
 
 // checkDeadline returns a *DeadlineError if ctx's deadline is no later than
-// the earliest start of a request that has ahead requests to h before it.
-func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor time.Duration, ahead int) error {
+// the earliest start of a request of partition that has ahead requests to
+// h before it.
+func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor time.Duration, partition string, ahead int) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		return nil
 	}
 	h.mu.Lock()
 	now := p.clock.now()
-	next := p.cfg.policy.earliest(&h.pace, now, floor, ahead)
+	next := p.cfg.policy.earliest(&h.pace, now, floor, partition, ahead)
 	h.mu.Unlock()
 	return p.deadlineError(h.key, now, next, deadline)
 }
@@ -208,7 +285,7 @@ func (p *memoryPacer) deadlineError(key string, now, next instant, deadline time
 // key ahead of a newcomer: each of them starts at least a base delay
 // after the one before (delayPolicy.earliest). A key the pacer does not
 // hold has a zero Next and the pace of a new one.
-func (p *memoryPacer) Ready(ctx context.Context, key string, crawlDelay time.Duration) (KeyState, error) {
+func (p *memoryPacer) Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (KeyState, error) {
 	if err := ctx.Err(); err != nil {
 		return KeyState{}, err
 	}
@@ -219,8 +296,8 @@ func (p *memoryPacer) Ready(ctx context.Context, key string, crawlDelay time.Dur
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := p.clock.now()
-	ks := p.stateLocked(h, now, crawlDelay)
-	ks.Next = p.clock.timeOf(p.cfg.policy.earliest(&h.pace, now, crawlDelay, h.queued))
+	ks := p.stateLocked(h, now, crawlDelay, partition)
+	ks.Next = p.clock.timeOf(p.cfg.policy.earliest(&h.pace, now, crawlDelay, partition, h.queued))
 	return ks, nil
 }
 
@@ -255,7 +332,11 @@ func (p *memoryPacer) fetchedRobots(t ticket, crawlDelay time.Duration) {
 // takes it out of the queue, in the same critical section as the start when
 // it starts, so that nothing that may block comes between the start and the
 // request.
-func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration) (_ ticket, err error) {
+//
+// When the quotas of the request's partition hold it past the key's next
+// start, admit leaves the queue and returns errQuotaHeld, for the request
+// to wait outside it.
+func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Duration, partition string) (_ ticket, err error) {
 	var timer *time.Timer // made on the first timed wait, then reused
 	defer func() {
 		if timer != nil {
@@ -271,12 +352,16 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 		}
 		h.mu.Lock()
 		now := p.clock.now()
-		if t, ok := p.tryStart(h, now, floor); ok {
+		if t, ok := p.tryStart(h, now, floor, partition); ok {
 			h.queued--
 			h.mu.Unlock()
 			return t, nil
 		}
-		next := p.cfg.policy.nextAllowed(&h.pace, now, floor)
+		if h.pace.quotas != nil && p.heldUntil(h, now, partition) != 0 {
+			h.mu.Unlock()
+			return ticket{}, errQuotaHeld
+		}
+		next := p.cfg.policy.nextAllowed(&h.pace, now, floor, partition)
 		var wake <-chan time.Time // nil: only a response or ctx can help
 		if next > now {
 			if deadline, ok := ctx.Deadline(); ok {
@@ -310,15 +395,15 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 	}
 }
 
-// tryStart starts a request on h at now, if its next allowed start has come
-// and a slot is free. h.mu must be held.
-func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration) (ticket, bool) {
-	if now < p.cfg.policy.nextAllowed(&h.pace, now, floor) || h.inFlight >= p.cfg.maxInFlight {
+// tryStart starts a request of partition on h at now, if its next allowed
+// start has come and a slot is free. h.mu must be held.
+func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration, partition string) (ticket, bool) {
+	if now < p.cfg.policy.nextAllowed(&h.pace, now, floor, partition) || h.inFlight >= p.cfg.maxInFlight {
 		return ticket{}, false
 	}
-	p.cfg.policy.start(&h.pace, now, floor)
+	p.cfg.policy.start(&h.pace, now, floor, partition)
 	h.inFlight++
-	return ticket{start: now, h: h}, true
+	return ticket{start: now, h: h, partition: partition}, true
 }
 
 // observe implements [ticketPacer]: it ends t's request with o, and says
@@ -333,9 +418,13 @@ func (p *memoryPacer) observe(t ticket, o Outcome) Change {
 	if h.inFlight > 0 {
 		h.inFlight--
 	}
-	change := p.cfg.policy.learn(&h.pace, t.start, now, o)
-	c := Change{Raised: change == levelRaised, Cleared: change == levelCleared,
-		Level: h.pace.level, Pause: max(time.Duration(h.pace.blockedUntil-now), 0)}
+	change := p.cfg.policy.learn(&h.pace, t.start, now, t.partition, &o)
+	until := h.pace.blockedUntil
+	if h.pace.quotas != nil {
+		until = max(until, h.pace.quotaUntil(t.partition))
+	}
+	c := Change{Raised: change == levelRaised, Cleared: change == levelCleared, Level: h.pace.level,
+		Pause: max(time.Duration(until-now), 0)}
 	if h.changed != nil {
 		close(h.changed)
 		h.changed = nil
@@ -372,8 +461,8 @@ func (p *memoryPacer) snapshot() []KeyState {
 	for _, h := range hosts {
 		h.mu.Lock()
 		now := p.clock.now()
-		ks := p.stateLocked(h, now, h.pace.floor)
-		ks.Next = p.clock.timeOf(p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor))
+		ks := p.stateLocked(h, now, h.pace.floor, "")
+		ks.Next = p.clock.timeOf(p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor, ""))
 		out = append(out, ks)
 		h.mu.Unlock()
 	}
@@ -381,16 +470,16 @@ func (p *memoryPacer) snapshot() []KeyState {
 	return out
 }
 
-// stateLocked returns h's state at now, with the pace of a request with
-// Crawl-delay floor; all but Next. h.mu must be held.
-func (p *memoryPacer) stateLocked(h *hostState, now instant, floor time.Duration) KeyState {
+// stateLocked returns h's state at now, with the pace of a request of
+// partition with Crawl-delay floor; all but Next. h.mu must be held.
+func (p *memoryPacer) stateLocked(h *hostState, now instant, floor time.Duration, partition string) KeyState {
 	s := &h.pace
 	return KeyState{
 		Key:         h.key,
 		Busy:        h.inFlight >= p.cfg.maxInFlight || h.queued > 0,
-		Pace:        p.cfg.policy.pace(s, now, floor),
+		Pace:        max(p.cfg.policy.pace(s, now, floor), s.quotaSpread(now, partition)),
 		Level:       s.levelAt(now),
-		PausedUntil: p.clock.timeOf(s.blockedUntil),
+		PausedUntil: p.clock.timeOf(max(s.blockedUntil, s.quotaUntil(partition))),
 		Latency:     s.est,
 		LastStart:   p.clock.timeOf(s.lastStart),
 		InFlight:    h.inFlight,
@@ -472,7 +561,7 @@ func (p *memoryPacer) freeAt(now instant) instant {
 		for _, h := range s.hosts {
 			h.mu.Lock()
 			if h.inFlight == 0 && h.users.Load() == 0 {
-				at = min(at, p.cfg.policy.nextAllowed(&h.pace, now, p.cfg.policy.forgetFloor(&h.pace)))
+				at = min(at, p.cfg.policy.free(&h.pace, now))
 			}
 			h.mu.Unlock()
 		}

@@ -61,7 +61,7 @@ func withMaxHosts(n int) func(*pacerConfig) { return func(c *pacerConfig) { c.ma
 // mustAcquire acquires key without a deadline. Call it from the test's goroutine.
 func mustAcquire(t testing.TB, p *memoryPacer, key string, floor time.Duration) ticket {
 	t.Helper()
-	tk, err := p.acquire(context.Background(), key, floor)
+	tk, err := p.acquire(context.Background(), key, "", floor)
 	if err != nil {
 		t.Fatalf("acquire(%q) = %v", key, err)
 	}
@@ -110,7 +110,7 @@ type admission struct {
 func goAcquire(ctx context.Context, p *memoryPacer, key string, floor time.Duration) <-chan admission {
 	ch := make(chan admission, 1)
 	go func() {
-		tk, err := p.acquire(ctx, key, floor)
+		tk, err := p.acquire(ctx, key, "", floor)
 		ch <- admission{tk, err, time.Now()}
 	}()
 	synctest.Wait()
@@ -197,7 +197,7 @@ func TestPacerFIFO(t *testing.T) {
 				const n = 8
 				for i := range n {
 					wg.Go(func() {
-						tk, err := p.acquire(context.Background(), pacerKey, 0)
+						tk, err := p.acquire(context.Background(), pacerKey, "", 0)
 						if err != nil {
 							t.Errorf("acquire %d: %v", i, err)
 							return
@@ -245,7 +245,7 @@ func TestPacerNewcomerQueuesBehindWaiter(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			tk, err := p.acquire(context.Background(), pacerKey, 0)
+			tk, err := p.acquire(context.Background(), pacerKey, "", 0)
 			if err != nil {
 				t.Errorf("waiter: %v", err)
 				return
@@ -271,7 +271,7 @@ func TestPacerSignalDelaysWaiters(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range got {
 			wg.Go(func() {
-				tk, err := p.acquire(context.Background(), pacerKey, 0)
+				tk, err := p.acquire(context.Background(), pacerKey, "", 0)
 				if err != nil {
 					t.Errorf("acquire: %v", err)
 					return
@@ -296,7 +296,7 @@ func TestPacerCancel(t *testing.T) {
 			p := newTestPacer(0)
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			if _, err := p.acquire(ctx, "new.example", 0); err != context.Canceled {
+			if _, err := p.acquire(ctx, "new.example", "", 0); err != context.Canceled {
 				t.Errorf("acquire on a new host = %v; want context.Canceled", err)
 			}
 			if keys := keysOf(p); len(keys) != 0 {
@@ -305,7 +305,7 @@ func TestPacerCancel(t *testing.T) {
 			request(t, p, pacerKey, 0, 0, outSuccess)
 			time.Sleep(time.Minute)
 			before := stateOf(t, p, pacerKey)
-			if _, err := p.acquire(ctx, pacerKey, 0); err != context.Canceled {
+			if _, err := p.acquire(ctx, pacerKey, "", 0); err != context.Canceled {
 				t.Errorf("acquire on an idle host = %v; want context.Canceled", err)
 			}
 			if after := stateOf(t, p, pacerKey); after != before {
@@ -467,7 +467,7 @@ func TestPacerMadeOutsideABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		tk, err := p.acquire(ctx, pacerKey, 0)
+		tk, err := p.acquire(ctx, pacerKey, "", 0)
 		if err != nil {
 			t.Fatalf("first request to a new host: %v; want it admitted at once", err)
 		}
@@ -521,7 +521,7 @@ func TestPacerDeadline(t *testing.T) {
 				ctx, cancel := context.WithDeadline(context.Background(), deadline)
 				defer cancel()
 				called := time.Now()
-				_, err := p.acquire(ctx, pacerKey, 0)
+				_, err := p.acquire(ctx, pacerKey, "", 0)
 				checkFastFail(t, err, called, earliest, deadline)
 				if after := stateOf(t, p, pacerKey); after != before {
 					t.Errorf("state changed:\n%+v\nwant\n%+v", after, before)
@@ -539,7 +539,7 @@ func TestPacerDeadline(t *testing.T) {
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			defer cancel()
 			called := time.Now()
-			_, err := p.acquire(ctx, pacerKey, 0)
+			_, err := p.acquire(ctx, pacerKey, "", 0)
 			checkFastFail(t, err, called, start.Add(2*time.Second), deadline) // the head's start, then a base delay
 			if a := <-head; a.err != nil || a.at.Sub(start) != time.Second {
 				t.Errorf("head waiter: %v at +%v; want nil at +1s", a.err, a.at.Sub(start))
@@ -560,7 +560,7 @@ func TestPacerDeadline(t *testing.T) {
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			defer cancel()
 			called := time.Now()
-			_, err := p.acquire(ctx, pacerKey, 0)
+			_, err := p.acquire(ctx, pacerKey, "", 0)
 			checkFastFail(t, err, called, start.Add(6*time.Second), deadline)
 			for i, q := range queued {
 				a := <-q
@@ -578,7 +578,7 @@ func TestPacerDeadline(t *testing.T) {
 			start := request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess)
 			ctx, cancel := context.WithDeadline(context.Background(), start.Add(time.Second+time.Millisecond))
 			defer cancel()
-			tk, err := p.acquire(ctx, pacerKey, 0)
+			tk, err := p.acquire(ctx, pacerKey, "", 0)
 			if err != nil || p.clock.timeOf(tk.start).Sub(start) != time.Second {
 				t.Errorf("acquire = %v at +%v; want nil at +1s", err, p.clock.timeOf(tk.start).Sub(start))
 			}
@@ -592,7 +592,7 @@ func TestPacerDeadline(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			t0 := time.Now()
-			_, err := p.acquire(ctx, pacerKey, 0)
+			_, err := p.acquire(ctx, pacerKey, "", 0)
 			if err != context.DeadlineExceeded || time.Since(t0) != 3*time.Second {
 				t.Errorf("acquire = %v after %v; want context.DeadlineExceeded after 3s (no start time is known)", err, time.Since(t0))
 			}
@@ -795,7 +795,7 @@ func TestPacerNoAllocs(t *testing.T) {
 		defer cancel()
 		request(t, p, pacerKey, 0, 0, outSuccess)
 		allocs := testing.AllocsPerRun(100, func() {
-			tk, err := p.acquire(ctx, pacerKey, 0)
+			tk, err := p.acquire(ctx, pacerKey, "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -841,7 +841,7 @@ func TestPacerConcurrent(t *testing.T) {
 			wg.Go(func() {
 				for i := range each {
 					key := fmt.Sprint("host-", (g+i)%hosts)
-					tk, err := p.acquire(context.Background(), key, 0)
+					tk, err := p.acquire(context.Background(), key, "", 0)
 					if err != nil {
 						t.Errorf("acquire: %v", err)
 						return
@@ -960,7 +960,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 		}
 		wg.Go(func() {
 			defer cancel()
-			tk, err := p.acquire(ctx, key, floors[key])
+			tk, err := p.acquire(ctx, key, "", floors[key])
 			if err != nil {
 				var de *DeadlineError
 				switch {
@@ -1027,7 +1027,7 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 	}
 	warm := func(p *memoryPacer, keys []string) {
 		for _, k := range keys {
-			tk, _ := p.acquire(context.Background(), k, 0)
+			tk, _ := p.acquire(context.Background(), k, "", 0)
 			p.observe(tk, outSuccess)
 		}
 	}
@@ -1040,7 +1040,7 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			tk, err := p.acquire(ctx, keys[i%hosts], 0)
+			tk, err := p.acquire(ctx, keys[i%hosts], "", 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -1064,7 +1064,7 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 			keys := sets[int(next.Add(1)-1)%len(sets)]
 			ctx := context.Background()
 			for i := 0; pb.Next(); i++ {
-				tk, err := p.acquire(ctx, keys[i%hosts], 0)
+				tk, err := p.acquire(ctx, keys[i%hosts], "", 0)
 				if err != nil {
 					b.Error(err)
 					return

@@ -19,18 +19,23 @@ import (
 // cannot be met, and [PoliteTransport.Stats] shows no pacing state.
 type Pacer interface {
 	// Acquire blocks until a request to key may start, or ctx ends.
-	// crawlDelay is the robots.txt Crawl-delay of the request's group, not
-	// clamped; 0 when there is none. When ctx's deadline falls before the
-	// earliest start, Acquire fails at once with a [*DeadlineError]; when
-	// ctx ends while it waits, it returns ctx.Err() and holds nothing.
-	Acquire(ctx context.Context, key string, crawlDelay time.Duration) (Lease, error)
+	// partition is the request's quota partition (see
+	// [WithQuotaPartition]; "" without one): the rate-limit quotas that
+	// the responses to requests of that partition reported hold it, and
+	// the others do not. crawlDelay is the robots.txt Crawl-delay of the
+	// request's group, not clamped; 0 when there is none. When ctx's
+	// deadline falls before the earliest start, Acquire fails at once with
+	// a [*DeadlineError]; when ctx ends while it waits, it returns
+	// ctx.Err() and holds nothing.
+	Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (Lease, error)
 }
 
 // A Lease is a started request's hold on one of its key's in-flight slots.
 type Lease interface {
 	// Release reports how the request ended, frees its slot, and says what
 	// that changed in the key's backoff, so that the transport can report
-	// it. The transport calls it exactly once, when the response headers
+	// it. The Outcome's Quota is learned for the partition the request was
+	// acquired with, and the resource the Quota names. The transport calls it exactly once, when the response headers
 	// or an error have come. A Pacer that cannot learn the outcome (its
 	// store is out of reach) returns the zero Change.
 	Release(Outcome) Change
@@ -47,9 +52,10 @@ type Change struct {
 	Cleared bool
 	// Level is the backoff level after the release.
 	Level int
-	// Pause is how long from the release no request to the key may start
-	// (a backoff pause, a Retry-After, an exhausted rate limit); 0 when
-	// the key is not paused.
+	// Pause is how long from the release no request to the key of the
+	// released request's partition may start (a backoff pause, a
+	// Retry-After, an exhausted rate limit of that partition); 0 when it
+	// is not paused.
 	Pause time.Duration
 }
 
@@ -59,12 +65,12 @@ type Change struct {
 // robots.txt fetch.
 type ReadyPacer interface {
 	Pacer
-	// Ready returns key's state as a request with the given Crawl-delay,
-	// made now, would find it: KeyState.Next is its earliest start,
-	// counting the requests queued ahead of it, and KeyState.Pace its pace.
-	// A key the Pacer knows nothing of has a zero Next. Ready fails only
-	// when the Pacer's store does, or ctx ends.
-	Ready(ctx context.Context, key string, crawlDelay time.Duration) (KeyState, error)
+	// Ready returns key's state as a request of the quota partition with
+	// the given Crawl-delay, made now, would find it: KeyState.Next is its
+	// earliest start, counting the requests queued ahead of it, and
+	// KeyState.Pace its pace. A key the Pacer knows nothing of has a zero
+	// Next. Ready fails only when the Pacer's store does, or ctx ends.
+	Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (KeyState, error)
 }
 
 // A StatsPacer reports the state of the keys it keeps, for
@@ -92,13 +98,15 @@ type KeyState struct {
 	// requests waiting for their turn: a request would queue behind them,
 	// however early Next is.
 	Busy bool
-	// Pace is the least gap between two starts now, before jitter.
+	// Pace is the least gap between two starts now, before jitter; from
+	// Ready, at least the spread of the partition's low quota.
 	Pace time.Duration
 	// Level is the backoff level: the adaptive part of Pace is doubled
 	// this many times.
 	Level int
 	// PausedUntil is the end of the key's pause (backoff, Retry-After, an
-	// exhausted rate limit); zero or past when it is not paused.
+	// exhausted rate limit of the partition asked about; from Stats, of
+	// the partition ""); zero or past when it is not paused.
 	PausedUntil time.Time
 	// Latency is the smoothed time to response headers.
 	Latency time.Duration
@@ -175,7 +183,7 @@ type pacing struct {
 // Lease's allocation: the same admission and the same Change, held in a
 // ticket that the transport keeps by value.
 type ticketPacer interface {
-	acquire(ctx context.Context, key string, crawlDelay time.Duration) (ticket, error)
+	acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error)
 	observe(t ticket, o Outcome) Change
 }
 
@@ -208,18 +216,19 @@ func newPacing(p Pacer, events emitter) pacing {
 // A ticket is a request's admission: it holds a slot of its key until
 // released.
 type ticket struct {
-	start instant
-	h     *hostState // the in-memory pacer's
-	lease Lease      // another Pacer's
+	start     instant
+	h         *hostState // the in-memory pacer's
+	partition string     // the in-memory pacer's: the request's quota partition
+	lease     Lease      // another Pacer's
 }
 
 // acquire admits a request to key, through the ticket path when the Pacer
 // has one.
-func (pc *pacing) acquire(ctx context.Context, key string, crawlDelay time.Duration) (ticket, error) {
+func (pc *pacing) acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error) {
 	if pc.tickets != nil {
-		return pc.tickets.acquire(ctx, key, crawlDelay)
+		return pc.tickets.acquire(ctx, key, partition, crawlDelay)
 	}
-	l, err := pc.Acquire(ctx, key, crawlDelay)
+	l, err := pc.Acquire(ctx, key, partition, crawlDelay)
 	return ticket{lease: l}, err
 }
 
@@ -235,8 +244,8 @@ func (pc *pacing) release(t ticket, o Outcome) Change {
 }
 
 // Acquire implements [Pacer].
-func (p *memoryPacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (Lease, error) {
-	t, err := p.acquire(ctx, key, crawlDelay)
+func (p *memoryPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (Lease, error) {
+	t, err := p.acquire(ctx, key, partition, crawlDelay)
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,8 @@ type countingPacer struct {
 	released []Outcome
 }
 
-func (c *countingPacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (Lease, error) {
-	l, err := c.Pacer.Acquire(ctx, key, crawlDelay)
+func (c *countingPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (Lease, error) {
+	l, err := c.Pacer.Acquire(ctx, key, partition, crawlDelay)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,11 @@ type PacingPolicy struct {
 	// once; a request counts until its response headers arrive. 0: 1, the
 	// Heritrix, Nutch and StormCrawler default. None: no cap.
 	MaxInFlight int
+	// RecoverAfter is how many successes, each started after the last
+	// rise of the backoff level, lower it by one. 0: 5, so that a crawler
+	// comes back to full pace slowly after an incident. None: successes
+	// never lower it; only 30 minutes without a signal forget it.
+	RecoverAfter int
 }
 
 // defaultPacing is the policy of a transport built with no [WithPacing]:
@@ -69,6 +74,7 @@ var defaultPacing = PacingPolicy{
 	BackoffBase:   5 * time.Second,
 	MaxBackoff:    10 * time.Minute,
 	MaxInFlight:   1,
+	RecoverAfter:  5,
 }
 
 // WithPacing sets the pacing policy's fields that p sets (the non-zero
@@ -99,6 +105,7 @@ func (p PacingPolicy) validate(option string) error {
 		{"BackoffBase", p.BackoffBase, negative(p.BackoffBase)},
 		{"MaxBackoff", p.MaxBackoff, negative(p.MaxBackoff)},
 		{"MaxInFlight", p.MaxInFlight, negative(p.MaxInFlight)},
+		{"RecoverAfter", p.RecoverAfter, negative(p.RecoverAfter)},
 	} {
 		if f.bad != "" {
 			return &ConfigError{Option: option, Field: f.name, Value: f.value, Reason: f.bad}
@@ -140,6 +147,7 @@ func (p PacingPolicy) over(base PacingPolicy) PacingPolicy {
 	setNonZero(&base.BackoffBase, p.BackoffBase)
 	setNonZero(&base.MaxBackoff, p.MaxBackoff)
 	setNonZero(&base.MaxInFlight, p.MaxInFlight)
+	setNonZero(&base.RecoverAfter, p.RecoverAfter)
 	return base
 }
 
@@ -154,6 +162,7 @@ func (p PacingPolicy) delayPolicy() delayPolicy {
 		maxCrawlDelay: noneAsZero(p.MaxCrawlDelay),
 		backoffBase:   noneAsZero(p.BackoffBase),
 		maxBackoff:    noneAsZero(p.MaxBackoff),
+		recoverAfter:  noneAsZero(p.RecoverAfter),
 	}
 }
 

@@ -59,11 +59,11 @@ func TestPacingPolicyEffective(t *testing.T) {
 		want PacingPolicy
 	}{
 		{"zero: the defaults", PacingPolicy{}, PacingPolicy{BaseDelay: time.Second, Jitter: 0.5, LatencyFactor: 2,
-			MaxDelay: time.Minute, MaxCrawlDelay: time.Minute, BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: 1}},
+			MaxDelay: time.Minute, MaxCrawlDelay: time.Minute, BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: 1, RecoverAfter: 5}},
 		{"None kept", PacingPolicy{BaseDelay: None, Jitter: None, MaxInFlight: None}, PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: 2,
-			MaxDelay: time.Minute, MaxCrawlDelay: time.Minute, BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: None}},
+			MaxDelay: time.Minute, MaxCrawlDelay: time.Minute, BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: None, RecoverAfter: 5}},
 		{"values kept", PacingPolicy{MaxDelay: 3 * time.Second, LatencyFactor: 0.5, MaxInFlight: 4}, PacingPolicy{BaseDelay: time.Second, Jitter: 0.5, LatencyFactor: 0.5,
-			MaxDelay: 3 * time.Second, MaxCrawlDelay: time.Minute, BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: 4}},
+			MaxDelay: 3 * time.Second, MaxCrawlDelay: time.Minute, BackoffBase: 5 * time.Second, MaxBackoff: 10 * time.Minute, MaxInFlight: 4, RecoverAfter: 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestPacingPolicyEffective(t *testing.T) {
 // that the last option wins field by field.
 func TestMerge(t *testing.T) {
 	api := PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None, MaxDelay: time.Minute,
-		MaxCrawlDelay: time.Minute, BackoffBase: time.Second, MaxBackoff: time.Minute, MaxInFlight: 8}
+		MaxCrawlDelay: time.Minute, BackoffBase: 50 * time.Millisecond, MaxBackoff: time.Minute, MaxInFlight: None, RecoverAfter: 1}
 	with := func(p PacingPolicy, edit func(*PacingPolicy)) PacingPolicy {
 		edit(&p)
 		return p
@@ -104,7 +104,7 @@ func TestMerge(t *testing.T) {
 		{"APIDefaults", []Option{APIDefaults()}, api, Limits{}},
 		{"after APIDefaults", []Option{APIDefaults(), WithPacing(PacingPolicy{MaxInFlight: 64})},
 			with(api, func(p *PacingPolicy) { p.MaxInFlight = 64 }), Limits{}},
-		{"before APIDefaults, a field it sets", []Option{WithPacing(PacingPolicy{MaxInFlight: 64}), APIDefaults()}, api, Limits{}},
+		{"before APIDefaults, a field it sets", []Option{WithPacing(PacingPolicy{MaxInFlight: 64, RecoverAfter: 3}), APIDefaults()}, api, Limits{}},
 		{"before APIDefaults, a field it leaves", []Option{WithPacing(PacingPolicy{MaxCrawlDelay: 5 * time.Second}), APIDefaults()},
 			with(api, func(p *PacingPolicy) { p.MaxCrawlDelay = 5 * time.Second }), Limits{}},
 		{"one limit", []Option{WithLimits(Limits{MaxKeys: 5})}, PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}},
@@ -172,7 +172,7 @@ func TestNewMemoryPacer(t *testing.T) {
 				var held sync.WaitGroup
 				defer held.Wait()
 				for range tt.hold {
-					l, err := p.Acquire(ctx, "k", tt.delay)
+					l, err := p.Acquire(ctx, "k", "", tt.delay)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -182,7 +182,7 @@ func TestNewMemoryPacer(t *testing.T) {
 					})
 				}
 				synctest.Wait()
-				l, err := p.Acquire(ctx, "k", tt.delay)
+				l, err := p.Acquire(ctx, "k", "", tt.delay)
 				if err != nil {
 					t.Fatalf("Acquire = %v; want a start", err)
 				}

@@ -26,13 +26,31 @@ import (
 //     draft's versions up to 06): the reset in seconds from now.
 //   - X-RateLimit-Remaining, X-RateLimit-Reset and X-RateLimit-Limit, as
 //     many APIs send them: the reset in seconds from now, or, when it is
-//     a number of seconds since 1970 (at least 10^9), as a time.
+//     a number of seconds since 1970 (at least 10^9), as a time. GitHub's
+//     X-RateLimit-Resource names the quota's partition.
+//   - X-RateLimit-Remaining-Requests, X-RateLimit-Reset-Requests and
+//     X-RateLimit-Limit-Requests, and the same three for -Tokens beside
+//     them, as OpenAI sends them: the reset a duration ("1s", "6m0s", "20ms") or
+//     seconds. Of the two quotas, the tighter binds: a token quota counts
+//     as the requests it leaves at the request quota's rate (its
+//     remaining tokens times the request limit over the token limit),
+//     and one that is exhausted holds until its own reset.
 //
 // A field that is missing, negative, not a number or not finite makes the
 // whole style unusable; Known is then false. Callers cap the reset.
 func parseQuota(h http.Header) Quota {
+	if !hasQuotaFields(h) { // most responses: no call, no copy
+		return Quota{}
+	}
 	q, _ := readQuota(h)
 	return q
+}
+
+// hasQuotaFields reports whether h has the field that makes one of the
+// styles readQuota reads, looked up by its canonical key.
+func hasQuotaFields(h http.Header) bool {
+	return len(h) > 0 && (h["Ratelimit"] != nil || h["Ratelimit-Remaining"] != nil ||
+		h["X-Ratelimit-Remaining"] != nil || h["X-Ratelimit-Remaining-Requests"] != nil)
 }
 
 // An unreadableField is a rate-limit field that a response had and
@@ -70,9 +88,87 @@ func readQuota(h http.Header) (Quota, unreadableField) {
 		return fieldQuota(h, draftFields, v[0])
 	}
 	if v := h["X-Ratelimit-Remaining"]; len(v) > 0 {
-		return fieldQuota(h, xFields, v[0])
+		q, f := fieldQuota(h, xFields, v[0])
+		if q.Known {
+			q.Partition = partitionName(h.Get("X-Ratelimit-Resource"))
+		}
+		return q, f
+	}
+	if len(h["X-Ratelimit-Remaining-Requests"]) > 0 { // the tokens' fields come with it
+		return openAIQuota(h)
 	}
 	return Quota{}, unreadableField{}
+}
+
+// maxPartitionName bounds the bytes of a partition's name that a server
+// gives and the transport keeps.
+const maxPartitionName = 64
+
+// partitionName returns the name of a partition as a server gave it, cut
+// to maxPartitionName bytes.
+func partitionName(v string) string {
+	v = strings.TrimSpace(v)
+	if len(v) > maxPartitionName {
+		v = v[:maxPartitionName]
+	}
+	return v
+}
+
+// The field names of OpenAI's two quotas.
+var (
+	requestFields = fieldNames{
+		remaining: [2]string{"X-Ratelimit-Remaining-Requests", "X-RateLimit-Remaining-Requests"},
+		reset:     [2]string{"X-Ratelimit-Reset-Requests", "X-RateLimit-Reset-Requests"},
+		limit:     [2]string{"X-Ratelimit-Limit-Requests", "X-RateLimit-Limit-Requests"},
+		duration:  true,
+	}
+	tokenFields = fieldNames{
+		remaining: [2]string{"X-Ratelimit-Remaining-Tokens", "X-RateLimit-Remaining-Tokens"},
+		reset:     [2]string{"X-Ratelimit-Reset-Tokens", "X-RateLimit-Reset-Tokens"},
+		limit:     [2]string{"X-Ratelimit-Limit-Tokens", "X-RateLimit-Limit-Tokens"},
+		duration:  true,
+	}
+)
+
+// openAIQuota reads OpenAI's fields: a quota of requests and one of
+// tokens, of which the tighter binds (see parseQuota). Either may be
+// missing; a quota that cannot be read is left out, and the first
+// unreadable field is reported.
+func openAIQuota(h http.Header) (Quota, unreadableField) {
+	var req, tok Quota
+	var bad unreadableField
+	if v := h["X-Ratelimit-Remaining-Requests"]; len(v) > 0 {
+		req, bad = fieldQuota(h, requestFields, v[0])
+	}
+	if v := h["X-Ratelimit-Remaining-Tokens"]; len(v) > 0 {
+		var f unreadableField
+		tok, f = fieldQuota(h, tokenFields, v[0])
+		if bad.Name == "" {
+			bad = f
+		}
+	}
+	switch {
+	case !tok.Known:
+		return req, bad
+	case !req.Known:
+		return tok, bad
+	case tok.Remaining == 0 || req.Remaining == 0:
+		// An exhausted quota binds until its reset; of two, the later.
+		if tok.Remaining == 0 && (req.Remaining != 0 || tok.Reset > req.Reset) {
+			return tok, bad
+		}
+		return req, bad
+	}
+	if req.Limit > 0 && tok.Limit > 0 {
+		// The token quota in requests, at the request quota's rate.
+		scale := float64(req.Limit) / float64(tok.Limit)
+		tok.Remaining = int64(math.Ceil(float64(tok.Remaining) * scale))
+		tok.Limit = req.Limit
+	}
+	if tighter(tok, req) {
+		return tok, bad
+	}
+	return req, bad
 }
 
 // fieldNames are the names of one of the older styles' fields: canonical,
@@ -80,6 +176,7 @@ func readQuota(h http.Header) (Quota, unreadableField) {
 type fieldNames struct {
 	remaining, reset, limit [2]string // canonical key, name as written
 	epoch                   bool      // a large reset may be a time in seconds since 1970
+	duration                bool      // the reset may be a Go duration, "6m0s"
 }
 
 var (
@@ -105,6 +202,9 @@ func fieldQuota(h http.Header, names fieldNames, remaining string) (Quota, unrea
 	}
 	reset := h.Get(names.reset[0])
 	secs, ok := parseSeconds(reset)
+	if !ok && names.duration {
+		secs, ok = parseDuration(reset)
+	}
 	if !ok {
 		if reset == "" {
 			return Quota{}, unreadableField{} // missing: nothing to report
@@ -179,7 +279,8 @@ func dictionaryQuota(field string) (q Quota, ok bool) {
 }
 
 // parseRateLimit reads the RateLimit field as a list, and the quota of the
-// binding item's policy from the RateLimit-Policy field. ok is false when
+// binding item's policy from the RateLimit-Policy field; the partition is
+// the pk parameter of the item, or else of its policy. ok is false when
 // no item could be used.
 func parseRateLimit(field, policies string) (q Quota, ok bool) {
 	var best Quota
@@ -191,7 +292,7 @@ func parseRateLimit(field, policies string) (q Quota, ok bool) {
 		if !okR || !okT {
 			continue
 		}
-		q := Quota{Known: true, Remaining: r, Reset: secondsDuration(t)}
+		q := Quota{Known: true, Remaining: r, Reset: secondsDuration(t), Partition: partitionName(params["pk"])}
 		if !best.Known || tighter(q, best) {
 			best, bestName = q, name
 		}
@@ -203,6 +304,9 @@ func parseRateLimit(field, policies string) (q Quota, ok bool) {
 		if name, params := sfItem(item); name == bestName {
 			if l, ok := parseCount(params["q"]); ok {
 				best.Limit = l
+			}
+			if best.Partition == "" {
+				best.Partition = partitionName(params["pk"])
 			}
 		}
 	}
@@ -291,6 +395,13 @@ func parseCount(v string) (int64, bool) {
 func parseSeconds(v string) (float64, bool) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	return f, err == nil && f >= 0 && !math.IsInf(f, 0)
+}
+
+// parseDuration reads a non-negative Go duration, "6m0s" or "20ms", as
+// seconds.
+func parseDuration(v string) (float64, bool) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	return d.Seconds(), err == nil && d >= 0
 }
 
 // secondsDuration converts seconds to a Duration, saturating.

@@ -46,7 +46,7 @@ func (t *PoliteTransport) Ready(req *http.Request) (Readiness, error) {
 	}
 	r := Readiness{RobotsKnown: known}
 	if rp := t.pacer.ready; rp != nil {
-		ks, err := rp.Ready(req.Context(), tg.pacingKey, floor)
+		ks, err := rp.Ready(req.Context(), tg.pacingKey, tg.partition, floor)
 		if err != nil {
 			return Readiness{}, err
 		}

@@ -16,6 +16,7 @@ import (
 type target struct {
 	origin     originKey  // whose robots.txt applies
 	pacingKey  string     // whose pace
+	partition  string     // whose rate-limit quota, within the pacing key: WithQuotaPartition's
 	mode       RobotsMode // what robots.txt does to the request
 	token      string     // product token that chooses the robots.txt group
 	addUA      bool       // the transport sets its User-Agent, on a copy of the request
@@ -39,6 +40,9 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 	tg.pacingKey = tg.origin.host // PacingKeyHost's, without working it out again
 	if t.pacingKey != nil {
 		tg.pacingKey = t.PacingKey(req.URL)
+	}
+	if t.quotaPartition != nil {
+		tg.partition = t.quotaPartition(req)
 	}
 	tg.mode = t.robotsModeOf(req)
 	if req.URL.Opaque != "" && tg.mode != RobotsOff {

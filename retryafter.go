@@ -9,6 +9,8 @@ import (
 
 // parseRetryAfter reads Retry-After from h, measuring HTTP-dates against h's Date
 // header (or now when it has none). ok is false when it is absent or unusable.
+// A usable Retry-After-Ms, the milliseconds that OpenAI's and Azure's APIs
+// send beside it, comes first.
 //
 // The value is delay-seconds or an HTTP-date in any of the three forms of
 // RFC 9110 §5.6.7, and also RFC 1123 with the zone "UTC", which some servers
@@ -17,6 +19,11 @@ import (
 // maxRetryAfter, as is a delay-seconds too large for any integer type.
 // Anything else ("-5", "1.5", "+7") is unusable.
 func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
+	if v := h["Retry-After-Ms"]; len(v) > 0 {
+		if d, ok := parseMillis(v[0]); ok {
+			return d, true
+		}
+	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0, false
@@ -39,6 +46,20 @@ func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 		now = date
 	}
 	return min(max(at.Sub(now), 0), maxRetryAfter), true
+}
+
+// parseMillis reads a non-negative number of milliseconds, which may have a
+// fraction ("200", "1.5"), capped at maxRetryAfter.
+func parseMillis(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" || strings.Trim(v, "0123456789.") != "" {
+		return 0, false // no sign, no exponent, no "Inf" or "NaN"
+	}
+	ms, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, false
+	}
+	return min(secondsDuration(ms/1000), maxRetryAfter), true
 }
 
 // parseHTTPDate parses an HTTP-date (IMF-fixdate, RFC 850 or asctime), or

@@ -239,7 +239,7 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	tk, err := t.admit(ctx, t.PacingKey(req.URL), 0)
+	tk, err := t.admit(ctx, t.PacingKey(req.URL), "", 0)
 	if err != nil {
 		return nil, ticket{}, err
 	}

@@ -19,15 +19,15 @@ import (
 // own ways past the exported interfaces.
 type sharedPacer struct{ p *memoryPacer }
 
-func (s sharedPacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (Lease, error) {
-	return s.p.Acquire(ctx, key, crawlDelay)
+func (s sharedPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (Lease, error) {
+	return s.p.Acquire(ctx, key, partition, crawlDelay)
 }
 
 // readyShared is a sharedPacer with Ready and Stats.
 type readyShared struct{ sharedPacer }
 
-func (s readyShared) Ready(ctx context.Context, key string, crawlDelay time.Duration) (KeyState, error) {
-	return s.p.Ready(ctx, key, crawlDelay)
+func (s readyShared) Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (KeyState, error) {
+	return s.p.Ready(ctx, key, partition, crawlDelay)
 }
 
 func (s readyShared) Stats(ctx context.Context) ([]KeyState, error) { return s.p.Stats(ctx) }
@@ -162,7 +162,7 @@ func TestBackoffEventsSayWhy(t *testing.T) {
 					resp.Body.Close()
 				}
 				fail = false
-				for range recoverAfter {
+				for range defaultPacing.RecoverAfter {
 					resp, err := get(tr, "http://h/b", "")
 					if err != nil {
 						t.Fatal(err)

@@ -87,7 +87,7 @@ func (t *PoliteTransport) Stats(ctx context.Context) ([]HostStats, error) {
 			floor = max(floor, r.CrawlDelay)
 		}
 		if rp := t.pacer.ready; rp != nil && floor > 0 {
-			ks, err := rp.Ready(ctx, s.Key, floor)
+			ks, err := rp.Ready(ctx, s.Key, "", floor)
 			if err != nil {
 				return nil, err
 			}

@@ -18,13 +18,14 @@ import (
 // per program, since its state is what keeps the program polite.
 type PoliteTransport struct {
 	base           http.RoundTripper
-	robotsBase     http.RoundTripper         // robots.txt fetches go through it: the base, or WithRobotsTransport's
-	robotsAway     http.RoundTripper         // robots.txt redirects to another host go through it; nil: not followed
-	userAgent      string                    // set on requests without one, and on robots.txt fetches
-	defaultToken   string                    // product token of userAgent, or of Go's default User-Agent
-	pacingKey      PacingKeyFunc             // nil: PacingKeyHost
-	robotsMode     RobotsMode                // for requests that robotsModeFunc and the context leave alone
-	robotsModeFunc func(*url.URL) RobotsMode // nil: robotsMode
+	robotsBase     http.RoundTripper          // robots.txt fetches go through it: the base, or WithRobotsTransport's
+	robotsAway     http.RoundTripper          // robots.txt redirects to another host go through it; nil: not followed
+	userAgent      string                     // set on requests without one, and on robots.txt fetches
+	defaultToken   string                     // product token of userAgent, or of Go's default User-Agent
+	pacingKey      PacingKeyFunc              // nil: PacingKeyHost
+	quotaPartition func(*http.Request) string // nil: every request in the partition ""
+	robotsMode     RobotsMode                 // for requests that robotsModeFunc and the context leave alone
+	robotsModeFunc func(*url.URL) RobotsMode  // nil: robotsMode
 	robotsTimeout  time.Duration
 	robotsFailure  FailurePolicy
 	global         *rate.Limiter // nil: no cap across hosts
@@ -54,6 +55,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		userAgent:      cfg.userAgent,
 		defaultToken:   goUserAgent,
 		pacingKey:      cfg.pacingKey,
+		quotaPartition: cfg.quotaPartition,
 		robotsMode:     cfg.robotsMode,
 		robotsModeFunc: cfg.robotsModeFunc,
 		robotsTimeout:  cfg.robotsTimeout,
@@ -137,7 +139,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.events.on() {
 		asked = time.Now()
 	}
-	tk, err := t.admit(ctx, tg.pacingKey, v.crawlDelay())
+	tk, err := t.admit(ctx, tg.pacingKey, tg.partition, v.crawlDelay())
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err
@@ -212,7 +214,7 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 		return nil
 	}
 	key := t.originPacingKey(k)
-	ks, err := t.pacer.ready.Ready(ctx, key, 0)
+	ks, err := t.pacer.ready.Ready(ctx, key, "", 0)
 	if err != nil {
 		return nil // a store that fails fails the fetch, which says so
 	}
@@ -222,8 +224,9 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 	return nil
 }
 
-// admit waits for the global limiter, if any, then for the host's turn.
-func (t *PoliteTransport) admit(ctx context.Context, key string, floor time.Duration) (ticket, error) {
+// admit waits for the global limiter, if any, then for the turn of a
+// request of partition to key.
+func (t *PoliteTransport) admit(ctx context.Context, key, partition string, floor time.Duration) (ticket, error) {
 	if l := t.global; l != nil {
 		if err := l.Wait(ctx); err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -237,7 +240,7 @@ func (t *PoliteTransport) admit(ctx context.Context, key string, floor time.Dura
 			return ticket{}, fmt.Errorf("polite: global limiter: %w", err)
 		}
 	}
-	return t.pacer.acquire(ctx, key, floor)
+	return t.pacer.acquire(ctx, key, partition, floor)
 }
 
 // CloseIdleConnections calls CloseIdleConnections on the base transport, if

@@ -437,15 +437,15 @@ func TestSeen(t *testing.T) {
 // that two transports use, seen only through the exported interfaces.
 type sharedPacer struct{ p polite.Pacer }
 
-func (s sharedPacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
-	return s.p.Acquire(ctx, key, crawlDelay)
+func (s sharedPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
+	return s.p.Acquire(ctx, key, partition, crawlDelay)
 }
 
 // readySharedPacer is a sharedPacer that is a ReadyPacer too.
 type readySharedPacer struct{ sharedPacer }
 
-func (s readySharedPacer) Ready(ctx context.Context, key string, crawlDelay time.Duration) (polite.KeyState, error) {
-	return s.p.(polite.ReadyPacer).Ready(ctx, key, crawlDelay)
+func (s readySharedPacer) Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.KeyState, error) {
+	return s.p.(polite.ReadyPacer).Ready(ctx, key, partition, crawlDelay)
 }
 
 // TestSharedPacer crawls host a through transport B while another

@@ -51,12 +51,27 @@ func (s *session) request(key string, crawlDelay, latency time.Duration, o polit
 	return at
 }
 
+// requestIn is request for a request of a quota partition.
+func (s *session) requestIn(key, partition string, o polite.Outcome) time.Duration {
+	s.t.Helper()
+	l, at := s.startIn(key, partition, 0)
+	l.Release(o)
+	return at
+}
+
 // start starts a request to key and returns its lease and when it started.
 func (s *session) start(key string, crawlDelay time.Duration) (polite.Lease, time.Duration) {
 	s.t.Helper()
-	l, err := s.p.Acquire(context.Background(), key, crawlDelay)
+	return s.startIn(key, "", crawlDelay)
+}
+
+// startIn starts a request of a quota partition to key and returns its
+// lease and when it started.
+func (s *session) startIn(key, partition string, crawlDelay time.Duration) (polite.Lease, time.Duration) {
+	s.t.Helper()
+	l, err := s.p.Acquire(context.Background(), key, partition, crawlDelay)
 	if err != nil {
-		s.t.Fatalf("Acquire(%q) = %v", key, err)
+		s.t.Fatalf("Acquire(%q, %q) = %v", key, partition, err)
 	}
 	if s.t0.IsZero() {
 		s.t0 = time.Now()
@@ -69,6 +84,12 @@ var (
 	neutral = polite.Outcome{Class: polite.OutcomeNeutral}
 	signal  = polite.Outcome{Class: polite.OutcomeSignal}
 )
+
+// quota is a success whose response reported a rate-limit quota of the
+// server's partition.
+func quota(remaining, limit int64, reset time.Duration, partition string) polite.Outcome {
+	return polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: remaining, Limit: limit, Reset: reset, Partition: partition}}
+}
 
 // want fails the test when got is not want.
 func want[T comparable](t *testing.T, what string, got, want T) {
@@ -169,6 +190,29 @@ var cases = []struct {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 10 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 5*time.Second)
 	}},
+	{"an exhausted quota holds only its partition", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
+		s.requestIn("a", "A", quota(0, 0, 30*time.Second, ""))
+		want(t, "start in another partition", s.requestIn("a", "B", success), 0)
+		want(t, "start in another partition, again", s.requestIn("a", "B", success), 0)
+		want(t, "start in the partition", s.requestIn("a", "A", success), 30*time.Second)
+	}},
+	{"a low quota is spread within its partition", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
+		s.requestIn("a", "A", quota(2, 100, 10*time.Second, ""))
+		want(t, "start in another partition", s.requestIn("a", "B", success), 0)
+		want(t, "start in the partition", s.requestIn("a", "A", success), 5*time.Second)
+	}},
+	{"a server's partitions are kept apart", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
+		s.requestIn("a", "search", quota(0, 0, 9*time.Second, "search"))
+		s.requestIn("a", "core", quota(4999, 5000, time.Hour, "core"))
+		// The ample core quota changes nothing of search's.
+		want(t, "start in the search partition", s.requestIn("a", "search", success), 9*time.Second)
+	}},
+	{"one success lowers the level with RecoverAfter 1", func(p *polite.PacingPolicy) { p.RecoverAfter = 1 }, func(t *testing.T, s *session) {
+		l, _ := s.start("a", 0)
+		want(t, "change after a signal", l.Release(signal), polite.Change{Raised: true, Level: 1, Pause: 5 * time.Second})
+		l, _ = s.start("a", 0)
+		want(t, "change after a success", l.Release(success), polite.Change{Cleared: true})
+	}},
 	{"the jitter never carries a low quota's spread past its reset", func(p *polite.PacingPolicy) { p.BaseDelay, p.Jitter = polite.None, 1 }, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}})
 		want(t, "second start", s.request("a", 0, 0, success), time.Hour)
@@ -195,7 +239,7 @@ var cases = []struct {
 		s.request("a", 0, 0, success)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-		if _, err := s.p.Acquire(ctx, "a", 0); !errors.Is(err, context.Canceled) {
+		if _, err := s.p.Acquire(ctx, "a", "", 0); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Acquire = %v; want context.Canceled", err)
 		}
 		want(t, "next start", s.request("a", 0, 0, success), time.Second)
@@ -218,7 +262,7 @@ var cases = []struct {
 			t.Skip("not a ReadyPacer")
 		}
 		ready := func(key string, crawlDelay time.Duration) polite.KeyState {
-			ks, err := rp.Ready(context.Background(), key, crawlDelay)
+			ks, err := rp.Ready(context.Background(), key, "", crawlDelay)
 			if err != nil {
 				t.Fatalf("Ready(%q) = %v", key, err)
 			}
@@ -236,6 +280,24 @@ var cases = []struct {
 		want(t, "Busy", ks.Busy, false)
 		want(t, "Next after asking twice: nothing reserved", ready("a", 0).Next, ks.Next)
 		want(t, "start after the pause", s.request("a", 0, 0, success), 30*time.Second)
+	}},
+	{"Ready reads a partition's quota", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
+		rp, ok := s.p.(polite.ReadyPacer)
+		if !ok {
+			t.Skip("not a ReadyPacer")
+		}
+		s.requestIn("a", "A", quota(0, 0, 30*time.Second, ""))
+		now := time.Now()
+		for _, c := range []struct {
+			partition string
+			next      time.Duration
+		}{{"A", 30 * time.Second}, {"B", 0}} {
+			ks, err := rp.Ready(context.Background(), "a", c.partition, 0)
+			if err != nil {
+				t.Fatalf("Ready = %v", err)
+			}
+			want(t, "Next of partition "+c.partition, max(ks.Next.Sub(now), 0), c.next)
+		}
 	}},
 	{"Stats lists the keys used", nil, func(t *testing.T, s *session) {
 		sp, ok := s.p.(polite.StatsPacer)
@@ -263,7 +325,7 @@ var cases = []struct {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
 		asked := time.Now()
-		_, err := s.p.Acquire(ctx, "a", 0)
+		_, err := s.p.Acquire(ctx, "a", "", 0)
 		var de *polite.DeadlineError
 		if !errors.As(err, &de) || time.Since(asked) != 0 {
 			t.Fatalf("Acquire = %v after %v; want a *DeadlineError at once", err, time.Since(asked))

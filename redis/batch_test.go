@@ -87,7 +87,7 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 	key := func(i int) string { return "host" + strconv.Itoa(i) + ".example" }
 	leases := make([]polite.Lease, n)
 	for i := range leases {
-		l, err := p.Acquire(ctx, key(i), 0)
+		l, err := p.Acquire(ctx, key(i), "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 			// returns: a start is not allowed before the pause.
 			dctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			if _, err := p.Acquire(dctx, key(i), 0); err == nil {
+			if _, err := p.Acquire(dctx, key(i), "", 0); err == nil {
 				t.Errorf("Acquire(%s) right after a signal was released: admitted", key(i))
 			} else if _, ok := err.(*polite.DeadlineError); !ok {
 				t.Errorf("Acquire(%s) right after a signal was released = %v; want a *polite.DeadlineError", key(i), err)
@@ -160,7 +160,7 @@ func TestReleaseOnHungServer(t *testing.T) {
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(timeout))(policy)
 	var leases []polite.Lease
 	for range 50 {
-		l, err := p.Acquire(context.Background(), "a", 0)
+		l, err := p.Acquire(context.Background(), "a", "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func TestAbandonedAdmission(t *testing.T) {
 	// and those that queue behind them go in a pipeline at 600ms that
 	// takes 1s. The steps are far apart, so that a busy machine keeps
 	// their order.
-	if l, err := p.Acquire(context.Background(), "load", 0); err != nil {
+	if l, err := p.Acquire(context.Background(), "load", "", 0); err != nil {
 		t.Fatal(err)
 	} else {
 		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
@@ -243,7 +243,7 @@ func TestAbandonedAdmission(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		t0 := time.Now()
-		l, err := p.Acquire(ctx, key, 0)
+		l, err := p.Acquire(ctx, key, "", 0)
 		if strings.HasPrefix(key, "first") {
 			if err != nil {
 				t.Errorf("Acquire(%s) = %v", key, err)
@@ -281,7 +281,7 @@ func TestAbandonedAdmission(t *testing.T) {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		l, err := p.Acquire(ctx, key, 0)
+		l, err := p.Acquire(ctx, key, "", 0)
 		cancel()
 		if err != nil {
 			t.Fatalf("Acquire(%s) after its abandoned admission = %v; want its slot free", key, err)

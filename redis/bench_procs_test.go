@@ -88,7 +88,7 @@ func benchChild() int {
 			ctx, cancel := requestContext()
 			defer cancel()
 			for left.Add(-1) >= 0 {
-				l, err := p.Acquire(ctx, "host"+strconv.Itoa(rand.IntN(100_000))+".example", 0)
+				l, err := p.Acquire(ctx, "host"+strconv.Itoa(rand.IntN(100_000))+".example", "", 0)
 				if err != nil {
 					fmt.Println(err)
 					code.Store(1)

@@ -100,7 +100,7 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 		for pb.Next() {
 			k := keys[rand.IntN(len(keys))]
 			s := time.Now()
-			l, err := p.Acquire(ctx, k, 0)
+			l, err := p.Acquire(ctx, k, "", 0)
 			if err != nil {
 				b.Error(err)
 				return
@@ -195,7 +195,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(polite.PacingPolicy{})
 	before := used()
 	for i := 0; b.Loop(); i++ {
-		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example.com", 0)
+		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example.com", "", 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	}
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
-		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i%100_000)+".example", 0)
+		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i%100_000)+".example", "", 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -252,7 +252,7 @@ func BenchmarkAcquireReleaseMemory(b *testing.B) {
 		ctx, cancel := requestContext()
 		defer cancel()
 		for pb.Next() {
-			l, err := p.Acquire(ctx, keys[rand.IntN(len(keys))], 0)
+			l, err := p.Acquire(ctx, keys[rand.IntN(len(keys))], "", 0)
 			if err != nil {
 				b.Error(err)
 				return

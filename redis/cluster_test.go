@@ -125,7 +125,7 @@ func TestCluster(t *testing.T) {
 
 	const hosts = 60
 	for i := range hosts {
-		l, err := p.Acquire(ctx, fmt.Sprintf("host%d.example", i), 0)
+		l, err := p.Acquire(ctx, fmt.Sprintf("host%d.example", i), "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestCluster(t *testing.T) {
 	// deadline sooner fails at once, whichever primary holds the host.
 	for i := range hosts {
 		dctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := p.Acquire(dctx, fmt.Sprintf("host%d.example", i), 0)
+		_, err := p.Acquire(dctx, fmt.Sprintf("host%d.example", i), "", 0)
 		cancel()
 		if _, ok := err.(*polite.DeadlineError); !ok {
 			t.Errorf("Acquire(host%d) after a signal = %v; want a *polite.DeadlineError", i, err)

@@ -29,7 +29,7 @@ func crashPolicy() polite.PacingPolicy {
 func crashChild() int {
 	c := redis.NewClient(clientOptions(os.Getenv(fleetSockEnv)))
 	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(crashPolicy())
-	if _, err := p.Acquire(context.Background(), os.Getenv(crashEnv), 0); err != nil {
+	if _, err := p.Acquire(context.Background(), os.Getenv(crashEnv), "", 0); err != nil {
 		fmt.Println(err)
 		return 1
 	}
@@ -62,7 +62,7 @@ func TestCrashedProcess(t *testing.T) {
 	cmd.Wait()
 
 	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(crashPolicy())
-	l, err := p.Acquire(context.Background(), key, 0)
+	l, err := p.Acquire(context.Background(), key, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,20 +31,24 @@
 // the last start; u, its jitter draw; fl, its Crawl-delay; est, the
 // latency estimate; lvl and stk, the backoff level and the successes
 // since it last changed; bu, no start before this; esc and lsig, the last
-// escalation and the last signal; spr and spru, the gap that spreads a
-// low quota and the end of its window; n, nb and nra, counts of starts,
+// escalation and the last signal; n, nb and nra, counts of starts,
 // escalations and Retry-Afters; L, the leases of the requests in flight,
-// an array of a random id followed by the instant it expires for each,
-// left out when there are none; and T, tombstones, the ids of leases given
-// back before their admissions ran (see When Redis is unreachable), each
-// followed by the instant it expires, left out when there are none. Times
-// are integer microseconds, instants since the Unix epoch on the server's
+// an array of a random id followed by the instant it expires for each;
+// T, tombstones, the ids of leases given back before their admissions ran
+// (see When Redis is unreachable), each followed by the instant it
+// expires; and Q, the quota holds of the key's partitions (see
+// [polite.WithQuotaPartition]), seven values each: the request's
+// partition, the resource the server named, when an exhausted quota
+// resets, the gap that spreads a low one, the end of its window, the
+// partition's last start and its jitter draw; at most 32 holds, the one that ends first dropped for a new one.
+// Each array is left out when it and those after it are empty. Times are
+// integer microseconds, instants since the Unix epoch on the server's
 // clock.
 //
 // The key expires when forgetting it would let no request start earlier:
 // 30 minutes (the time after which the policy forgets a backoff level)
-// after the next start allowed, or when its last lease expires if that is
-// later. Idle hosts leave Redis by themselves. A host takes about 180
+// after the next start allowed, or when its last lease expires, or when
+// its last quota hold ends, whichever is latest. Idle hosts leave Redis by themselves. A host takes about 180
 // bytes of the server's memory.
 //
 // # Scripts

@@ -114,7 +114,7 @@ func TestFailover(t *testing.T) {
 					host := hosts[n%len(hosts)]
 					rctx, cancel := context.WithTimeout(ctx, deadline)
 					end, _ := rctx.Deadline()
-					l, err := pr.p.Acquire(rctx, host, 0)
+					l, err := pr.p.Acquire(rctx, host, "", 0)
 					if late := time.Since(end); late > overrun {
 						t.Logf("Acquire(%s) %v late: %v", host, late, err)
 					}

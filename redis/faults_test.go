@@ -37,7 +37,7 @@ func (b *syncBuffer) String() string {
 }
 
 // stateFields are the names of the state's values, in their order.
-var stateFields = []string{"ls", "u", "fl", "est", "lvl", "stk", "bu", "esc", "lsig", "spr", "spru", "n", "nb", "nra", "L"}
+var stateFields = []string{"ls", "u", "fl", "est", "lvl", "stk", "bu", "esc", "lsig", "n", "nb", "nra", "L", "T", "Q"}
 
 // stateField returns a field of the state at key, or nil when there is
 // none.
@@ -67,7 +67,7 @@ func TestServerClock(t *testing.T) {
 	ctx := context.Background()
 	var starts []int64 // µs on the server's clock
 	for range 3 {
-		l, err := p.Acquire(ctx, "a", 0)
+		l, err := p.Acquire(ctx, "a", "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,13 +104,13 @@ func TestLeaseExpires(t *testing.T) {
 		prefix := freshPrefix()
 		opts := []PacerOption{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
 		crashed := NewPacer(c, opts...)(policy)
-		if _, err := crashed.Acquire(context.Background(), "a", 0); err != nil {
+		if _, err := crashed.Acquire(context.Background(), "a", "", 0); err != nil {
 			t.Fatal(err)
 		}
 		// The process that holds the slot dies: another one waits for the
 		// lease to expire.
 		t0 := time.Now()
-		l, err := NewPacer(c, opts...)(policy).Acquire(context.Background(), "a", 0)
+		l, err := NewPacer(c, opts...)(policy).Acquire(context.Background(), "a", "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestFailWhenUnreachable(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
 	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
-	_, err := p.Acquire(context.Background(), "a", 0)
+	_, err := p.Acquire(context.Background(), "a", "", 0)
 	if err == nil || !strings.Contains(err.Error(), "redis unreachable") || !strings.Contains(err.Error(), "dial unix /nonexistent/redis.sock") {
 		t.Fatalf("Acquire = %v; want an error naming redis and the dial's error", err)
 	}
@@ -147,7 +147,7 @@ func TestOutage(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		l, err := p.Acquire(ctx, key, 0)
+		l, err := p.Acquire(ctx, key, "", 0)
 		if err != nil {
 			t.Fatalf("Acquire(%q) = %v after %v", key, err, time.Since(t0))
 		}
@@ -204,7 +204,7 @@ func TestFailWhenUnreachableNeverFallsBack(t *testing.T) {
 	defer c.Close()
 	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
 	for range 3 {
-		if _, err := p.Acquire(context.Background(), "a", 0); err == nil {
+		if _, err := p.Acquire(context.Background(), "a", "", 0); err == nil {
 			t.Fatal("Acquire succeeded with redis unreachable")
 		}
 	}
@@ -226,7 +226,7 @@ func TestJitter(t *testing.T) {
 		var last time.Time
 		for i := range 5 {
 			u = draws[i]
-			l, err := p.Acquire(context.Background(), "a", 0)
+			l, err := p.Acquire(context.Background(), "a", "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +251,7 @@ func TestHungServer(t *testing.T) {
 	defer c.Close()
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(policy)
-	if l, err := p.Acquire(context.Background(), "a", 0); err != nil {
+	if l, err := p.Acquire(context.Background(), "a", "", 0); err != nil {
 		t.Fatal(err)
 	} else {
 		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
@@ -264,12 +264,12 @@ func TestHungServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	_, err := p.Acquire(ctx, "a", 0)
+	_, err := p.Acquire(ctx, "a", "", 0)
 	if d := time.Since(t0); !errors.Is(err, context.DeadlineExceeded) || d > 300*time.Millisecond {
 		t.Fatalf("Acquire on a hung server = %v after %v; want the context's deadline at 200ms", err, d)
 	}
 	t0 = time.Now()
-	l, err := p.Acquire(context.Background(), "a", 0)
+	l, err := p.Acquire(context.Background(), "a", "", 0)
 	if err != nil || time.Since(t0) > 100*time.Millisecond {
 		t.Fatalf("next Acquire = %v after %v; want a start in memory at once", err, time.Since(t0))
 	}
@@ -286,14 +286,14 @@ func TestIgnore(t *testing.T) {
 		policy := polite.PacingPolicy{Jitter: polite.None}
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
 		ctx := context.Background()
-		l, err := p.Acquire(ctx, "a", 0)
+		l, err := p.Acquire(ctx, "a", "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t0 := time.Now()
 		time.Sleep(3 * time.Second)
 		l.Release(polite.Outcome{Class: polite.OutcomeIgnore, RetryAfter: time.Hour})
-		l, err = p.Acquire(ctx, "a", 0)
+		l, err = p.Acquire(ctx, "a", "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +316,7 @@ func TestReleaseChanges(t *testing.T) {
 		policy := polite.PacingPolicy{Jitter: polite.None}
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
 		request := func(o polite.Outcome) polite.Change {
-			l, err := p.Acquire(context.Background(), "a", 0)
+			l, err := p.Acquire(context.Background(), "a", "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -46,8 +46,8 @@ type startBox struct{}
 // busy machine delays unevenly.
 type stampPacer struct{ polite.Pacer }
 
-func (p stampPacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
-	l, err := p.Pacer.Acquire(ctx, key, crawlDelay)
+func (p stampPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
+	l, err := p.Pacer.Acquire(ctx, key, partition, crawlDelay)
 	if box, ok := ctx.Value(startBox{}).(*atomic.Int64); ok && err == nil {
 		if rl, ok := l.(*lease); ok {
 			start, _ := strconv.ParseInt(rl.start, 10, 64)

@@ -114,7 +114,7 @@ func TestLoggerSilentByDefault(t *testing.T) {
 				pacerOpts[i], robotsOpts[i] = o, o
 			}
 			p := NewPacer(c, pacerOpts...)(polite.PacingPolicy{BaseDelay: polite.None})
-			l, err := p.Acquire(context.Background(), "a", 0)
+			l, err := p.Acquire(context.Background(), "a", "", 0)
 			if err != nil {
 				t.Fatalf("Acquire = %v; want the in-memory fallback", err)
 			}

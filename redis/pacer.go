@@ -165,7 +165,7 @@ func (p *pacer) draw() string {
 func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 
 // Acquire implements [polite.Pacer].
-func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
+func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
 	floor := us(max(crawlDelay, 0))
 	keys := p.keys(key)
 	var timer *time.Timer
@@ -180,10 +180,10 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		}
 		h := p.servers.of(ctx, keys[0])
 		if !p.o.failClose && h.skip() {
-			return p.alone(ctx, key, crawlDelay)
+			return p.alone(ctx, key, partition, crawlDelay)
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
-		r, err := p.acquire(ctx, key, keys, floor, id)
+		r, err := p.acquire(ctx, key, partition, keys, floor, id)
 		if err != nil {
 			switch ctx.Err() {
 			case context.Canceled:
@@ -200,7 +200,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
 			h.failed(err)
-			return p.alone(ctx, key, crawlDelay)
+			return p.alone(ctx, key, partition, crawlDelay)
 		}
 		h.answered()
 		if p.carrying.Load() {
@@ -208,7 +208,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		}
 		if r[0] == 1 {
 			p.touch(key, crawlDelay)
-			return &lease{p: p, ctx: ctx, key: key, id: id, start: strconv.FormatInt(r[1], 10)}, nil
+			return &lease{p: p, ctx: ctx, key: key, partition: partition, id: id, start: strconv.FormatInt(r[1], 10)}, nil
 		}
 		next, wake := time.Duration(r[1])*time.Microsecond, time.Duration(r[2])*time.Microsecond
 		if deadline, ok := ctx.Deadline(); ok && next > 0 {
@@ -234,11 +234,11 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 	}
 }
 
-// acquire runs the admission script for a request to key, whose Redis
-// keys are keys, with Crawl-delay floor and lease id, and returns its
-// reply as integers. When the call fails or ctx ends after it was sent,
+// acquire runs the admission script for a request of partition to key,
+// whose Redis keys are keys, with Crawl-delay floor and lease id, and
+// returns its reply as integers. When the call fails or ctx ends after it was sent,
 // the lease it took, or may take when the server runs it, is given back.
-func (p *pacer) acquire(ctx context.Context, key string, keys []string, floor, id string) ([]int64, error) {
+func (p *pacer) acquire(ctx context.Context, key, partition string, keys []string, floor, id string) ([]int64, error) {
 	orphan := func(cmd *redis.Cmd) {
 		if cmd == nil {
 			return // never sent
@@ -248,7 +248,7 @@ func (p *pacer) acquire(ctx context.Context, key string, keys []string, floor, i
 			p.abandon(key, id)
 		}
 	}
-	args := p.argv(floor, p.draw(), id)
+	args := p.argv(floor, p.draw(), id, partition)
 	var carried uint64
 	if p.carrying.Load() {
 		args, carried = p.withCarry(key, args)
@@ -301,11 +301,12 @@ func (p *pacer) repaired(key string, r []int64) {
 	}
 }
 
-// alone paces a request to key in this process's memory, and remembers
-// to carry what it did into Redis when the key's server answers again.
-func (p *pacer) alone(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
+// alone paces a request of partition to key in this process's memory, and
+// remembers to carry what it did into Redis when the key's server answers
+// again.
+func (p *pacer) alone(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
 	p.touch(key, crawlDelay)
-	l, err := p.fallback().Acquire(ctx, key, crawlDelay)
+	l, err := p.fallback().Acquire(ctx, key, partition, crawlDelay)
 	if err == nil {
 		p.carryMu.Lock()
 		if _, ok := p.carries[key]; ok || len(p.carries) < maxCarries {
@@ -394,11 +395,12 @@ func (p *pacer) notify(key string) {
 
 // lease is a pacer's Lease: a member of the key's lease set.
 type lease struct {
-	p     *pacer
-	ctx   context.Context // the request's, which bounds the release
-	key   string
-	id    string
-	start string // µs on the store's clock
+	p         *pacer
+	ctx       context.Context // the request's, which bounds the release
+	key       string
+	partition string // the request's quota partition
+	id        string
+	start     string // µs on the store's clock
 }
 
 // Release implements [polite.Lease]: it returns what the release changed
@@ -431,8 +433,12 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 	}
 	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u}
-	for args[len(args)-1] == "0" { // the script takes a missing argument as 0
-		args = args[:len(args)-1]
+	if l.partition != "" || q.Partition != "" {
+		args = append(args, l.partition, q.Partition)
+	} else {
+		for args[len(args)-1] == "0" { // the script takes a missing argument as 0
+			args = args[:len(args)-1]
+		}
 	}
 	orphan := func(cmd *redis.Cmd) {
 		if cmd == nil || cmd.Err() != nil {

@@ -1,6 +1,8 @@
 package politeredis
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -35,4 +37,29 @@ func TestConformance(t *testing.T) {
 		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
 		return closingPacer{p.(*pacer), c}
 	})
+}
+
+// TestPartitionsBounded checks that a key's state keeps the holds of at
+// most 32 quota partitions, dropping the one that ends first, as the
+// in-memory pacer does.
+func TestPartitionsBounded(t *testing.T) {
+	c := newClient(t)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.PacingPolicy{BaseDelay: polite.None, MaxInFlight: polite.None}.Effective())
+	ctx := context.Background()
+	for i := range 40 {
+		l, err := p.Acquire(ctx, "a", fmt.Sprint(i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 0, Reset: time.Duration(i+1) * time.Minute}})
+	}
+	deadline, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for i := range 40 {
+		_, err := p.Acquire(deadline, "a", fmt.Sprint(i), 0)
+		var late *polite.DeadlineError
+		if held := errors.As(err, &late); held != (i >= 8) {
+			t.Errorf("partition %d: %v; want it held only if among the 32 that end last", i, err)
+		}
+	}
 }

@@ -15,15 +15,15 @@ import (
 // count the requests of this process that wait on the key; the others'
 // are not known. In an outage of the key's server, it reads the state this
 // process keeps in its memory.
-func (p *pacer) Ready(ctx context.Context, key string, crawlDelay time.Duration) (polite.KeyState, error) {
+func (p *pacer) Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.KeyState, error) {
 	keys := p.keys(key)
 	h := p.servers.of(ctx, keys[0])
 	if h.isDown.Load() && !p.o.failClose {
-		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, crawlDelay)
+		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, partition, crawlDelay)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
-	r, err := reply(p.peek.Run(cctx, p.client, keys, p.argv(us(max(crawlDelay, 0)))...))
+	r, err := reply(p.peek.Run(cctx, p.client, keys, p.argv(us(max(crawlDelay, 0)), partition)...))
 	if err != nil {
 		if ctx.Err() != nil {
 			return polite.KeyState{}, ctx.Err()
@@ -32,7 +32,7 @@ func (p *pacer) Ready(ctx context.Context, key string, crawlDelay time.Duration)
 			return polite.KeyState{}, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 		}
 		h.failed(err)
-		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, crawlDelay)
+		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, partition, crawlDelay)
 	}
 	h.answered()
 	return p.keyState(key, r), nil
@@ -82,7 +82,7 @@ func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 		}
 	}
 	for _, key := range fromMemory {
-		ks, err := p.fallback().(polite.ReadyPacer).Ready(ctx, key, recent[key])
+		ks, err := p.fallback().(polite.ReadyPacer).Ready(ctx, key, "", recent[key])
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,7 @@ func BenchmarkReady(b *testing.B) {
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced()).(*pacer)
 	ctx := context.Background()
 	for i := range 1000 {
-		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", 0)
+		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", "", 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func BenchmarkReady(b *testing.B) {
 	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
-		if _, err := p.Ready(ctx, "host"+strconv.Itoa(i%1000)+".example", 0); err != nil {
+		if _, err := p.Ready(ctx, "host"+strconv.Itoa(i%1000)+".example", "", 0); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(s))
@@ -49,7 +49,7 @@ func BenchmarkStats(b *testing.B) {
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced()).(*pacer)
 	ctx := context.Background()
 	for i := range statsKeys {
-		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", 0)
+		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", "", 0)
 		if err != nil {
 			b.Fatal(err)
 		}

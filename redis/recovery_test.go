@@ -75,7 +75,7 @@ func TestGhostLease(t *testing.T) {
 	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(policy).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	keys := []string{"a", "b", "c", "d", "piped"}
-	if l, err := p.Acquire(context.Background(), "load", 0); err != nil { // the server has the script
+	if l, err := p.Acquire(context.Background(), "load", "", 0); err != nil { // the server has the script
 		t.Fatal(err)
 	} else {
 		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
@@ -92,7 +92,7 @@ func TestGhostLease(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
-			if _, err := p.Acquire(ctx, key, 0); !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := p.Acquire(ctx, key, "", 0); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Acquire(%s, %d) on a stopped server = %v; want the context's deadline", key, i, err)
 			}
 		})
@@ -102,7 +102,7 @@ func TestGhostLease(t *testing.T) {
 
 	for _, key := range keys {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		l, err := p.Acquire(ctx, key, 0)
+		l, err := p.Acquire(ctx, key, "", 0)
 		cancel()
 		if err != nil {
 			t.Errorf("Acquire(%s) after the server resumed = %v; want its slot free", key, err)
@@ -126,7 +126,7 @@ func TestTombstone(t *testing.T) {
 	if err != nil || r[0] != 0 {
 		t.Fatalf("admission with a tombstone = %v, %v; want none", r, err)
 	}
-	l, err := p.Acquire(ctx, "a", 0) // the slot is free
+	l, err := p.Acquire(ctx, "a", "", 0) // the slot is free
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestReleaseWithinContext(t *testing.T) {
 	p.o.probe = 200 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	l, err := p.Acquire(ctx, "a", 0)
+	l, err := p.Acquire(ctx, "a", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +170,12 @@ func TestLeaseGivenBackAfterOutage(t *testing.T) {
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(policy).(*pacer)
 	p.o.probe = 200 * time.Millisecond
-	l, err := p.Acquire(context.Background(), "a", 0)
+	l, err := p.Acquire(context.Background(), "a", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resume := stopped(t)
-	if m, err := p.Acquire(context.Background(), "b", 0); err != nil { // finds the server down, and paces in memory
+	if m, err := p.Acquire(context.Background(), "b", "", 0); err != nil { // finds the server down, and paces in memory
 		t.Fatal(err)
 	} else {
 		m.Release(polite.Outcome{Class: polite.OutcomeSuccess})
@@ -208,7 +208,7 @@ func TestCorruptState(t *testing.T) {
 			return c.Set(context.Background(), key, "\xa5hello", 0).Err()
 		},
 		"a lease that is not one": func(c *redis.Client, key string) error {
-			return c.Set(context.Background(), key, "\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x92\xa2id\xa1x", 0).Err()
+			return c.Set(context.Background(), key, "\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x92\xa2id\xa1x", 0).Err()
 		},
 	}
 	for name, spoil := range corrupt {
@@ -223,7 +223,7 @@ func TestCorruptState(t *testing.T) {
 					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(policy)
 				request := func() time.Time {
 					t.Helper()
-					l, err := p.Acquire(context.Background(), "a", 0)
+					l, err := p.Acquire(context.Background(), "a", "", 0)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -284,7 +284,7 @@ func TestRecoveryKeepsPace(t *testing.T) {
 			default:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			l, err := p.Acquire(ctx, "a", 0)
+			l, err := p.Acquire(ctx, "a", "", 0)
 			cancel()
 			if err != nil {
 				t.Error(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/sdk"
 )
 
 // politeRetryPolicy is go-retryablehttp's default policy that stops on
@@ -18,8 +19,7 @@ import (
 // server, and one whose context ends before its host allows a start would
 // wait in vain on every try.
 func politeRetryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	var late *polite.DeadlineError
-	if errors.Is(err, polite.ErrRobotsBlocked) || errors.As(err, &late) {
+	if politesdk.Refused(err) {
 		return false, err
 	}
 	return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
@@ -34,7 +34,9 @@ func Example_retryablehttp() {
 	var calls atomic.Int32
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
-			w.WriteHeader(http.StatusServiceUnavailable) // polite pauses the host for a second
+			w.Header().Set("X-RateLimit-Remaining", "0") // polite holds the host for 5s
+			w.Header().Set("X-RateLimit-Reset", "5")
+			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 	}))
 	defer api.Close()

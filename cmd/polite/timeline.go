@@ -91,7 +91,7 @@ func writeTimeline(w io.Writer, d timelineData) error {
 	next := nextStarts(d.Wire)
 	for i, r := range d.Wire {
 		lane, ok := lanes[r.Host]
-		if !ok || !backoffStatus(r.Status) {
+		if !ok || !r.backoff() {
 			continue
 		}
 		base := tlTop + lane*tlLane + tlLane - 14
@@ -178,11 +178,11 @@ func markColour(r wireRequest) (colour, what string) {
 	switch {
 	case r.Err != "":
 		return colError, r.Err
-	case r.Robots && !backoffStatus(r.Status):
+	case r.Robots && !r.backoff():
 		return colRobots, fmt.Sprint(r.Status)
 	case 200 <= r.Status && r.Status < 300:
 		return colOK, fmt.Sprint(r.Status)
-	case backoffStatus(r.Status):
+	case r.backoff():
 		return colBackoff, fmt.Sprint(r.Status)
 	}
 	return colOther, fmt.Sprint(r.Status)

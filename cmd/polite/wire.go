@@ -30,8 +30,13 @@ type wireRequest struct {
 	End        time.Time     // when the response headers, or the error, came back
 	Status     int           // 0 when there was no response
 	Err        string        // the base transport's error, if any
-	RetryAfter time.Duration // the Retry-After of a 429 or 5xx, capped at one hour; 0 if none
+	RetryAfter time.Duration // the Retry-After of a backoff, capped at one hour; 0 if none
+	Backoff    bool          // the transport backs the host off on this response (see backsOff)
 }
+
+// backoff reports whether the transport backed the host off on r: r.Backoff
+// as the recorder saw it, or a backoff status in a record made without it.
+func (r wireRequest) backoff() bool { return r.Backoff || backoffStatus(r.Status) }
 
 // Latency is the time from start to response headers.
 func (r wireRequest) Latency() time.Duration { return r.End.Sub(r.Start) }
@@ -43,6 +48,21 @@ func (r wireRequest) Latency() time.Duration { return r.End.Sub(r.Start) }
 func backoffStatus(status int) bool {
 	return status == http.StatusTooManyRequests ||
 		500 <= status && status <= 599 && status != http.StatusNotImplemented && status != http.StatusHTTPVersionNotSupported
+}
+
+// backsOff reports whether the transport backs off on a response with
+// status and header h: a backoffStatus, or any other 4xx or 5xx that has a
+// Retry-After it can read, as the package documentation says.
+func backsOff(status int, h http.Header) bool {
+	if backoffStatus(status) {
+		return true
+	}
+	if status < 400 || status > 599 {
+		return false
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	_, date := httpDate(v)
+	return v != "" && (strings.Trim(v, "0123456789") == "" || date)
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -66,7 +86,7 @@ func (w *wireRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Err = err.Error()
 	} else {
 		r.Status = resp.StatusCode
-		if backoffStatus(resp.StatusCode) {
+		if r.Backoff = backsOff(resp.StatusCode, resp.Header); r.Backoff {
 			r.RetryAfter = retryAfter(resp.Header, r.End)
 		}
 	}

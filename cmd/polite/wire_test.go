@@ -177,8 +177,9 @@ func TestRetryAfterAgreesWithTransport(t *testing.T) {
 	}
 }
 
-// TestBackoffStatusAgreesWithTransport holds backoffStatus to the statuses
-// the transport backs off on, each answered with Retry-After: 120.
+// TestBackoffStatusAgreesWithTransport holds backsOff to the statuses the
+// transport backs off on, each answered with Retry-After: 120, and
+// backoffStatus to those it backs off on without one.
 func TestBackoffStatusAgreesWithTransport(t *testing.T) {
 	for _, status := range []int{200, 204, 301, 304, 400, 403, 404, 410, 418, 429, 499, 500, 501, 502, 503, 504, 505, 507, 511, 599, 600} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
@@ -190,8 +191,11 @@ func TestBackoffStatusAgreesWithTransport(t *testing.T) {
 				if st.Level > 1 {
 					t.Errorf("Level = %d; want 0 or 1", st.Level)
 				}
-				if got := backoffStatus(status); got != backsOff {
-					t.Errorf("backoffStatus(%d) = %v; the transport's Level is %d", status, got, st.Level)
+				if r.Backoff != backsOff {
+					t.Errorf("the recorder's Backoff for %d = %v; the transport's Level is %d", status, r.Backoff, st.Level)
+				}
+				if got := backoffStatus(status); got && !backsOff {
+					t.Errorf("backoffStatus(%d) = true; the transport's Level is %d", status, st.Level)
 				}
 				wantRetryAfter, wantPause := time.Duration(0), time.Duration(0)
 				if backsOff {
@@ -220,14 +224,18 @@ func TestWireRecorder(t *testing.T) {
 			http.Error(w, "busy", http.StatusTooManyRequests)
 		},
 		"/gone": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Retry-After", "3") // not a backoff status: ignored
+			w.Header().Set("Retry-After", "3") // a Retry-After backs off on any 4xx
 			http.Error(w, "gone", http.StatusGone)
+		},
+		"/moved": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "3") // not on a 3xx: ignored
+			w.WriteHeader(http.StatusNotModified)
 		},
 	})
 	w := &wireRecorder{base: http.DefaultTransport}
 	client := &http.Client{Transport: w}
 	m := new(waitMeter)
-	for _, path := range []string{"/robots.txt", "/busy", "/gone"} {
+	for _, path := range []string{"/robots.txt", "/busy", "/gone", "/moved"} {
 		req, err := http.NewRequestWithContext(withWaitMeter(context.Background(), m), http.MethodGet, site.URL+path, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -247,7 +255,8 @@ func TestWireRecorder(t *testing.T) {
 	}{
 		{"/robots.txt", true, 404, 0},
 		{"/busy", false, 429, 3 * time.Second},
-		{"/gone", false, 410, 0},
+		{"/gone", false, 410, 3 * time.Second},
+		{"/moved", false, 304, 0},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d requests recorded; want %d", len(got), len(want))
