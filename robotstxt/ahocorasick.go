@@ -6,8 +6,8 @@ package robotstxt
 // sorted order, so that the children of a node are consecutive; a node is
 // 16 bytes, so that a step reads one or two cache lines.
 type automaton struct {
-	root  []uint16 // the children of the root by octet, 0 for none: nodes 1 to 256 at most
-	nodes []acNode // and one more, whose first ends the last node's children
+	root  *[256]uint16 // the children of the root by octet, 0 for none: nodes 1 to 256 at most
+	nodes []acNode     // and one more, whose first ends the last node's children
 }
 
 type acNode struct {
@@ -54,7 +54,7 @@ func newAutomaton(lits []string) automaton {
 		}
 	}
 	n := int32(len(nodes))
-	a := automaton{root: make([]uint16, 256), nodes: append(nodes, acNode{first: n})}
+	a := automaton{root: new([256]uint16), nodes: append(nodes, acNode{first: n})}
 	nodes = a.nodes
 	for c := nodes[0].first; c < nodes[1].first; c++ {
 		a.root[nodes[c].label] = uint16(c)
@@ -95,7 +95,12 @@ func (a *automaton) child(v int32, c byte) int32 {
 	if v == 0 {
 		return int32(a.root[c])
 	}
-	lo, hi := a.nodes[v].first, a.nodes[v+1].first
+	return a.search(a.nodes[v].first, a.nodes[v+1].first, c)
+}
+
+// search returns the node of nodes[lo:hi], siblings in order of label,
+// whose label is c, or 0.
+func (a *automaton) search(lo, hi int32, c byte) int32 {
 	if lo == hi || c < a.nodes[lo].label || c > a.nodes[hi-1].label {
 		return 0
 	}

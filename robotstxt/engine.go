@@ -635,67 +635,82 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 	if st.budget = budget; budget < 0 {
 		return
 	}
+	st.hits = st.hits[:0]
 	a := &m.ac
-	hits := st.hits[:0] // where a literal ends, and the state there
+	root, nodes := a.root, a.nodes
 	s := int32(0)
-scan:
 	for i := 0; i < len(path); i++ {
 		c := path[i]
 		if s == 0 {
-			for a.root[c] == 0 { // no literal starts here: skip
+			for root[c] == 0 { // no literal starts here: skip
 				if i++; i == len(path) {
-					break scan
+					st.budget = budget
+					return
 				}
 				c = path[i]
 			}
-			s = int32(a.root[c])
-		} else { // the automaton's step, by hand: the compiler would not inline it
+			s = int32(root[c])
+		} else { // the automaton's step by hand: most nodes within a literal have one child
 			for {
-				if t := a.child(s, c); t != 0 {
+				if lo, hi := nodes[s].first, nodes[s+1].first; hi-lo == 1 {
+					if nodes[lo].label == c {
+						s = lo
+						break
+					}
+				} else if t := a.search(lo, hi, c); t != 0 {
 					s = t
 					break
 				}
 				if budget -= step; budget < 0 {
-					break scan // what it found is not used
+					st.budget = budget // what it found is not used
+					return
 				}
-				if s = a.nodes[s].fail; s == 0 {
-					s = int32(a.root[c])
+				if s = nodes[s].fail; s == 0 {
+					s = int32(root[c])
 					break
 				}
 			}
 		}
-		v := a.literalNode(s)
-		if v == 0 {
-			continue
-		}
-		end := int32(i + 1)
-		hits = append(hits, acHit{end, s})
-		for ; v != 0; v = a.literalNode(a.nodes[v].fail) {
-			if budget--; budget < 0 {
-				break scan // what it found is not used
+		if nodes[s].out != 0 { // a literal ends here
+			if budget = m.record(st, int32(i+1), s, budget); budget < 0 {
+				break // what it found is not used
 			}
-			l := -1 - a.nodes[v].out
-			ls := &st.lits[l]
-			if ls.seen != st.gen {
-				*ls = litState{seen: st.gen, firstEnd: end, occHead: -1}
-				if m.litKeys[l] < m.litKeys[l+1] {
-					st.found = append(st.found, l)
-				}
-			} else if ls.count == occCap {
-				break
-			}
-			k := int32(len(st.occ))
-			st.occ = append(st.occ, occurrence{end: end, next: -1})
-			if ls.count == 0 {
-				ls.occHead = k
-			} else {
-				st.occ[ls.occTail].next = k
-			}
-			ls.occTail = k
-			ls.count++
 		}
 	}
-	st.hits, st.budget = hits, budget
+	st.budget = budget
+}
+
+// record records the literals that end at end, where scan is in state s,
+// which is or has a literal's node, as scan says; it returns what is left
+// of budget, a unit a literal.
+func (m *ruleMatcher) record(st *matchState, end, s int32, budget int) int {
+	a := &m.ac
+	st.hits = append(st.hits, acHit{end, s})
+	for v := a.literalNode(s); v != 0; v = a.literalNode(a.nodes[v].fail) {
+		if budget--; budget < 0 {
+			break
+		}
+		l := -1 - a.nodes[v].out
+		ls := &st.lits[l]
+		if ls.seen != st.gen {
+			*ls = litState{seen: st.gen, firstEnd: end, occHead: -1}
+			if m.litKeys[l] < m.litKeys[l+1] {
+				st.found = append(st.found, l)
+			}
+		} else if ls.count == occCap {
+			break
+		}
+		k := int32(len(st.occ))
+		st.occ = append(st.occ, occurrence{end: end, next: -1})
+		if ls.count == 0 {
+			ls.occHead = k
+		} else {
+			st.occ[ls.occTail].next = k
+		}
+		ls.occTail = k
+		ls.count++
+	}
+	return budget
 }
 
 // lastEnds records where the last occurrence of each literal that occurs

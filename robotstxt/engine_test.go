@@ -416,7 +416,10 @@ func engineSize(m *ruleMatcher) int {
 	n += (cap(m.litTop) + cap(m.pieces)) * 4
 	n += cap(m.wild) * int(unsafe.Sizeof(wildRule{}))
 	n += cap(m.lits) * int(unsafe.Sizeof(""))
-	n += cap(m.ac.root)*2 + cap(m.ac.nodes)*int(unsafe.Sizeof(acNode{}))
+	if m.ac.root != nil {
+		n += int(unsafe.Sizeof(*m.ac.root))
+	}
+	n += cap(m.ac.nodes) * int(unsafe.Sizeof(acNode{}))
 	return n
 }
 
