@@ -75,6 +75,7 @@ import (
 // (workBudget) and stops at its budget. BenchmarkEngineWorst records the
 // worst files found, with paths of 2 and 8 KiB.
 type ruleMatcher struct {
+	rules []Rule    // the rules given to compileRules, which match names by index
 	heads prefixSet // the distinct heads
 	plain []ruleRef // per head: the best pattern with this head, no '*' and no final '$'
 	exact []ruleRef // per head: the best pattern with this head, no '*' and a final '$'
@@ -165,7 +166,7 @@ func shapeOf(pattern string) shape {
 // compileRules builds the matcher of rules. match reports rules by their
 // index in this slice.
 func compileRules(rules []Rule) *ruleMatcher {
-	m := &ruleMatcher{maxWild: noRule, scanCost: 1}
+	m := &ruleMatcher{rules: rules, maxWild: noRule, scanCost: 1}
 
 	// Order the patterns by head, then pattern, the Allow of a pattern
 	// first: the distinct heads come in order, and a pattern's first rule

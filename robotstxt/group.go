@@ -37,14 +37,13 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
 	var best ruleRef
-	var from, left int
+	var rules []Rule // of the matcher or part that decided
+	var left int
 	if m := g.single.Load(); m != nil { // the common case, spared a loop
 		best, left = m.match(target, workBudget(len(target)))
-		if from = 0; best.rule < 0 {
-			from = -1
-		}
+		rules = m.rules
 	} else {
-		best, from, left = g.decide(target, workBudget(len(target)))
+		best, rules, left = g.decide(target, workBudget(len(target)))
 		if len(g.parts) == 1 {
 			g.single.Store(g.parts[0].matcher.Load()) // once compiled
 		}
@@ -52,25 +51,25 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 	switch {
 	case left < 0:
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrTooComplex}
-	case from < 0:
+	case best.rule < 0:
 		return true, Rule{}, nil
 	}
-	return best.allow(), g.parts[from].rules[best.rule], nil
+	return best.allow(), rules[best.rule], nil
 }
 
 // decide returns the rule that decides target, a path in normal form, and
-// the index of the part it is a rule of, -1 for none; and what is left of
+// the rules of the part it is a rule of, nil for none; and what is left of
 // budget, which is negative when the decision needed more.
-func (g *Group) decide(target string, budget int) (best ruleRef, from, left int) {
-	best, from = noRule, -1
-	for i, p := range g.parts {
+func (g *Group) decide(target string, budget int) (best ruleRef, rules []Rule, left int) {
+	best = noRule
+	for _, p := range g.parts {
 		var ref ruleRef
 		if ref, budget = p.match(target, budget); budget < 0 {
 			break
 		}
 		if ref.rank > best.rank { // of two as long, the first part's
-			best, from = ref, i
+			best, rules = ref, p.rules
 		}
 	}
-	return best, from, budget
+	return best, rules, budget
 }

@@ -32,16 +32,17 @@ type File struct {
 	named atomic.Pointer[map[string]bool]
 	mu    sync.Mutex // serialises compiling and binding
 
-	// last is the User-Agent or token asked for last and its Group: most
-	// transports send one User-Agent, whose decisions then cost one atomic
-	// load and a string comparison.
+	// last is the User-Agent or token asked for last, its product token
+	// and its Group: most transports send one User-Agent, whose decisions
+	// then cost one atomic load and a string comparison.
 	last atomic.Pointer[tokenBinding]
 }
 
-// tokenBinding is a User-Agent or product token and what binds it.
+// tokenBinding is a User-Agent or product token, its product token and
+// what binds it.
 type tokenBinding struct {
-	token string
-	b     *Group
+	userAgent, token string
+	b                *Group
 }
 
 // A Group is the rules that bind a User-Agent: those of every group of the
@@ -149,9 +150,9 @@ type Match struct {
 // path is not. It fails only as [Group.Decide] does, for a path it does
 // not decide; the Match then has Allowed false and no Rule.
 func (r *File) Test(userAgent string, u *url.URL) (Match, error) {
-	token := ProductToken(userAgent)
-	b := r.Group(token)
-	m := Match{Agent: token, Group: b.group}
+	l := r.binding(userAgent)
+	b := l.b
+	m := Match{Agent: l.token, Group: b.group}
 	path, ok := RequestPath(u)
 	switch {
 	case !ok:
@@ -220,13 +221,17 @@ func (r *File) NumSkipped() int { return r.file.skipped }
 // Group returns the [Group] that binds userAgent, a User-Agent header value
 // or its product token ("MyBot/1.0" or "mybot"), compiling the groups it
 // needs the first time. It never returns nil.
-func (r *File) Group(userAgent string) *Group {
-	if l := r.last.Load(); l != nil && l.token == userAgent {
-		return l.b
+func (r *File) Group(userAgent string) *Group { return r.binding(userAgent).b }
+
+// binding returns userAgent's product token and the Group that binds it.
+func (r *File) binding(userAgent string) *tokenBinding {
+	if l := r.last.Load(); l != nil && l.userAgent == userAgent {
+		return l
 	}
-	b := r.bindGroup(ProductToken(userAgent))
-	r.last.Store(&tokenBinding{userAgent, b})
-	return b
+	token := ProductToken(userAgent)
+	l := &tokenBinding{userAgent, token, r.bindGroup(token)}
+	r.last.Store(l)
+	return l
 }
 
 // bindGroup returns what binds token, through the bindings by group token.

@@ -42,6 +42,6 @@ func RequestPath(u *url.URL) (path string, ok bool) {
 // isRobotsTxt reports whether path, as RequestPath gives it, is
 // /robots.txt, with or without a query.
 func isRobotsTxt(path string) bool {
-	p, _, _ := strings.Cut(path, "?")
-	return p == "/robots.txt"
+	const name = "/robots.txt"
+	return strings.HasPrefix(path, name) && (len(path) == len(name) || path[len(name)] == '?')
 }
