@@ -56,3 +56,26 @@ func TestTestOpaque(t *testing.T) {
 		})
 	}
 }
+
+func TestIsRobotsTxt(t *testing.T) {
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"/robots.txt", true},
+		{"/robots.txt?", true},
+		{"/robots.txt?x=1", true},
+		{"/robots.txtx", false},
+		{"/robots.txt/", false},
+		{"/robots.tx", false},
+		{"/Robots.txt", false},
+		{"/a/robots.txt", false},
+		{"/", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isRobotsTxt(tt.path); got != tt.want {
+			t.Errorf("isRobotsTxt(%q) = %v; want %v", tt.path, got, tt.want)
+		}
+	}
+}
