@@ -37,12 +37,26 @@ func newPrefixSet(keys []string) prefixSet {
 // Every key that is a prefix of s sorts at or before s, and so does every
 // string between it and s, which starts with it too. So the last key not
 // after s starts with each key that is a prefix of s, and those are the
-// parents of that key no longer than what it shares with s.
+// parents of that key no longer than what it shares with s. The search
+// compares two strings of 8 octets or more by their first 8 as one number
+// first.
 func (p *prefixSet) deepest(s string) int32 {
 	lo, hi := 0, len(p.keys)
+	long := len(s) >= 8
+	var s8 uint64
+	if long {
+		s8 = first8(s)
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if p.keys[mid] <= s {
+		k := p.keys[mid]
+		var atMost bool // k <= s
+		if long && len(k) >= 8 && first8(k) != s8 {
+			atMost = first8(k) < s8
+		} else {
+			atMost = k <= s
+		}
+		if atMost {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -61,6 +75,13 @@ func (p *prefixSet) deepest(s string) int32 {
 		i = p.parent[i]
 	}
 	return i
+}
+
+// first8 returns the first 8 octets of s, at least 8 long, as one
+// big-endian number: two strings whose first8 differ compare as those do.
+func first8(s string) uint64 {
+	return uint64(s[7]) | uint64(s[6])<<8 | uint64(s[5])<<16 | uint64(s[4])<<24 |
+		uint64(s[3])<<32 | uint64(s[2])<<40 | uint64(s[1])<<48 | uint64(s[0])<<56
 }
 
 // searchCost returns the units of work (see workBudget) that deepest may
