@@ -107,11 +107,11 @@ func TestMerge(t *testing.T) {
 		{"before APIDefaults, a field it sets", []Option{WithPacing(PacingPolicy{MaxInFlight: 64}), APIDefaults()}, api, Limits{}},
 		{"before APIDefaults, a field it leaves", []Option{WithPacing(PacingPolicy{MaxCrawlDelay: 5 * time.Second}), APIDefaults()},
 			with(api, func(p *PacingPolicy) { p.MaxCrawlDelay = 5 * time.Second }), Limits{}},
-		{"one limit", []Option{WithLimits(Limits{MaxKeys: 5})}, PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}},
+		{"one limit", []Option{WithLimits(Limits{MaxKeys: 5})}, PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20, MaxResolved: 10_000}},
 		{"limits field by field", []Option{WithLimits(Limits{MaxKeys: 5, RobotsCacheBytes: 1 << 20}), WithLimits(Limits{MaxOrigins: 7})},
-			PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 7, RobotsCacheBytes: 1 << 20}},
+			PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 7, RobotsCacheBytes: 1 << 20, MaxResolved: 10_000}},
 		{"the last limit wins", []Option{WithLimits(Limits{MaxKeys: 5, MaxOrigins: 6}), WithLimits(Limits{MaxKeys: 9})},
-			PacingPolicy{}, Limits{MaxKeys: 9, MaxOrigins: 6, RobotsCacheBytes: 256 << 20}},
+			PacingPolicy{}, Limits{MaxKeys: 9, MaxOrigins: 6, RobotsCacheBytes: 256 << 20, MaxResolved: 10_000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

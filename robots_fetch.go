@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -136,7 +137,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			ctx, cancel = context.WithTimeout(ctx, t.robotsTimeout)
 			defer cancel()
 		}
-		resp, err := t.sendRobots(tk, req.WithContext(ctx))
+		resp, err := t.sendRobots(tk, req.WithContext(keepDialTarget(ctx, req.Context())))
 		if err != nil {
 			r.err = err
 			break
@@ -227,7 +228,17 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	tk, err := t.admit(ctx, t.PacingKey(req.URL), 0)
+	key, err := t.PacingKeyContext(ctx, req.URL)
+	if err != nil {
+		return nil, ticket{}, err
+	}
+	if t.ips != nil {
+		h := hostKey(req.URL)
+		if addr, err := netip.ParseAddr(key); err == nil && h != key {
+			req = req.WithContext(withDialTarget(ctx, h, addr))
+		}
+	}
+	tk, err := t.admit(ctx, key, 0)
 	if err != nil {
 		return nil, ticket{}, err
 	}
@@ -244,7 +255,7 @@ func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.R
 		if p := recover(); p != nil {
 			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.robotsBase, req.URL, p)
 		}
-		t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
+		t.release(tk, t.sentKey(req), req.URL, classify(resp, err, nil), resp, err)
 		if err != nil && resp != nil {
 			if resp.Body != nil {
 				closeBody(resp.Body)

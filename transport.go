@@ -21,7 +21,8 @@ type PoliteTransport struct {
 	robotsBase     http.RoundTripper         // robots.txt fetches go through it: the base, or WithRobotsTransport's
 	userAgent      string                    // set on requests without one, and on robots.txt fetches
 	defaultToken   string                    // product token of userAgent, or of Go's default User-Agent
-	pacingKey      PacingKeyFunc             // nil: PacingKeyHost
+	pacingKey      PacingKeyFunc             // nil: PacingKeyHost, or the IP key when ips is set
+	ips            *resolveCache             // the IP key's addresses; nil: not the IP key
 	robotsMode     RobotsMode                // for requests that robotsModeFunc and the context leave alone
 	robotsModeFunc func(*url.URL) RobotsMode // nil: robotsMode
 	robotsTimeout  time.Duration
@@ -40,12 +41,15 @@ type PoliteTransport struct {
 // with a [*ConfigError] when an option is given an invalid value; use
 // [Validate] to report it instead.
 func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	cfg, err := configure(opts)
 	if err != nil {
 		panic(err)
+	}
+	switch {
+	case base == nil && cfg.resolver != nil:
+		base = ipBase()
+	case base == nil:
+		base = http.DefaultTransport
 	}
 	t := &PoliteTransport{
 		base:           base,
@@ -59,6 +63,9 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
 		events:         cfg.hooks,
+	}
+	if cfg.resolver != nil {
+		t.ips = newResolveCache(cfg.resolver, cfg.limits.MaxResolved)
 	}
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
@@ -123,6 +130,9 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			out.Header = make(http.Header)
 		}
 		out.Header.Set("User-Agent", t.userAgent)
+	}
+	if tg.addr.IsValid() { // the IP key: the dial goes where the key says
+		out = out.WithContext(withDialTarget(ctx, tg.origin.host, tg.addr))
 	}
 	// Nothing may come between the start and the call: what did would
 	// count as the server's latency, and a wait there would bring the
@@ -205,7 +215,10 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 	if !ok || t.pacer.ready == nil {
 		return nil
 	}
-	key := t.originPacingKey(k)
+	key, err := t.PacingKeyContext(ctx, k.url())
+	if err != nil {
+		return nil // the fetch fails with the error, which says so
+	}
 	ks, err := t.pacer.ready.Ready(ctx, key, 0)
 	if err != nil {
 		return nil // a store that fails fails the fetch, which says so
