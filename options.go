@@ -70,15 +70,17 @@ func (p FailurePolicy) String() string {
 // when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent       string
-	pacing          PacingPolicy              // Effective: every field set
-	limits          Limits                    // every field set
-	pacingKey       PacingKeyFunc             // nil: PacingKeyHost, or the IP key when resolver is set
-	resolver        Resolver                  // the IP key's; nil: not the IP key
-	newPacer        func(PacingPolicy) Pacer  // nil: the in-memory pacer
-	robotsStore     RobotsStore               // nil: none
-	robotsMode      RobotsMode                // when robotsModeFunc is nil
-	robotsModeFunc  func(*url.URL) RobotsMode // nil: robotsMode for every origin
-	robotsTransport http.RoundTripper         // nil: the base
+	pacing          PacingPolicy                      // Effective: every field set
+	limits          Limits                            // every field set
+	pacingKey       PacingKeyFunc                     // nil: PacingKeyHost, or the IP key when resolver is set
+	resolver        Resolver                          // the IP key's; nil: not the IP key
+	rules           *ruleIndex                        // WithPacingRules', unmerged; nil: none
+	policyFunc      func(string) (PacingPolicy, bool) // WithPacingFunc's; nil: none
+	newPacer        func(PacingPolicy) Pacer          // nil: the in-memory pacer
+	robotsStore     RobotsStore                       // nil: none
+	robotsMode      RobotsMode                        // when robotsModeFunc is nil
+	robotsModeFunc  func(*url.URL) RobotsMode         // nil: robotsMode for every origin
+	robotsTransport http.RoundTripper                 // nil: the base
 	robotsTTL       time.Duration
 	robotsTimeout   time.Duration
 	robotsFailure   FailurePolicy

@@ -2,6 +2,7 @@ package polite
 
 import (
 	"math"
+	"reflect"
 	"time"
 )
 
@@ -84,24 +85,23 @@ func WithPacing(p PacingPolicy) Option {
 // LatencyFactor that is NaN or infinite, as a *ConfigError naming the field.
 func (p PacingPolicy) Validate() error { return p.validate("PacingPolicy") }
 
-// validate is Validate, its error naming option.
+// validate is Validate, its error naming option. It allocates only for
+// an error: the transport validates the policies of WithPacingFunc on
+// every request.
 func (p PacingPolicy) validate(option string) error {
-	for _, f := range []struct {
-		name  string
-		value any
-		bad   string // why value is invalid; "" when it is not
-	}{
-		{"BaseDelay", p.BaseDelay, negative(p.BaseDelay)},
-		{"Jitter", p.Jitter, badFactor(p.Jitter)},
-		{"LatencyFactor", p.LatencyFactor, badFactor(p.LatencyFactor)},
-		{"MaxDelay", p.MaxDelay, negative(p.MaxDelay)},
-		{"MaxCrawlDelay", p.MaxCrawlDelay, negative(p.MaxCrawlDelay)},
-		{"BackoffBase", p.BackoffBase, negative(p.BackoffBase)},
-		{"MaxBackoff", p.MaxBackoff, negative(p.MaxBackoff)},
-		{"MaxInFlight", p.MaxInFlight, negative(p.MaxInFlight)},
+	for _, f := range [...]struct{ name, bad string }{
+		{"BaseDelay", negative(p.BaseDelay)},
+		{"Jitter", badFactor(p.Jitter)},
+		{"LatencyFactor", badFactor(p.LatencyFactor)},
+		{"MaxDelay", negative(p.MaxDelay)},
+		{"MaxCrawlDelay", negative(p.MaxCrawlDelay)},
+		{"BackoffBase", negative(p.BackoffBase)},
+		{"MaxBackoff", negative(p.MaxBackoff)},
+		{"MaxInFlight", negative(p.MaxInFlight)},
 	} {
 		if f.bad != "" {
-			return &ConfigError{Option: option, Field: f.name, Value: f.value, Reason: f.bad}
+			value := reflect.ValueOf(p).FieldByName(f.name).Interface()
+			return &ConfigError{Option: option, Field: f.name, Value: value, Reason: f.bad}
 		}
 	}
 	return nil

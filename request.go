@@ -18,13 +18,14 @@ import (
 // and pacing sides need to know of a request, worked out once, before
 // either of them runs.
 type target struct {
-	origin     originKey  // whose robots.txt applies
-	pacingKey  string     // whose pace
-	addr       netip.Addr // with the IP key, the address that pacingKey names and the dial goes to; else invalid
-	mode       RobotsMode // what robots.txt does to the request
-	token      string     // product token that chooses the robots.txt group
-	addUA      bool       // the transport sets its User-Agent, on a copy of the request
-	robotsPath bool       // the request is for /robots.txt itself, which is always allowed
+	origin     originKey     // whose robots.txt applies
+	pacingKey  string        // whose pace
+	addr       netip.Addr    // with the IP key, the address that pacingKey names and the dial goes to; else invalid
+	policy     *PacingPolicy // the policy in force for pacingKey when some key's differs from the transport's; else nil
+	mode       RobotsMode    // what robots.txt does to the request
+	token      string        // product token that chooses the robots.txt group
+	addUA      bool          // the transport sets its User-Agent, on a copy of the request
+	robotsPath bool          // the request is for /robots.txt itself, which is always allowed
 }
 
 // errNilURL is the error for a request without a URL.
@@ -51,6 +52,11 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 	case t.pacingKey != nil:
 		if k := t.pacingKey(req.URL); k != "" {
 			tg.pacingKey = k
+		}
+	}
+	if t.policies.custom() {
+		if tg.policy, err = t.policies.forKey(tg.pacingKey); err != nil {
+			return tg, true, err
 		}
 	}
 	tg.mode = t.robotsModeOf(req)

@@ -32,6 +32,7 @@ type PoliteTransport struct {
 	robots         *robotsCache
 	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacing
+	policies       policySet  // the policy of each key
 	fieldNotes     fieldNotes // unreadable rate-limit fields reported
 }
 
@@ -67,6 +68,8 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if cfg.resolver != nil {
 		t.ips = newResolveCache(cfg.resolver, cfg.limits.MaxResolved)
 	}
+	t.policies = policySet{def: cfg.pacing, rules: cfg.rules.merge(cfg.pacing), fn: cfg.policyFunc}
+
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
 	}
