@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"time"
 
 	"github.com/polite-go/polite"
 )
@@ -73,4 +74,32 @@ func ExampleWithPacingKeyIP() {
 	// key 127.0.0.1: this is blog.test
 	// key 127.0.0.1: this is shop.test
 	// polite: no pacing key for gone.test: lookup gone.test: no such host
+}
+
+// MaxBandwidth caps the bytes a second read from one key's bodies, all
+// of them together: here 10,000 bytes a second, so a file of 10,500 bytes
+// takes about a second (the first twentieth of a second's worth comes at
+// once).
+func ExamplePacingPolicy_maxBandwidth() {
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(make([]byte, 10_500))
+	}))
+	defer server.Close()
+
+	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, MaxBandwidth: 10_000}))
+	start := time.Now()
+	resp, err := (&http.Client{Transport: tr}).Get(server.URL + "/file")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println("read", len(body), "bytes in", time.Since(start).Round(time.Second), err)
+	// Output:
+	// read 10500 bytes in 1s <nil>
 }

@@ -45,6 +45,21 @@ type policySet struct {
 // default.
 func (ps *policySet) custom() bool { return ps.rules != nil || ps.fn != nil }
 
+// mayCap reports whether some key's policy may cap its bandwidth.
+func (ps *policySet) mayCap() bool {
+	if ps.def.bandwidth() > 0 || ps.fn != nil {
+		return true
+	}
+	if ps.rules != nil {
+		for _, e := range ps.rules.names {
+			if e.host != nil && e.host.bandwidth() > 0 || e.domain != nil && e.domain.bandwidth() > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // forKey returns the policy in force for key, Effective, or the
 // *ConfigError of a policy WithPacingFunc gave it that is invalid. It
 // does not allocate but for WithPacingFunc's policies; the policy

@@ -57,6 +57,15 @@ type PacingPolicy struct {
 	// once; a request counts until its response headers arrive. 0: 1, the
 	// Heritrix, Nutch and StormCrawler default. None: no cap.
 	MaxInFlight int
+	// MaxBandwidth caps the bytes per second read from the response
+	// bodies of one key, all its bodies together: a body is read no
+	// faster than the key's share allows, waiting within its request's
+	// context, as Heritrix's maxPerHostBandwidthUsageKbSec does. It counts
+	// the pages a program reads, not the transport's own robots.txt
+	// fetches, and it is kept in each process, whatever the [Pacer]: a
+	// fleet of N processes reads N times the cap. 0: no cap, the default.
+	// None: no cap, for a [PacingRule] to lift the transport's.
+	MaxBandwidth int64
 }
 
 // defaultPacing is the policy of a transport built with no [WithPacing]:
@@ -98,6 +107,7 @@ func (p PacingPolicy) validate(option string) error {
 		{"BackoffBase", negative(p.BackoffBase)},
 		{"MaxBackoff", negative(p.MaxBackoff)},
 		{"MaxInFlight", negative(p.MaxInFlight)},
+		{"MaxBandwidth", negative(p.MaxBandwidth)},
 	} {
 		if f.bad != "" {
 			value := reflect.ValueOf(p).FieldByName(f.name).Interface()
@@ -140,6 +150,7 @@ func (p PacingPolicy) over(base PacingPolicy) PacingPolicy {
 	setNonZero(&base.BackoffBase, p.BackoffBase)
 	setNonZero(&base.MaxBackoff, p.MaxBackoff)
 	setNonZero(&base.MaxInFlight, p.MaxInFlight)
+	setNonZero(&base.MaxBandwidth, p.MaxBandwidth)
 	return base
 }
 
@@ -165,6 +176,10 @@ func (p PacingPolicy) maxInFlight() int {
 	}
 	return p.MaxInFlight
 }
+
+// bandwidth returns the MaxBandwidth of p in bytes per second, 0 for no
+// cap.
+func (p PacingPolicy) bandwidth() int64 { return max(p.MaxBandwidth, 0) }
 
 // number is the type of a field of PacingPolicy.
 type number interface{ ~int | ~int64 | ~float64 }

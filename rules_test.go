@@ -78,6 +78,7 @@ func TestPacingRulesInvalid(t *testing.T) {
 		{"neither", []PacingRule{{Host: "a.example"}, {Policy: ok}}, "rules[1]", PacingRule{Policy: ok}},
 		{"both", []PacingRule{{Host: "a.example", Domain: "a.example"}}, "rules[0]", PacingRule{Host: "a.example", Domain: "a.example"}},
 		{"a bad policy", []PacingRule{{Host: "a.example"}, {Domain: "b.example", Policy: PacingPolicy{Jitter: -0.5}}}, "rules[1].Policy.Jitter", -0.5},
+		{"a negative bandwidth", []PacingRule{{Host: "a.example", Policy: PacingPolicy{MaxBandwidth: -5}}}, "rules[0].Policy.MaxBandwidth", int64(-5)},
 		{"two rules for a host", []PacingRule{{Host: "a.example"}, {Host: "A.Example."}}, "rules[1].Host", "A.Example."},
 		{"two rules for a domain", []PacingRule{{Domain: "a.example"}, {Host: "a.example"}, {Domain: "a.example"}}, "rules[2].Domain", "a.example"},
 		{"an address as a domain", []PacingRule{{Domain: "192.0.2.1"}}, "rules[0].Domain", "192.0.2.1"},

@@ -33,6 +33,7 @@ type PoliteTransport struct {
 	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacing
 	policies       policySet  // the policy of each key
+	bandwidth      *bandwidth // the byte buckets of keys whose bandwidth is capped; nil when no policy caps it
 	fieldNotes     fieldNotes // unreadable rate-limit fields reported
 }
 
@@ -69,7 +70,9 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		t.ips = newResolveCache(cfg.resolver, cfg.limits.MaxResolved)
 	}
 	t.policies = policySet{def: cfg.pacing, rules: cfg.rules.merge(cfg.pacing), fn: cfg.policyFunc}
-
+	if t.policies.mayCap() {
+		t.bandwidth = newBandwidth(cfg.limits.MaxKeys)
+	}
 	if cfg.robotsTransport != nil {
 		t.robotsBase = cfg.robotsTransport
 	}
@@ -150,10 +153,12 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if !t.events.on() {
-		return t.send(tk, tg.pacingKey, out)
+		resp, err := t.send(tk, tg.pacingKey, out)
+		return t.capBody(ctx, tg.pacingKey, tg.policy, resp), err
 	}
 	waited := time.Since(asked)
 	resp, err := t.send(tk, tg.pacingKey, out)
+	resp = t.capBody(ctx, tg.pacingKey, tg.policy, resp)
 	// Reported after the call, which the hook must not delay.
 	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
 	if resp != nil {
@@ -185,6 +190,22 @@ func (t *PoliteTransport) send(tk ticket, key string, req *http.Request) (*http.
 		resp = nil
 	}
 	return resp, err
+}
+
+// capBody returns resp, its body read through the bucket of key, whose
+// policy is pol (nil: the transport's), when that policy caps the key's
+// bandwidth.
+func (t *PoliteTransport) capBody(ctx context.Context, key string, pol *PacingPolicy, resp *http.Response) *http.Response {
+	if t.bandwidth == nil || resp == nil {
+		return resp
+	}
+	if pol == nil {
+		pol = &t.policies.def
+	}
+	if rate := pol.bandwidth(); rate > 0 {
+		t.bandwidth.capBody(ctx, resp, key, rate)
+	}
+	return resp
 }
 
 // release ends tk's request to u, admitted to key, with o, and reports
