@@ -85,10 +85,14 @@
 // when no new link has been found for -idle-timeout (30s). -idle-timeout 0
 // means no idle timeout, for sites whose Crawl-delay or backoff is longer
 // than any timeout would be: the crawl then stops only at -max-pages, when
-// nothing is left, or when interrupted. Each of the
-// -concurrency workers (4) crawls one host at a time, one that the
-// transport's Ready reports ready to start a request now, and sleeps until
-// one is rather than waiting in the transport. A URL whose answer backs
+// nothing is left, or when interrupted. The URLs wait in a frontier
+// (package github.com/polite-go/polite/frontier), which hands each of the
+// -concurrency workers (4) a URL of a host that the transport's Ready
+// reports ready to start a request now, one per host at a time, so that
+// workers sleep until a host is ready rather than wait in the transport;
+// it fetches each host's robots.txt ahead of its first page, and drops the
+// URLs robots.txt refuses before they take a worker's turn. A URL whose
+// answer backs
 // its host off (429, or 5xx but 501 and 505) is queued again up to
 // -retries times (1), and is tried once the backoff is over.
 //
