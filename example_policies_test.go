@@ -103,3 +103,62 @@ func ExamplePacingPolicy_maxBandwidth() {
 	// Output:
 	// read 10500 bytes in 1s <nil>
 }
+
+// A link checker calls one host at most once a minute and the rest ten
+// times a second: a rule gives that host, and another a whole domain, a
+// policy of its own, merged over the transport's. Check shows the policy
+// in force for each request.
+func ExampleWithPacingRules() {
+	tr := polite.New(nil,
+		polite.WithRobotsMode(polite.RobotsOff),
+		polite.WithPacing(polite.PacingPolicy{BaseDelay: 100 * time.Millisecond}),
+		polite.WithPacingRules(
+			polite.PacingRule{Host: "status.example.com", Policy: polite.PacingPolicy{BaseDelay: time.Minute}},
+			polite.PacingRule{Domain: "cdn.example", Policy: polite.PacingPolicy{BaseDelay: 10 * time.Millisecond, MaxInFlight: 8}},
+		))
+	for _, u := range []string{"https://status.example.com/", "https://www.example.com/", "https://img.cdn.example/a.png"} {
+		req, _ := http.NewRequest("GET", u, nil)
+		d, err := tr.Check(req)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%s: base delay %v, %d in flight\n", u, d.Policy.BaseDelay, d.Policy.MaxInFlight)
+	}
+	// Output:
+	// https://status.example.com/: base delay 1m0s, 1 in flight
+	// https://www.example.com/: base delay 100ms, 1 in flight
+	// https://img.cdn.example/a.png: base delay 10ms, 8 in flight
+}
+
+// WithPacingFunc is a function that takes a pacing key, here a
+// registrable domain, and returns its limits.
+func ExampleWithPacingFunc() {
+	limits := map[string]polite.PacingPolicy{
+		"example.org": {BaseDelay: 5 * time.Second, MaxBandwidth: 100 << 10},
+	}
+	tr := polite.New(nil,
+		polite.WithRobotsMode(polite.RobotsOff),
+		polite.WithPacingKey(polite.PacingKeyDomain),
+		polite.WithPacingFunc(func(domain string) (polite.PacingPolicy, bool) {
+			p, ok := limits[domain]
+			return p, ok
+		}))
+	for _, u := range []string{"https://www.example.org/", "https://docs.example.org/", "https://example.net/"} {
+		req, _ := http.NewRequest("GET", u, nil)
+		r, err := tr.Ready(req)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		bandwidth := "no cap"
+		if r.Policy.MaxBandwidth > 0 {
+			bandwidth = fmt.Sprint(r.Policy.MaxBandwidth, " bytes a second")
+		}
+		fmt.Printf("%s: base delay %v, %s\n", u, r.Policy.BaseDelay, bandwidth)
+	}
+	// Output:
+	// https://www.example.org/: base delay 5s, 102400 bytes a second
+	// https://docs.example.org/: base delay 5s, 102400 bytes a second
+	// https://example.net/: base delay 1s, no cap
+}

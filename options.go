@@ -76,7 +76,7 @@ type config struct {
 	resolver        Resolver                          // the IP key's; nil: not the IP key
 	rules           *ruleIndex                        // WithPacingRules', unmerged; nil: none
 	policyFunc      func(string) (PacingPolicy, bool) // WithPacingFunc's; nil: none
-	newPacer        func(PacingPolicy) Pacer          // nil: the in-memory pacer
+	newPacer        func(Policies) Pacer              // nil: the in-memory pacer
 	robotsStore     RobotsStore                       // nil: none
 	robotsMode      RobotsMode                        // when robotsModeFunc is nil
 	robotsModeFunc  func(*url.URL) RobotsMode         // nil: robotsMode for every origin

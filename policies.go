@@ -86,6 +86,14 @@ func (ps *policySet) forKey(key string) (*PacingPolicy, error) {
 	return &ps.def, nil
 }
 
+// policyOf returns the policy in force for tg's key.
+func (t *PoliteTransport) policyOf(tg target) PacingPolicy {
+	if tg.policy != nil {
+		return *tg.policy
+	}
+	return t.policies.def
+}
+
 // policies returns the Policies that the transport's Pacer runs.
 func (ps *policySet) policies() Policies {
 	out := Policies{Default: ps.def}

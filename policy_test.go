@@ -158,7 +158,7 @@ func TestNewMemoryPacer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p, err := NewMemoryPacer(tt.p, 0)
+				p, err := NewMemoryPacer(Policies{Default: tt.p}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -207,7 +207,7 @@ func TestNewMemoryPacerInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewMemoryPacer(tt.p, tt.maxKeys)
+			p, err := NewMemoryPacer(Policies{Default: tt.p}, tt.maxKeys)
 			var ce *ConfigError
 			if p != nil || !errors.As(err, &ce) || ce.Option != "NewMemoryPacer" || ce.Field != tt.wantField {
 				t.Errorf("NewMemoryPacer = %v, %v; want a *ConfigError of NewMemoryPacer naming %q", p, err, tt.wantField)

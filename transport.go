@@ -81,8 +81,8 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	}
 	var p Pacer
 	if cfg.newPacer == nil {
-		p = newMemoryPacer(memoryPacerConfig(cfg.pacing, cfg.limits.MaxKeys))
-	} else if p = cfg.newPacer(cfg.pacing.Effective()); p == nil {
+		p = newMemoryPacer(memoryPacerConfig(t.policies.policies(), cfg.limits.MaxKeys))
+	} else if p = cfg.newPacer(t.policies.policies()); p == nil {
 		panic(&ConfigError{Option: "WithPacer", Reason: "the function returned a nil Pacer"})
 	}
 	t.pacer = newPacing(p, cfg.hooks)
