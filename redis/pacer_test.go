@@ -28,11 +28,11 @@ func freshPrefix() string { return fmt.Sprintf("t%d", prefixes.Add(1)) }
 
 func TestConformance(t *testing.T) {
 	newClient(t) // skips without a server
-	politetest.RunPacer(t, func(policy polite.PacingPolicy) polite.Pacer {
+	politetest.RunPacer(t, func(ps polite.Policies) polite.Pacer {
 		// Made inside the case's bubble, so that the client's timers and
 		// channels belong to it.
 		c := redis.NewClient(clientOptions(sock))
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(ps)
 		return closingPacer{p.(*pacer), c}
 	})
 }
