@@ -162,3 +162,29 @@ func ExampleWithPacingFunc() {
 	// https://docs.example.org/: base delay 5s, 102400 bytes a second
 	// https://example.net/: base delay 1s, no cap
 }
+
+// A program that gives the transport its own base sets the base's
+// DialContext to DialResolved, so that its connections go to the address
+// that the IP key names.
+func ExampleDialResolved() {
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "this is ", r.Host)
+	}))
+	defer server.Close()
+	_, port, _ := net.SplitHostPort(server.Listener.Addr().String())
+
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	base := &http.Transport{DialContext: polite.DialResolved(dialer.DialContext)}
+	defer base.CloseIdleConnections()
+	tr := polite.New(base, polite.WithPacingKeyIP(hostsFile{"site.test": "127.0.0.1"}))
+	resp, err := (&http.Client{Transport: tr}).Get("http://site.test:" + port + "/")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(string(body[:len(body)-len(port)-1]))
+	// Output:
+	// this is site.test
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 
@@ -20,7 +19,7 @@ import (
 type target struct {
 	origin     originKey     // whose robots.txt applies
 	pacingKey  string        // whose pace
-	addr       netip.Addr    // with the IP key, the address that pacingKey names and the dial goes to; else invalid
+	dial       *dialTarget   // with the IP key, the address that pacingKey names, which the dial goes to; else nil
 	policy     *PacingPolicy // the policy in force for pacingKey when some key's differs from the transport's; else nil
 	mode       RobotsMode    // what robots.txt does to the request
 	token      string        // product token that chooses the robots.txt group
@@ -45,7 +44,7 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 	tg.pacingKey = tg.origin.host // PacingKeyHost's, without working it out again
 	switch {
 	case t.ips != nil:
-		tg.pacingKey, tg.addr, err = t.ips.key(req.Context(), tg.origin.host)
+		tg.pacingKey, tg.dial, err = t.ips.key(req.Context(), tg.origin.host)
 		if err != nil {
 			return tg, true, err
 		}
@@ -235,18 +234,23 @@ func (t *PoliteTransport) PacingKey(u *url.URL) string {
 // that ctx ends is ctx's error, as RoundTrip would return them. With the
 // other keys it never fails.
 func (t *PoliteTransport) PacingKeyContext(ctx context.Context, u *url.URL) (string, error) {
+	k, _, err := t.pacingKeyOf(ctx, u)
+	return k, err
+}
+
+// pacingKeyOf is PacingKeyContext, with the IP key's dial target.
+func (t *PoliteTransport) pacingKeyOf(ctx context.Context, u *url.URL) (string, *dialTarget, error) {
 	switch {
 	case t.ips != nil:
 		h := hostKey(u)
 		if h == "" {
-			return "", fmt.Errorf("polite: %q names no host", u.Host)
+			return "", nil, fmt.Errorf("polite: %q names no host", u.Host)
 		}
-		k, _, err := t.ips.key(ctx, h)
-		return k, err
+		return t.ips.key(ctx, h)
 	case t.pacingKey != nil:
 		if k := t.pacingKey(u); k != "" {
-			return k, nil
+			return k, nil, nil
 		}
 	}
-	return hostKey(u), nil
+	return hostKey(u), nil, nil
 }

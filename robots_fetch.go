@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -228,15 +227,12 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	key, err := t.PacingKeyContext(ctx, req.URL)
+	key, dial, err := t.pacingKeyOf(ctx, req.URL)
 	if err != nil {
 		return nil, ticket{}, err
 	}
-	if t.ips != nil {
-		h := hostKey(req.URL)
-		if addr, err := netip.ParseAddr(key); err == nil && h != key {
-			req = req.WithContext(withDialTarget(ctx, h, addr))
-		}
+	if dial != nil {
+		req = req.WithContext(withDialTarget(ctx, dial))
 	}
 	tk, err := t.admit(ctx, key, 0)
 	if err != nil {

@@ -84,8 +84,11 @@ func (e *ResolveError) Error() string {
 func (e *ResolveError) Unwrap() error { return e.Err }
 
 // errNoAddress is a ResolveError's Err when the resolver answered with no
-// address.
-var errNoAddress = errors.New("the resolver returned no address")
+// address, and errResolverPanicked when it panicked.
+var (
+	errNoAddress        = errors.New("the resolver returned no address")
+	errResolverPanicked = errors.New("the resolver panicked")
+)
 
 // resolveCache holds the addresses of host names for the IP pacing key.
 // Each name has one entry; the first request that finds none, or finds it
@@ -94,15 +97,14 @@ type resolveCache struct {
 	r   Resolver
 	max int // soft bound on the entries kept, >= 1
 
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[string]*resolved // by canonical host name
 }
 
 // resolved is a host name's entry: a lookup under way, or its result.
 type resolved struct {
 	done    chan struct{} // closed when the lookup ended; the fields below are set before
-	addr    netip.Addr    // the address in force; invalid when the lookup failed
-	key     string        // addr.String()
+	dial    *dialTarget   // the host and the address in force; nil when the lookup failed
 	err     error         // why the lookup failed
 	expires time.Time     // when the entry must be looked up again
 }
@@ -111,17 +113,25 @@ func newResolveCache(r Resolver, max int) *resolveCache {
 	return &resolveCache{r: r, max: max, m: make(map[string]*resolved)}
 }
 
-// key returns the pacing key of host, a canonical host name, and the
-// address it names: the address in the cache, or the one a lookup within
-// ctx finds. It fails with a *ResolveError when the lookup fails, or with
-// ctx's error when ctx ends first.
-func (c *resolveCache) key(ctx context.Context, host string) (string, netip.Addr, error) {
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return host, ip, nil // a canonical IP host is its key
+// key returns the pacing key of host, a canonical host name, and where a
+// request to it must be dialled: the address in the cache, or the one a
+// lookup within ctx finds. The dial target is nil for a host that is an
+// address, which is its own key. key fails with a *ResolveError when the
+// lookup fails, or with ctx's error when ctx ends first.
+func (c *resolveCache) key(ctx context.Context, host string) (string, *dialTarget, error) {
+	if _, ok := addrOf(host); ok {
+		return host, nil, nil
 	}
+	c.mu.RLock()
+	e := c.m[host]
+	if e != nil && isDone(e.done) && e.err == nil && time.Now().Before(e.expires) {
+		c.mu.RUnlock()
+		return e.dial.key, e.dial, nil // the common case
+	}
+	c.mu.RUnlock()
 	for {
 		c.mu.Lock()
-		e := c.m[host]
+		e = c.m[host]
 		lead := e == nil || isDone(e.done) && !time.Now().Before(e.expires)
 		if lead {
 			prev := e
@@ -134,18 +144,18 @@ func (c *resolveCache) key(ctx context.Context, host string) (string, netip.Addr
 			select {
 			case <-e.done:
 			case <-ctx.Done():
-				return "", netip.Addr{}, ctx.Err()
+				return "", nil, ctx.Err()
 			}
 		}
 		if e.err == nil {
-			return e.key, e.addr, nil
+			return e.dial.key, e.dial, nil
 		}
 		if !isContextErr(e.err) {
-			return "", netip.Addr{}, &ResolveError{Host: host, Err: e.err}
+			return "", nil, &ResolveError{Host: host, Err: e.err}
 		}
 		// The context of the request that looked up ended; ours may not have.
 		if err := ctx.Err(); err != nil {
-			return "", netip.Addr{}, err
+			return "", nil, err
 		}
 	}
 }
@@ -153,48 +163,53 @@ func (c *resolveCache) key(ctx context.Context, host string) (string, netip.Addr
 // lookup resolves host into e, whose lookup the caller leads, and ends it.
 // prev is the entry e replaces, if any: when its address is still among
 // the answers, it stays the one in force. A lookup that ended with its
-// context leaves no entry, so that the next request looks up again.
+// context, or whose resolver panicked, leaves no entry, so that the next
+// request looks up again; those waiting for it are let go either way.
 func (c *resolveCache) lookup(ctx context.Context, host string, e, prev *resolved) {
+	e.err = errResolverPanicked // until the resolver returns
+	defer func() {
+		c.mu.Lock()
+		if (isContextErr(e.err) || e.err == errResolverPanicked) && c.m[host] == e {
+			delete(c.m, host)
+		}
+		close(e.done)
+		c.mu.Unlock()
+	}()
 	addrs, err := c.r.LookupNetIP(ctx, "ip", host)
 	now := time.Now()
 	switch {
 	case err == nil && len(addrs) == 0:
 		err = errNoAddress
 	case err == nil:
-		e.addr = addrs[0].Unmap()
-		if prev != nil && prev.addr.IsValid() {
+		addr := addrs[0].Unmap()
+		if prev != nil && prev.dial != nil {
 			for _, a := range addrs {
-				if a.Unmap() == prev.addr {
-					e.addr = prev.addr
+				if a.Unmap() == prev.dial.addr {
+					addr = prev.dial.addr
 				}
 			}
 		}
-		e.key, e.expires = e.addr.String(), now.Add(ResolveTTL)
+		e.dial, e.expires = &dialTarget{host: host, addr: addr, key: addr.String()}, now.Add(ResolveTTL)
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			err = ctxErr
 		}
-		e.err, e.expires = err, now.Add(resolveRetry)
+		e.expires = now.Add(resolveRetry)
 	}
-	c.mu.Lock()
-	if isContextErr(e.err) && c.m[host] == e {
-		delete(c.m, host)
-	}
-	close(e.done)
-	c.mu.Unlock()
+	e.err = err
 }
 
 // peek returns the pacing key in the cache for host, without a lookup, and
 // whether there is one.
 func (c *resolveCache) peek(host string) (string, bool) {
-	if _, err := netip.ParseAddr(host); err == nil {
+	if _, ok := addrOf(host); ok {
 		return host, true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if e := c.m[host]; e != nil && isDone(e.done) && e.err == nil {
-		return e.key, true
+		return e.dial.key, true
 	}
 	return "", false
 }
@@ -223,6 +238,16 @@ func (c *resolveCache) insert(host string, e *resolved) {
 	c.m[host] = e
 }
 
+// addrOf returns the address that host, a canonical host, is, if it is
+// one.
+func addrOf(host string) (netip.Addr, bool) {
+	if !mayBeIP(host) {
+		return netip.Addr{}, false // spares a name the parse's error
+	}
+	ip, err := netip.ParseAddr(host)
+	return ip, err == nil
+}
+
 func isDone(ch chan struct{}) bool {
 	select {
 	case <-ch:
@@ -238,33 +263,40 @@ func isContextErr(err error) bool {
 
 // dialTarget is what the transport puts in the context of a request whose
 // key is its server's address, for DialResolved: the host name, canonical,
-// and the address its key names.
+// the address its key names, and the key.
 type dialTarget struct {
 	host string
 	addr netip.Addr
+	key  string // addr.String()
 }
 
 type dialTargetKey struct{}
 
-// withDialTarget returns ctx carrying host's address for DialResolved.
-func withDialTarget(ctx context.Context, host string, addr netip.Addr) context.Context {
-	return context.WithValue(ctx, dialTargetKey{}, dialTarget{host: host, addr: addr})
+// withDialTarget returns ctx carrying tg for DialResolved.
+func withDialTarget(ctx context.Context, tg *dialTarget) context.Context {
+	return context.WithValue(ctx, dialTargetKey{}, tg)
+}
+
+// dialTargetOf returns the dial target ctx carries, or nil.
+func dialTargetOf(ctx context.Context) *dialTarget {
+	tg, _ := ctx.Value(dialTargetKey{}).(*dialTarget)
+	return tg
 }
 
 // keepDialTarget returns ctx carrying the dial target of from, if any.
 func keepDialTarget(ctx, from context.Context) context.Context {
-	if tg, ok := from.Value(dialTargetKey{}).(dialTarget); ok {
-		return context.WithValue(ctx, dialTargetKey{}, tg)
+	if tg := dialTargetOf(from); tg != nil {
+		return withDialTarget(ctx, tg)
 	}
 	return ctx
 }
 
 // sentKey returns the pacing key of req, a request the transport sends
-// itself: with the IP key, the address it carries for the dial, as it was
+// itself: with the IP key, the one its dial target carries, as it was
 // chosen before the request waited for its turn.
 func (t *PoliteTransport) sentKey(req *http.Request) string {
-	if tg, ok := req.Context().Value(dialTargetKey{}).(dialTarget); ok && t.ips != nil {
-		return tg.addr.String()
+	if tg := dialTargetOf(req.Context()); tg != nil && t.ips != nil {
+		return tg.key
 	}
 	return t.PacingKey(req.URL)
 }
@@ -283,7 +315,7 @@ func DialResolved(dial func(ctx context.Context, network, addr string) (net.Conn
 		dial = d.DialContext
 	}
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		if tg, ok := ctx.Value(dialTargetKey{}).(dialTarget); ok {
+		if tg := dialTargetOf(ctx); tg != nil {
 			if host, port, err := net.SplitHostPort(address); err == nil {
 				if h, _ := canonicalHost(host); h == tg.host {
 					address = net.JoinHostPort(tg.addr.String(), port)

@@ -323,8 +323,8 @@ func TestDialResolved(t *testing.T) {
 		got = network + " " + addr
 		return nil, errors.New("no")
 	})
-	ctx := withDialTarget(context.Background(), "a.example", netip.MustParseAddr("192.0.2.1"))
-	v6 := withDialTarget(context.Background(), "a.example", netip.MustParseAddr("2001:db8::1"))
+	ctx := withDialTarget(context.Background(), &dialTarget{host: "a.example", addr: netip.MustParseAddr("192.0.2.1")})
+	v6 := withDialTarget(context.Background(), &dialTarget{host: "a.example", addr: netip.MustParseAddr("2001:db8::1")})
 	for _, c := range []struct {
 		ctx        context.Context
 		addr, want string
@@ -389,6 +389,59 @@ func TestPacingKeyIPDials(t *testing.T) {
 			if _, err := client.Get("http://site-a.test:" + port + "/private"); !errors.Is(err, ErrRobotsBlocked) {
 				t.Errorf("GET /private = %v; want a refusal", err)
 			}
+		})
+	}
+}
+
+// BenchmarkPacingKeyIP is the cost of the IP key once a host's address
+// is cached, cycling through 1,000 hosts, and the lookups it made: one per
+// host (within ResolveTTL, which a run does not outlast), reported as
+// lookups/host. "roundtrip" is RoundTrip with the IP key over the
+// benchmarks' base that does nothing, robots.txt off, and "roundtrip/host
+// key" the same with the default key.
+func BenchmarkPacingKeyIP(b *testing.B) {
+	const hosts = 1000
+	table := map[string][]string{}
+	var urls []*url.URL
+	for i := range hosts {
+		h := fmt.Sprintf("h%d.example", i)
+		table[h] = []string{fmt.Sprintf("198.51.%d.%d", i/256, i%256)}
+		urls = append(urls, &url.URL{Scheme: "http", Host: h, Path: "/"})
+	}
+	r := newFakeResolver(table)
+	tr := New(newNopBase(""), WithUserAgent(benchUA), WithRobotsMode(RobotsOff),
+		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None, MaxInFlight: None}),
+		WithPacingKeyIP(r))
+	ctx := context.Background()
+	b.Run("key", func(b *testing.B) {
+		i := 0
+		loopCPU(b, func() {
+			if _, err := tr.PacingKeyContext(ctx, urls[i%hosts]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		})
+		b.ReportMetric(float64(r.total.Load())/hosts, "lookups/host")
+	})
+	hostKeyed := New(newNopBase(""), WithUserAgent(benchUA), WithRobotsMode(RobotsOff),
+		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None, MaxInFlight: None}))
+	for _, c := range []struct {
+		name string
+		tr   *PoliteTransport
+	}{{"roundtrip", tr}, {"roundtrip/host key", hostKeyed}} {
+		b.Run(c.name, func(b *testing.B) {
+			reqs := make([]*http.Request, hosts)
+			for i, u := range urls {
+				reqs[i] = benchRequest(b, u.String(), benchUA)
+			}
+			i := 0
+			loopCPU(b, func() {
+				if _, err := c.tr.RoundTrip(reqs[i%hosts]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			})
+			b.ReportMetric(float64(r.total.Load())/hosts, "lookups/host")
 		})
 	}
 }

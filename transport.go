@@ -137,8 +137,8 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		out.Header.Set("User-Agent", t.userAgent)
 	}
-	if tg.addr.IsValid() { // the IP key: the dial goes where the key says
-		out = out.WithContext(withDialTarget(ctx, tg.origin.host, tg.addr))
+	if tg.dial != nil { // the IP key: the dial goes where the key says
+		out = out.WithContext(withDialTarget(ctx, tg.dial))
 	}
 	// Nothing may come between the start and the call: what did would
 	// count as the server's latency, and a wait there would bring the
