@@ -154,11 +154,16 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if !t.events.on() {
 		resp, err := t.send(tk, tg.pacingKey, out)
-		return t.capBody(ctx, tg.pacingKey, tg.policy, resp), err
+		if t.bandwidth != nil && resp != nil {
+			t.capBody(ctx, tg.pacingKey, tg.policy, resp)
+		}
+		return resp, err
 	}
 	waited := time.Since(asked)
 	resp, err := t.send(tk, tg.pacingKey, out)
-	resp = t.capBody(ctx, tg.pacingKey, tg.policy, resp)
+	if t.bandwidth != nil && resp != nil {
+		t.capBody(ctx, tg.pacingKey, tg.policy, resp)
+	}
 	// Reported after the call, which the hook must not delay.
 	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
 	if resp != nil {
@@ -192,20 +197,16 @@ func (t *PoliteTransport) send(tk ticket, key string, req *http.Request) (*http.
 	return resp, err
 }
 
-// capBody returns resp, its body read through the bucket of key, whose
-// policy is pol (nil: the transport's), when that policy caps the key's
-// bandwidth.
-func (t *PoliteTransport) capBody(ctx context.Context, key string, pol *PacingPolicy, resp *http.Response) *http.Response {
-	if t.bandwidth == nil || resp == nil {
-		return resp
-	}
+// capBody has resp's body read through the bucket of key, whose policy
+// is pol (nil: the transport's), when that policy caps the key's
+// bandwidth. RoundTrip calls it only when some policy may.
+func (t *PoliteTransport) capBody(ctx context.Context, key string, pol *PacingPolicy, resp *http.Response) {
 	if pol == nil {
 		pol = &t.policies.def
 	}
 	if rate := pol.bandwidth(); rate > 0 {
 		t.bandwidth.capBody(ctx, resp, key, rate)
 	}
-	return resp
 }
 
 // release ends tk's request to u, admitted to key, with o, and reports
