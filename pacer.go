@@ -53,7 +53,8 @@ const maxInterned = 1024
 // host never delays another.
 type memoryPacer struct {
 	cfg    pacerConfig
-	def    *keyPolicy // the policy of keys with none of their own
+	def    *keyPolicy // the policy of keys with none of their own: defPol
+	defPol keyPolicy  // kept here, beside cfg, where the requests read it
 	clock  clock
 	shards [shardCount]pacerShard
 	size   atomic.Int64 // hosts in all shards; changed under the shard's mu
@@ -110,7 +111,8 @@ type hostState struct {
 // validated.
 func newMemoryPacer(cfg pacerConfig) *memoryPacer {
 	p := &memoryPacer{cfg: cfg, clock: newClock(), interned: make(map[PacingPolicy]*keyPolicy)}
-	p.def = &keyPolicy{delayPolicy: cfg.policy, maxInFlight: cfg.maxInFlight, policy: cfg.policies.Default}
+	p.defPol = keyPolicy{delayPolicy: cfg.policy, maxInFlight: cfg.maxInFlight, policy: cfg.policies.Default}
+	p.def = &p.defPol
 	for i := range p.shards {
 		p.shards[i].hosts = make(map[string]*hostState)
 	}

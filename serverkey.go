@@ -22,7 +22,7 @@ type Resolver interface {
 
 // ResolveTTL is how long the IP pacing key keeps a host name's address
 // before it looks it up again: 5 minutes, a common DNS record TTL. A
-// lookup that failed is retried after resolveRetry.
+// lookup that failed is tried again after 30 seconds.
 const ResolveTTL = 5 * time.Minute
 
 // resolveRetry is how long a failed lookup is remembered, so that the
@@ -48,9 +48,9 @@ const resolveRetry = 30 * time.Second
 // The connection goes to the address the key names: the transport puts
 // it in the context of the request it hands the base, and [DialResolved]
 // dials it. New(nil, WithPacingKeyIP(r)) builds its base that way, from
-// [http.DefaultTransport]; a program that gives its own base must set its
-// DialContext to DialResolved(its dial), or its connections may go to
-// another address of the name. A connection kept alive from before a
+// [http.DefaultTransport]; a program that gives its own base, or a
+// [WithRobotsTransport], must set its DialContext to DialResolved(its
+// dial), or its connections may go to another address of the name. A connection kept alive from before a
 // name's address changed may still carry requests to that name, paced by
 // the new key; and through a proxy, the proxy dials.
 //

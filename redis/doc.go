@@ -55,11 +55,12 @@
 // that the sections below tell of (a peek that writes nothing, the giving
 // back of a lease, the carrying of what a process did in an outage);
 // go-redis sends them by EVALSHA and loads them when the server lacks
-// them. The lease duration is a constant in their text, and the key's
-// policy (the transport's, or the key's own that polite.WithPacingRules or
-// polite.WithPacingFunc gives it) the last eight arguments of each call,
-// so that one set of scripts serves every policy: Pacers with the same
-// lease duration share them. Their clock is the server's TIME, the one
+// them. The policy and the lease duration are constants
+// in their text, so that a call passes only what changes; Pacers with the
+// same policy share the scripts. A key with a policy of its own, which
+// polite.WithPacingRules or polite.WithPacingFunc gives it, passes that
+// policy with each call instead, so that no policy costs a script of its
+// own. Their clock is the server's TIME, the one
 // clock of the fleet. Jitter draws are made by the caller and passed in,
 // so the scripts are deterministic.
 //

@@ -40,9 +40,8 @@ func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.Pol
 type pacer struct {
 	client   redis.UniversalClient
 	policies polite.Policies // their Default Effective
-	defArgs  []any           // policyArgs of the Default
 	o        options
-	scripts           // for the lease duration
+	scripts           // for the Default and the lease duration
 	admits   *batcher // sends the admissions
 	releases *batcher // sends the releases
 	servers  *servers // whether each server answers
@@ -50,7 +49,7 @@ type pacer struct {
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
 
-	ownArgs  sync.Map     // the policyArgs of the keys' own policies, by policy
+	ownArgs  sync.Map     // the ownPolicyArgs of the keys' own policies, by policy
 	ownCount atomic.Int32 // entries in ownArgs, at most maxOwnArgs
 
 	mu      sync.Mutex // guards watches
@@ -110,9 +109,8 @@ func newPacer(client redis.UniversalClient, ps polite.Policies, o options) *pace
 	p := &pacer{
 		client:   client,
 		policies: ps,
-		defArgs:  policyArgs(ps.Default),
 		o:        o,
-		scripts:  newScripts(o.lease),
+		scripts:  newScripts(ps.Default, o.lease),
 		admits:   &batcher{client: client, timeout: o.timeout},
 		releases: &batcher{client: client, timeout: o.timeout},
 		fallback: sync.OnceValue(func() polite.Pacer {
@@ -144,7 +142,7 @@ func (p *pacer) keys(key string) []string {
 // argv returns the arguments of a script: the instant for tests or "",
 // then extra; withPolicy ends them.
 func (p *pacer) argv(extra ...string) []any {
-	a := make([]any, 0, 1+len(extra)+2+8) // room for withCarry's and withPolicy's
+	a := make([]any, 0, 3+len(extra)) // room for withCarry's
 	if p.o.clock != nil {
 		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
 	} else {
@@ -172,20 +170,20 @@ func (p *pacer) policy(key string) polite.PacingPolicy {
 	return p.policies.For(key)
 }
 
-// withPolicy returns args with the arguments of key's policy after them,
-// which end every script's arguments.
+// withPolicy returns args, which it ends with the arguments of key's own
+// policy when key has one; the scripts hold the Default.
 func (p *pacer) withPolicy(key string, args []any) []any {
 	if p.policies.Override == nil {
-		return append(args, p.defArgs...)
+		return args
 	}
 	pol := p.policies.For(key)
 	if pol == p.policies.Default {
-		return append(args, p.defArgs...)
+		return args
 	}
 	if a, ok := p.ownArgs.Load(pol); ok {
 		return append(args, a.([]any)...)
 	}
-	a := policyArgs(pol)
+	a := ownPolicyArgs(pol)
 	if p.ownCount.Add(1) <= maxOwnArgs {
 		p.ownArgs.Store(pol, a)
 	}

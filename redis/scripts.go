@@ -3,6 +3,7 @@ package politeredis
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/polite-go/polite"
@@ -11,13 +12,13 @@ import (
 
 // The scripts run the delay policy of package polite (its delay.go) on a
 // key's state in Redis. Each Pacer has its own set, made by newScripts:
-// a first line that sets the constants of its lease duration as Lua
-// locals, then stateLua, which reads the key's policy from its arguments
-// and the state into locals and defines the policy's functions over them,
-// then the script's own part. Pacers with the same lease duration have the
-// same scripts, so the server holds one copy of each, whatever the
-// policies of their keys: a key's own policy (polite.Policies) costs no
-// script of its own.
+// a first line that sets the constants of its default policy and lease
+// duration as Lua locals, then stateLua, which reads the state into
+// locals and defines the policy's functions over them, then the script's
+// own part. Pacers with the same default policy and lease duration have
+// the same scripts, so the server holds one copy of each. A key with a
+// policy of its own (polite.Policies) passes it as arguments of each call
+// instead (see ownPolicyArgs): it costs no script of its own.
 //
 // The state is one string, a sequence of MessagePack values (Redis's
 // cmsgpack library), read with one GET and one unpack into locals, and
@@ -36,9 +37,9 @@ import (
 // script returns them as integer replies.
 //
 // KEYS[1] is the state's key. ARGV[1], in every script, is the instant for
-// tests, or "" to read the server's TIME. The last eight arguments of
-// every script are the key's policy (see policyArgs); a script's own
-// argument that was not sent before them counts as 0.
+// tests, or "" to read the server's TIME. When the last argument is
+// ownPolicyMark, the eight before it are the key's own policy; a script's
+// own argument that was not sent before them counts as 0.
 const stateLua = `
 local now
 if ARGV[1] ~= '' then
@@ -48,10 +49,13 @@ else
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local MAXRA, MAXLEVEL, RECOVER = 3600000000, 8, 5
-local NARG = #ARGV - 8
-local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN = tonumber(ARGV[NARG + 1]), tonumber(ARGV[NARG + 2]),
-  tonumber(ARGV[NARG + 3]), tonumber(ARGV[NARG + 4]), tonumber(ARGV[NARG + 5]), tonumber(ARGV[NARG + 6]),
-  tonumber(ARGV[NARG + 7]), tonumber(ARGV[NARG + 8])
+local NARG = #ARGV
+if ARGV[NARG] == '=policy' then
+  NARG = NARG - 9
+  BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN = tonumber(ARGV[NARG + 1]), tonumber(ARGV[NARG + 2]),
+    tonumber(ARGV[NARG + 3]), tonumber(ARGV[NARG + 4]), tonumber(ARGV[NARG + 5]), tonumber(ARGV[NARG + 6]),
+    tonumber(ARGV[NARG + 7]), tonumber(ARGV[NARG + 8])
+end
 
 local ls, u, fl, est, lvl, stk, bu, esc, lsig, spr, spru, n, nb, nra, L, T
 -- load reads the state, and fails when the stored value is not one: not
@@ -356,33 +360,48 @@ return run(function()
 end, false)
 `
 
-// scripts are the Lua scripts of a lease duration.
+// scripts are the Lua scripts of a default policy and a lease duration.
 type scripts struct {
 	admit, release, cancel, carry, peek *redis.Script
 }
 
-// newScripts returns the scripts of a lease duration: each after the line
-// that sets its constants.
-func newScripts(lease time.Duration) scripts {
-	head := "local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
+// newScripts returns the scripts of a default policy and a lease
+// duration: each after the line that sets their constants.
+func newScripts(policy polite.PacingPolicy, lease time.Duration) scripts {
+	head := "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN = " + strings.Join(policyValues(policy), ", ") + "\n" +
+		"local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
 	return scripts{admit: redis.NewScript(head + admitLua), release: redis.NewScript(head + releaseLua),
 		cancel: redis.NewScript(head + cancelLua), carry: redis.NewScript(head + carryLua),
 		peek: redis.NewScript(head + peekLua)}
 }
 
-// policyArgs returns the eight arguments that end a script's ARGV: the
-// fields of an Effective policy but MaxBandwidth, which the transport
-// keeps, in the order stateLua reads them. A field that is polite.None is
-// 0 there, and a MaxInFlight of None the largest int: no cap.
-func policyArgs(policy polite.PacingPolicy) []any {
+// policyValues returns the fields of an Effective policy but MaxBandwidth,
+// which the transport keeps, in the order stateLua names them. A field
+// that is polite.None is 0 there, and a MaxInFlight of None the largest
+// int: no cap.
+func policyValues(policy polite.PacingPolicy) []string {
 	us := func(d time.Duration) string { return strconv.FormatInt(noneAsZero(d).Microseconds(), 10) }
 	f := func(x float64) string { return strconv.FormatFloat(noneAsZero(x), 'g', -1, 64) }
 	maxIn := policy.MaxInFlight
 	if maxIn == polite.None {
 		maxIn = math.MaxInt
 	}
-	return []any{us(policy.BaseDelay), f(policy.Jitter), f(policy.LatencyFactor), us(policy.MaxDelay),
+	return []string{us(policy.BaseDelay), f(policy.Jitter), f(policy.LatencyFactor), us(policy.MaxDelay),
 		us(policy.MaxCrawlDelay), us(policy.BackoffBase), us(policy.MaxBackoff), strconv.Itoa(maxIn)}
+}
+
+// ownPolicyMark ends the arguments of a call for a key with a policy of
+// its own: a value that no argument of a script's own can take.
+const ownPolicyMark = "=policy"
+
+// ownPolicyArgs returns the arguments that end a call for a key with its
+// own policy: the policy's values, then ownPolicyMark.
+func ownPolicyArgs(policy polite.PacingPolicy) []any {
+	var a []any
+	for _, v := range policyValues(policy) {
+		a = append(a, v)
+	}
+	return append(a, ownPolicyMark)
 }
 
 // noneAsZero returns v, a field of a polite.PacingPolicy, or 0 for
