@@ -80,15 +80,17 @@ func WithPacingFunc(f func(key string) (PacingPolicy, bool)) Option {
 
 // ruleIndex holds the rules by name, for choose: a key's policy is found
 // by looking up its host, then each suffix of it that a Domain rule's
-// depth allows, longest first. A lookup hashes the name once: a filter of
+// depth allows, longest first; a name is looked up only when some rule's
+// name has as many labels. A lookup hashes the name once: a filter of
 // a few bits per name, which stays in the processor's caches, rules out
 // most names that have no rule, and the others are found by their hash in
 // a map and checked against the name.
 type ruleIndex struct {
 	seed   maphash.Seed
-	filter []uint64             // a Bloom filter of two bits per name, of the names' hashes
+	filter []uint64             // a Bloom filter of the names' hashes, two bits of one word each, 16 bits a name
 	names  map[uint64]ruleEntry // by the hash of the name
-	depths uint64               // bit n: a Domain rule has n labels (bit 63: 63 or more)
+	depths uint64               // bit n: a rule's name has n labels (bit 63: 63 or more)
+	domain uint64               // the same, of the Domain rules' names
 	rules  []PacingRule         // canonical, in the order given
 }
 
@@ -175,7 +177,7 @@ func (idx *ruleIndex) tryBuild(entries map[string]*ruleEntry, policy func(*Pacin
 	idx.seed = maphash.MakeSeed()
 	idx.filter = make([]uint64, bits/64)
 	idx.names = make(map[uint64]ruleEntry, len(entries))
-	idx.depths = 0
+	idx.depths, idx.domain = 0, 0
 	for name, e := range entries {
 		h := maphash.String(idx.seed, name)
 		if _, dup := idx.names[h]; dup {
@@ -185,9 +187,11 @@ func (idx *ruleIndex) tryBuild(entries map[string]*ruleEntry, policy func(*Pacin
 		if e.host != nil {
 			m.host = policy(e.host)
 		}
+		bit := uint64(1) << min(labels(name), 63)
+		idx.depths |= bit
 		if e.domain != nil {
 			m.domain = policy(e.domain)
-			idx.depths |= 1 << min(labels(name), 63)
+			idx.domain |= bit
 		}
 		idx.names[h] = m
 		idx.setFilter(h)
@@ -195,18 +199,22 @@ func (idx *ruleIndex) tryBuild(entries map[string]*ruleEntry, policy func(*Pacin
 	return true
 }
 
-// The two bits of the filter that a hash sets.
+// filterBits returns the word of the filter that a hash h falls in and
+// the two bits it sets there: one word, so that a look costs one cache
+// line at most.
+func (idx *ruleIndex) filterBits(h uint64) (word int, bits uint64) {
+	word = int(h & uint64(len(idx.filter)-1)) // a power of two
+	return word, 1<<(h>>58) | 1<<(h>>52&63)
+}
+
 func (idx *ruleIndex) setFilter(h uint64) {
-	mask := uint64(len(idx.filter)*64 - 1)
-	for _, b := range [2]uint64{h & mask, h >> 32 & mask} {
-		idx.filter[b/64] |= 1 << (b % 64)
-	}
+	w, b := idx.filterBits(h)
+	idx.filter[w] |= b
 }
 
 func (idx *ruleIndex) inFilter(h uint64) bool {
-	mask := uint64(len(idx.filter)*64 - 1)
-	b1, b2 := h&mask, h>>32&mask
-	return idx.filter[b1/64]&(1<<(b1%64)) != 0 && idx.filter[b2/64]&(1<<(b2%64)) != 0
+	w, b := idx.filterBits(h)
+	return idx.filter[w]&b == b
 }
 
 // merge returns the index with each rule's policy merged over base, an
@@ -245,24 +253,26 @@ func (idx *ruleIndex) lookup(name string) (ruleEntry, bool) {
 // It does not allocate.
 func (idx *ruleIndex) choose(key string) *PacingPolicy {
 	host := ruleHost(key)
-	if e, ok := idx.lookup(host); ok {
-		if e.host != nil {
-			return e.host
-		}
-		if e.domain != nil {
-			return e.domain
+	n := labels(host) // then the labels of host[i+1:] below, after its first dot
+	if idx.depths&(1<<min(n, 63)) != 0 {
+		if e, ok := idx.lookup(host); ok {
+			if e.host != nil {
+				return e.host
+			}
+			if e.domain != nil {
+				return e.domain
+			}
 		}
 	}
-	if idx.depths == 0 || mayBeIP(host) {
+	if idx.domain == 0 || mayBeIP(host) {
 		return nil
 	}
-	n := labels(host) // the labels of host[i+1:] below, after its first dot
 	for i := 0; i < len(host); i++ {
 		if host[i] != '.' {
 			continue
 		}
 		n--
-		if idx.depths&(1<<min(n, 63)) == 0 {
+		if idx.domain&(1<<min(n, 63)) == 0 {
 			continue
 		}
 		if e, ok := idx.lookup(host[i+1:]); ok && e.domain != nil {
