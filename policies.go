@@ -88,10 +88,10 @@ func (ps *policySet) forKey(key string) (*PacingPolicy, error) {
 
 // policyOf returns the policy in force for tg's key.
 func (t *PoliteTransport) policyOf(tg target) PacingPolicy {
-	if tg.policy != nil {
-		return *tg.policy
+	if tg.policy == nil {
+		tg.policy, _ = t.policies.forKey(tg.pacingKey) // targetOf found no error
 	}
-	return t.policies.def
+	return *tg.policy
 }
 
 // policies returns the Policies that the transport's Pacer runs.

@@ -20,7 +20,7 @@ type target struct {
 	origin     originKey     // whose robots.txt applies
 	pacingKey  string        // whose pace
 	dial       *dialTarget   // with the IP key, the address that pacingKey names, which the dial goes to; else nil
-	policy     *PacingPolicy // the policy in force for pacingKey when some key's differs from the transport's; else nil
+	policy     *PacingPolicy // the policy in force for pacingKey, when WithPacingFunc or a bandwidth cap needs it; else nil
 	mode       RobotsMode    // what robots.txt does to the request
 	token      string        // product token that chooses the robots.txt group
 	addUA      bool          // the transport sets its User-Agent, on a copy of the request
@@ -53,7 +53,9 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 			tg.pacingKey = k
 		}
 	}
-	if t.policies.custom() {
+	if t.policies.fn != nil || t.bandwidth != nil {
+		// WithPacingFunc's policy may be invalid, and a cap is applied to
+		// the body; rules alone are for the Pacer, which asks itself.
 		if tg.policy, err = t.policies.forKey(tg.pacingKey); err != nil {
 			return tg, true, err
 		}
