@@ -35,12 +35,17 @@ type PacingRule struct {
 // [WithPacingKeyIP] give, or the host part of [PacingKeyOrigin]'s
 // "scheme://host:port"; any other [PacingKeyFunc]'s keys likewise. The
 // most specific rule wins: a Host rule for the key's host, then the
-// Domain rule of the longest domain that holds it. Choosing costs a map
-// lookup or two per key whatever the number of rules (BENCHMARKS.md).
+// Domain rule of the longest domain that holds it. So with
+// PacingKeyDomain, whose key is "example.com" for "www.example.com", a
+// Host rule for www.example.com matches nothing; with the IP key, rules
+// name addresses. Choosing costs a hash for the key's host and each of its
+// suffixes that a rule's depth allows, whatever the number of rules
+// (BENCHMARKS.md §12); the in-memory pacer chooses once per key.
 //
 // Host and Domain are read as the transport reads a URL's host (lower
 // case, international names in their ASCII form, one trailing dot
-// dropped). A rule with neither or both, a name that names no host, a
+// dropped), without a scheme, port or path. A rule with neither or both,
+// a name that names no host or has a scheme, port or path, a
 // Domain that is an IP address, two rules for one Host or one Domain, or
 // an invalid Policy (see [PacingPolicy.Validate]) is an error, a
 // [*ConfigError] whose Field says which rule: "rules[2].Policy.BaseDelay".
@@ -128,6 +133,9 @@ func compileRules(rules []PacingRule) (*ruleIndex, error) {
 			field, name = ".Domain", r.Domain
 		}
 		h, ok := canonicalHost(name)
+		if _, isIP := parseIP(h); !isIP && strings.ContainsAny(h, ":/?#@ ") {
+			return nil, bad(field, name, "is not a host name: no scheme, port or path")
+		}
 		if !ok || strings.HasPrefix(h, ".") || strings.Contains(h, "..") {
 			return nil, bad(field, name, "names no host")
 		}

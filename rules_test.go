@@ -85,6 +85,8 @@ func TestPacingRulesInvalid(t *testing.T) {
 		{"an empty label", []PacingRule{{Domain: "a..example"}}, "rules[0].Domain", "a..example"},
 		{"a leading dot", []PacingRule{{Domain: ".example.com"}}, "rules[0].Domain", ".example.com"},
 		{"the root", []PacingRule{{Host: "."}}, "rules[0].Host", "."},
+		{"a port", []PacingRule{{Host: "example.com:8080"}}, "rules[0].Host", "example.com:8080"},
+		{"a URL", []PacingRule{{Domain: "https://example.com/"}}, "rules[0].Domain", "https://example.com/"},
 	} {
 		err := Validate(WithPacingRules(c.rules...))
 		var ce *ConfigError
