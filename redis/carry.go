@@ -65,7 +65,7 @@ func (p *pacer) giveBack(batch []orphan) []orphan {
 	defer cancel()
 	calls := make([]*call, len(batch))
 	for i, o := range batch {
-		calls[i] = &call{script: p.cancel, keys: p.keys(o.key), args: p.argv(o.id)}
+		calls[i] = &call{script: p.cancel, keys: p.keys(o.key), args: p.withPolicy(o.key, p.argv(o.id))}
 	}
 	if len(calls) > 0 {
 		runAll(ctx, p.client, calls)
@@ -165,7 +165,7 @@ func (p *pacer) carryAll() {
 			continue
 		}
 		ago, pause := p.memory(key)
-		calls = append(calls, &call{script: p.carry, keys: k, args: p.argv(ago, pause)})
+		calls = append(calls, &call{script: p.carry, keys: k, args: p.withPolicy(key, p.argv(ago, pause))})
 		carried = append(carried, key)
 	}
 	if len(calls) == 0 {

@@ -23,7 +23,7 @@ func (p *pacer) Ready(ctx context.Context, key, partition string, crawlDelay tim
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
-	r, err := reply(p.peek.Run(cctx, p.client, keys, p.argv(us(max(crawlDelay, 0)), partition)...))
+	r, err := reply(p.peek.Run(cctx, p.client, keys, p.withPolicy(key, p.argv(us(max(crawlDelay, 0)), partition))...))
 	if err != nil {
 		if ctx.Err() != nil {
 			return polite.KeyState{}, ctx.Err()
@@ -54,7 +54,7 @@ func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 			fromMemory = append(fromMemory, key)
 			continue
 		}
-		calls = append(calls, &call{script: p.peek, keys: keys, args: p.argv(us(floor))})
+		calls = append(calls, &call{script: p.peek, keys: keys, args: p.withPolicy(key, p.argv(us(floor)))})
 		called = append(called, key)
 	}
 	if len(calls) > 0 {
@@ -110,6 +110,7 @@ func (p *pacer) keyState(key string, r []int64) polite.KeyState {
 		ks.LastStart = now.Add(-µs(r[7]))
 		ks.Requests, ks.Backoffs, ks.RetryAfters = uint64(r[8]), uint64(r[9]), uint64(r[10])
 	}
-	ks.Busy = p.policy.MaxInFlight != polite.None && ks.InFlight >= p.policy.MaxInFlight || ks.Waiting > 0
+	ks.Policy = p.policy(key)
+	ks.Busy = ks.Policy.MaxInFlight != polite.None && ks.InFlight >= ks.Policy.MaxInFlight || ks.Waiting > 0
 	return ks
 }

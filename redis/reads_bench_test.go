@@ -17,7 +17,7 @@ import (
 // PoliteTransport.Ready and Check add, one goroutine.
 func BenchmarkReady(b *testing.B) {
 	c := newClient(b)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced()).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: unpaced()}).(*pacer)
 	ctx := context.Background()
 	for i := range 1000 {
 		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", "", 0)
@@ -46,7 +46,7 @@ func BenchmarkReady(b *testing.B) {
 // last, with the time per key.
 func BenchmarkStats(b *testing.B) {
 	c := newClient(b)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced()).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: unpaced()}).(*pacer)
 	ctx := context.Background()
 	for i := range statsKeys {
 		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", "", 0)

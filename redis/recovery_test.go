@@ -72,7 +72,7 @@ func TestGhostLease(t *testing.T) {
 	c := hungClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	keys := []string{"a", "b", "c", "d", "piped"}
 	if l, err := p.Acquire(context.Background(), "load", "", 0); err != nil { // the server has the script
@@ -117,7 +117,7 @@ func TestGhostLease(t *testing.T) {
 func TestTombstone(t *testing.T) {
 	c := newClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
 	ctx := context.Background()
 	if err := p.cancel.Run(ctx, c, p.keys("a"), p.argv("late")...).Err(); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestReleaseWithinContext(t *testing.T) {
 	c := hungClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(2*time.Second))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(2*time.Second))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -168,7 +168,7 @@ func TestLeaseGivenBackAfterOutage(t *testing.T) {
 	c := hungClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	l, err := p.Acquire(context.Background(), "a", "", 0)
 	if err != nil {
@@ -220,7 +220,7 @@ func TestCorruptState(t *testing.T) {
 				prefix := freshPrefix()
 				policy := polite.PacingPolicy{Jitter: polite.None, LatencyFactor: polite.None}
 				p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(prefix),
-					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(policy)
+					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(polite.Policies{Default: policy})
 				request := func() time.Time {
 					t.Helper()
 					l, err := p.Acquire(context.Background(), "a", "", 0)
@@ -266,7 +266,7 @@ func TestRecoveryKeepsPace(t *testing.T) {
 	const pace = 300 * time.Millisecond
 	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 50 * time.Millisecond
 	var (
 		mu     sync.Mutex
