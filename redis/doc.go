@@ -100,7 +100,9 @@
 // (see [WithPollInterval]). Fairness among the waiters of the fleet is not
 // first come, first served: whichever asks first after a start is allowed
 // gets it. When the next allowed start is at or past the request's
-// context deadline, Acquire fails at once with a [*polite.DeadlineError].
+// context deadline, Acquire fails at once with a [*polite.DeadlineError];
+// once the deadline has passed by the clock, it fails with the context's
+// error and sends nothing, even before the context's timer has fired.
 //
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).
@@ -155,7 +157,12 @@
 // in the memory of its process with [polite.NewMemoryPacer], says so once
 // through its logger (see [WithLogger]; by default it logs nothing), and
 // tries the server again at most once a second, going back to it when it
-// answers. Health is kept per server: for a Cluster, per primary, found
+// answers. A call that the request's context cuts short counts as a
+// failure only when it was on its way for a tenth of WithTimeout or more:
+// one cut sooner, as a call sent a moment before its request's deadline,
+// tells nothing of the server, and the lease it may have taken is given
+// back by a call that WithTimeout alone bounds, which judges the server
+// instead. Health is kept per server: for a Cluster, per primary, found
 // by the slot of the key, so that an outage of one primary moves only the
 // hosts whose keys it holds, and an answer from one primary brings back
 // only its own. [FailWhenUnreachable] makes Acquire fail instead.

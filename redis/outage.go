@@ -173,6 +173,29 @@ func reloader(client redis.UniversalClient) func() {
 	return nil
 }
 
+// ended returns why ctx has ended, or nil: ctx.Err(), or
+// context.DeadlineExceeded once its deadline has passed by the clock,
+// which on a busy machine comes before the timer that ends ctx fires.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// fairTry reports whether a call sent at sent, which its request's
+// context cut short, gave the server time to answer: a tenth of the
+// Pacer's timeout. Only then does it count against the server; a call cut
+// sooner, as one sent a moment before its request's deadline, tells
+// nothing of the server, and the lease it may have taken is given back
+// by a call bounded by the timeout alone, which judges the server.
+func (p *pacer) fairTry(sent time.Time) bool {
+	return time.Since(sent) >= p.o.timeout/10
+}
+
 // isReply reports whether err is a reply of the server (an error the
 // script or the command raised, which ran and changed nothing) rather
 // than a failure to reach it.

@@ -175,7 +175,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		}
 	}()
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := ended(ctx); err != nil {
 			return nil, err
 		}
 		h := p.servers.of(ctx, keys[0])
@@ -183,18 +183,20 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 			return p.alone(ctx, key, crawlDelay)
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
+		sent := time.Now()
 		r, err := p.acquire(ctx, key, keys, floor, id)
 		if err != nil {
-			switch ctx.Err() {
+			switch err := ended(ctx); err {
 			case context.Canceled:
-				return nil, ctx.Err()
+				return nil, err
 			case context.DeadlineExceeded:
 				// Redis did not answer within the request's deadline: the
-				// next requests should not wait for it either.
-				if !p.o.failClose {
+				// next requests should not wait for it either, if it had
+				// time to answer; if not, giving back the lease judges it.
+				if !p.o.failClose && p.fairTry(sent) {
 					h.failed(err)
 				}
-				return nil, ctx.Err()
+				return nil, err
 			}
 			if p.o.failClose {
 				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
