@@ -87,10 +87,13 @@
 // headers come. Release returns when its call is done, so that the next
 // Acquire sees what it changed, or when the request's context (the one
 // Acquire was given) ends, whichever is first. A Pacer sends up to four
-// admissions at once, each by its caller, and as many releases. The calls of either kind
-// made while four are on their way queue, then go together in one
-// pipeline, one round trip for all of them, sent by a goroutine that the
-// Pacer starts and that ends when the queue is empty. A request whose
+// admissions at once to each server, each by its caller, and as many
+// releases. The calls of either kind made while four are on their way to
+// their server queue, then go together in one pipeline, one round trip
+// for all of them, sent by a goroutine that the Pacer starts and that
+// ends when the queue is empty. Calls to one server never wait for calls
+// to another, nor share a pipeline with them, so that a primary of a
+// Cluster that does not answer holds up only its own keys. A request whose
 // context ends while its admission is queued leaves the queue; one whose
 // admission was sent, alone or in a pipeline, has the lease it took, or
 // may yet take, given back (see When Redis is unreachable). A
@@ -120,8 +123,8 @@
 // counts; Waiting and Busy count this process's waiting requests, the
 // only ones it knows. Stats reads the keys this process used last, at
 // most 1,000 (a set it keeps in its memory, touched at each start), with
-// the same script, all in one pipeline: one round trip to each server,
-// and the server's time per key (BENCHMARKS.md has both figures). Keys
+// the same script, in one pipeline to each server, the pipelines at once:
+// one round trip to each server, and the server's time per key (BENCHMARKS.md has both figures). Keys
 // that Redis has let expire are left out. Neither read is on a request's
 // path unless the caller puts it there.
 //
@@ -191,7 +194,7 @@
 // durations before and after the server's now (so that no clocks need
 // agree), each taken only if it is later than what Redis holds. A request
 // carries its own key's in its admission; the other keys go together in
-// one pipeline, at most once a probe interval. A server that comes back
+// one pipeline to each server, at most once a probe interval. A server that comes back
 // empty, as one restarted without persistence, so keeps the pace from the
 // starts made in memory. Requests in flight in memory are not carried:
 // for a moment the fleet may have more than MaxInFlight requests in

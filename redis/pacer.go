@@ -184,7 +184,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
 		sent := time.Now()
-		r, err := p.acquire(ctx, key, keys, floor, id)
+		r, err := p.acquire(ctx, h, key, keys, floor, id)
 		if err != nil {
 			switch err := ended(ctx); err {
 			case context.Canceled:
@@ -237,10 +237,11 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 }
 
 // acquire runs the admission script for a request to key, whose Redis
-// keys are keys, with Crawl-delay floor and lease id, and returns its
-// reply as integers. When the call fails or ctx ends after it was sent,
-// the lease it took, or may take when the server runs it, is given back.
-func (p *pacer) acquire(ctx context.Context, key string, keys []string, floor, id string) ([]int64, error) {
+// keys are keys on server h, with Crawl-delay floor and lease id, and
+// returns its reply as integers. When the call fails or ctx ends after it
+// was sent, the lease it took, or may take when the server runs it, is
+// given back.
+func (p *pacer) acquire(ctx context.Context, h *health, key string, keys []string, floor, id string) ([]int64, error) {
 	orphan := func(cmd *redis.Cmd) {
 		if cmd == nil {
 			return // never sent
@@ -255,7 +256,7 @@ func (p *pacer) acquire(ctx context.Context, key string, keys []string, floor, i
 	if p.carrying.Load() {
 		args, carried = p.withCarry(key, args)
 	}
-	cmd, err := p.admits.run(ctx, p.admit, keys, args, orphan)
+	cmd, err := p.admits.run(ctx, h.node, p.admit, keys, args, orphan)
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +442,7 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 			p.abandon(l.key, l.id)
 		}
 	}
-	cmd, err := p.releases.run(l.ctx, p.release, keys, p.argv(args...), orphan)
+	cmd, err := p.releases.run(l.ctx, h.node, p.release, keys, p.argv(args...), orphan)
 	if err != nil {
 		return polite.Change{} // the request's context ended; orphan gives the lease back
 	}
