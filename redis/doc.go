@@ -189,18 +189,20 @@
 // that admission, when it runs, admits nothing. The outcome of such a
 // request is lost. The goroutine that does this ends when none is left.
 //
-// What a process did in its memory in an outage is carried into Redis
-// when the key's server answers: the last start and the pause, as
-// durations before and after the server's now (so that no clocks need
-// agree), each taken only if it is later than what Redis holds. A request
-// carries its own key's in its admission; the other keys go together in
-// one pipeline to each server, at most once a probe interval. A server that comes back
+// What a process did in its memory in an outage is carried into Redis when
+// the key's server answers: the last start and the pause, as durations
+// before and after the server's now (so that no clocks need agree), each
+// taken only if it is later than what Redis holds. A request carries its
+// own key's in its admission; the other keys go together in one pipeline
+// to each server, at most once a probe interval. A server that comes back
 // empty, as one restarted without persistence, so keeps the pace from the
-// starts made in memory. Requests in flight in memory are not carried:
-// for a moment the fleet may have more than MaxInFlight requests in
-// flight on such a key. A process that has not yet found the server back
-// paces alone until it does; its last start in memory and the next start
-// in Redis may be closer than the pace.
+// starts made in memory. A request that still waits for its turn in memory
+// when the server answers asks Redis instead: once the process has found
+// the server back, it starts nothing more in memory. Requests
+// in flight in memory are not carried: for a moment the fleet may have
+// more than MaxInFlight requests in flight on such a key. A process that
+// has not yet found the server back paces alone until it does; its last
+// start in memory and the next start in Redis may be closer than the pace.
 //
 // A Cluster client reloads its slot map when a call fails: go-redis does
 // so by itself only after a MOVED, ASK or READONLY reply, or once the map

@@ -2,6 +2,7 @@ package politeredis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -180,7 +181,10 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 		}
 		h := p.servers.of(ctx, keys[0])
 		if !p.o.failClose && h.skip() {
-			return p.alone(ctx, key, crawlDelay)
+			if l, err := p.alone(ctx, h, key, crawlDelay); err != errBack {
+				return l, err
+			}
+			continue
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
 		sent := time.Now()
@@ -202,7 +206,7 @@ func (p *pacer) Acquire(ctx context.Context, key string, crawlDelay time.Duratio
 				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
 			h.failed(err)
-			return p.alone(ctx, key, crawlDelay)
+			continue // in memory, until the next probe
 		}
 		h.answered()
 		if p.carrying.Load() {
@@ -274,6 +278,10 @@ func (p *pacer) acquire(ctx context.Context, h *health, key string, keys []strin
 	return r, nil
 }
 
+// errBack says that the outage of a key's server ended while a request
+// waited in memory.
+var errBack = errors.New("politeredis: the server answers again")
+
 // reply returns the reply of a script as integers: its own, then 1 when
 // the script replaced a stored value that was not a state.
 func reply(cmd *redis.Cmd) ([]int64, error) {
@@ -304,11 +312,20 @@ func (p *pacer) repaired(key string, r []int64) {
 	}
 }
 
-// alone paces a request to key in this process's memory, and remembers
-// to carry what it did into Redis when the key's server answers again.
-func (p *pacer) alone(ctx context.Context, key string, crawlDelay time.Duration) (polite.Lease, error) {
+// alone paces a request to key in this process's memory while h, the
+// key's server, is down, and remembers to carry what it did into Redis
+// when the server answers again. When the outage ends while the request
+// waits, it returns errBack, for the request to ask Redis: the other
+// processes start there, and would not see its start in time.
+func (p *pacer) alone(ctx context.Context, h *health, key string, crawlDelay time.Duration) (polite.Lease, error) {
 	p.touch(key, crawlDelay)
-	l, err := p.fallback().Acquire(ctx, key, crawlDelay)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.outage(), cancel)()
+	l, err := p.fallback().Acquire(mctx, key, crawlDelay)
+	if err != nil && ctx.Err() == nil && mctx.Err() != nil {
+		return nil, errBack
+	}
 	if err == nil {
 		p.carryMu.Lock()
 		if _, ok := p.carries[key]; ok || len(p.carries) < maxCarries {

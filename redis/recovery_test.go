@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -337,4 +338,69 @@ func where(inRedis bool) string {
 		return "redis"
 	}
 	return "memory"
+}
+
+// TestWaiterInMemoryBackOnRedis ends an outage while a request waits in
+// memory for the pace from a start made there: the request starts through
+// Redis, which the other processes use again, no sooner than the pace from
+// the start in memory, rather than in memory, where they would not see
+// it. Before, it started in memory when its turn came there.
+func TestWaiterInMemoryBackOnRedis(t *testing.T) {
+	c := hungClient(t)
+	const pace = time.Second
+	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(200*time.Millisecond))(policy).(*pacer)
+	p.o.probe = 100 * time.Millisecond
+	acquire := func(key string) (polite.Lease, time.Time) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx, key, 0)
+		if err != nil {
+			t.Fatalf("Acquire(%s) = %v", key, err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		return l, time.Now()
+	}
+	acquire("load") // the server has the scripts
+
+	resume := stopped(t)
+	if l, _ := acquire("a"); isShared(l) { // the call fails, and the start is made in memory
+		t.Fatal("Acquire on a stopped server started through Redis")
+	}
+	memory := time.Now()
+	waiter := make(chan polite.Lease, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx, "a", 0) // waits in memory for the pace
+		if err != nil {
+			t.Errorf("Acquire(a) = %v", err)
+			close(waiter)
+			return
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		waiter <- l
+	}()
+	time.Sleep(50 * time.Millisecond)
+	resume()
+	time.Sleep(p.o.probe)
+	acquire("b") // the probe: the server answers again
+	l, ok := <-waiter
+	if !ok {
+		return
+	}
+	if !isShared(l) {
+		t.Fatal("the request that waited in memory when the outage ended started there; want Redis")
+	}
+	us, _ := strconv.ParseInt(l.(*lease).start, 10, 64)
+	if gap := time.UnixMicro(us).Sub(memory); gap < pace-30*time.Millisecond {
+		t.Errorf("start through Redis %v after the start in memory; want at least the pace, %v", gap, pace)
+	}
+}
+
+// isShared reports whether l was admitted by Redis rather than in memory.
+func isShared(l polite.Lease) bool {
+	_, ok := l.(*lease)
+	return ok
 }
