@@ -16,9 +16,10 @@ import (
 )
 
 // The tests of this file each hold up a call to a server that answers, in
-// one way that once made a Pacer take the server for down: a call's
-// failure must count against the server that failed, and only when that
-// server had time to answer.
+// one way that once made a Pacer take the server for down, or hold a
+// request past its context: a call's failure must count against the
+// server that failed, and only when that server had time to answer, and
+// no request waits for a call past its context.
 
 // loggedPacer returns a Pacer on c that paces with no delay, and what it
 // logs.
@@ -87,18 +88,24 @@ func TestDeadlinePassedBeforeCall(t *testing.T) {
 }
 
 // slowCalls is a go-redis hook that holds each command that match picks
-// for d, or until its context ends, as a slow server would.
+// for d, or until its context ends, as a slow server would; for d whatever
+// its context, when deaf.
 type slowCalls struct {
 	d     time.Duration
+	deaf  bool
 	match func(redis.Cmder) bool
 }
 
 func (h slowCalls) hold(ctx context.Context, cmds ...redis.Cmder) error {
+	done := ctx.Done()
+	if h.deaf {
+		done = nil
+	}
 	for _, cmd := range cmds {
 		if h.match(cmd) {
 			select {
 			case <-time.After(h.d):
-			case <-ctx.Done():
+			case <-done:
 				return ctx.Err()
 			}
 			return nil
@@ -283,4 +290,54 @@ func TestDeadPrimaryBlamedAlone(t *testing.T) {
 	}
 	outages(t, log, down)
 	inRedis(t, p, onUp)
+}
+
+// TestCallHeldPastContext has go-redis hold the Pacer's calls past their
+// requests' contexts: a Cluster client that looks up the server's
+// commands (under a lock and a context of its own of 5s) before its first
+// call, and a hook that ignores its context. Acquire, Ready and Release
+// return when the request's context ends, and the lease of the release
+// left behind is given back. Before, Acquire and Release waited for
+// go-redis.
+func TestCallHeldPastContext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	addrs := startCluster(t)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	c.OnNewNode(func(n *redis.Client) { // before the client makes any
+		n.AddHook(slowCalls{d: time.Second, deaf: true, match: func(cmd redis.Cmder) bool { return cmd.Name() == "command" }})
+	})
+	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(policy).(*pacer)
+	inTime := func(what string, f func(ctx context.Context)) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		f(ctx)
+		deadline, _ := ctx.Deadline()
+		if late := time.Since(deadline); late > 100*time.Millisecond {
+			t.Errorf("%s returned %v past its request's deadline", what, late)
+		}
+	}
+	inTime("Acquire", func(ctx context.Context) {
+		if _, err := p.Acquire(ctx, "a", 0); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Acquire while go-redis looks up the commands = %v; want the deadline", err)
+		}
+	})
+	inTime("Ready", func(ctx context.Context) { p.Ready(ctx, "a", 0) })
+
+	time.Sleep(time.Second) // the look-up ends
+	inTime("Release", func(ctx context.Context) {
+		l, err := p.Acquire(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AddHook(slowCalls{d: time.Second, deaf: true, match: script(p.release)})
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	})
+	eventually(t, 5*time.Second, "the lease given back", func() bool {
+		return leases(t, c, p.keys("a")[0]) == 0
+	})
 }

@@ -89,23 +89,28 @@
 // Acquire was given) ends, whichever is first. A Pacer sends up to four
 // admissions at once to each server, each by its caller, and as many
 // releases. The calls of either kind made while four are on their way to
-// their server queue, then go together in one pipeline, one round trip
-// for all of them, sent by a goroutine that the Pacer starts and that
-// ends when the queue is empty. Calls to one server never wait for calls
-// to another, nor share a pipeline with them, so that a primary of a
-// Cluster that does not answer holds up only its own keys. A request whose
-// context ends while its admission is queued leaves the queue; one whose
-// admission was sent, alone or in a pipeline, has the lease it took, or
-// may yet take, given back (see When Redis is unreachable). A
-// request that must wait sleeps on a timer, or until a request of the
-// same process to the same key is released, then asks again: one more
-// call per wake. A slot freed by another process is seen at the next poll
-// (see [WithPollInterval]). Fairness among the waiters of the fleet is not
-// first come, first served: whichever asks first after a start is allowed
-// gets it. When the next allowed start is at or past the request's
-// context deadline, Acquire fails at once with a [*polite.DeadlineError];
-// once the deadline has passed by the clock, it fails with the context's
-// error and sends nothing, even before the context's timer has fired.
+// their server queue, then go together in one pipeline, one round trip for
+// all of them, sent by a goroutine that the Pacer starts and that ends
+// when the queue is empty. With a Cluster client a call sent alone goes by
+// such a goroutine too, so that its caller stops waiting when the
+// request's context ends even when go-redis holds the call longer, as a
+// Cluster client holds every call while it looks up the server's commands,
+// under a context of its own of 5s, until a look-up succeeds. Calls to one
+// server never wait for calls to another, nor share a pipeline with them,
+// so that a primary of a Cluster that does not answer holds up only its
+// own keys. A request whose context ends while its admission is queued
+// leaves the queue; one whose admission was sent, alone or in a pipeline,
+// has the lease it took, or may yet take, given back (see When Redis is
+// unreachable). A request that must wait sleeps on a timer, or until a
+// request of the same process to the same key is released, then asks
+// again: one more call per wake. A slot freed by another process is seen
+// at the next poll (see [WithPollInterval]). Fairness among the waiters of
+// the fleet is not first come, first served: whichever asks first after a
+// start is allowed gets it. When the next allowed start is at or past the
+// request's context deadline, Acquire fails at once with a
+// [*polite.DeadlineError]; once the deadline has passed by the clock, it
+// fails with the context's error and sends nothing, even before the
+// context's timer has fired.
 //
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).

@@ -193,6 +193,12 @@ func (s *servers) anyDown() bool {
 	return down
 }
 
+// isCluster reports whether client is a Cluster client.
+func isCluster(client redis.UniversalClient) bool {
+	_, ok := client.(*redis.ClusterClient)
+	return ok
+}
+
 // reloader returns a function that makes client reload its slot map when
 // it is a Cluster client, or nil.
 func reloader(client redis.UniversalClient) func() {

@@ -24,9 +24,9 @@ import (
 // transport gives it that already, and a caller may leave fields zero for
 // their defaults. Every process that paces the same hosts must use the
 // same policy and the same options. Idle hosts' keys expire by themselves.
-// The Pacer keeps no goroutine running: the ones it starts to send queued
-// calls in pipelines end when the queue is empty (see Calls and waits in
-// the package documentation). It closes nothing; the client stays the
+// The Pacer keeps no goroutine running: the ones it starts to send its
+// calls end when their queue is empty (see Calls and waits in the package
+// documentation). It closes nothing; the client stays the
 // caller's. An invalid option makes NewPacer panic with a
 // [*polite.ConfigError].
 func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.PacingPolicy) polite.Pacer {
@@ -103,8 +103,8 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		policy:   policy,
 		o:        o,
 		scripts:  newScripts(policy, o.lease),
-		admits:   &batcher{client: client, timeout: o.timeout},
-		releases: &batcher{client: client, timeout: o.timeout},
+		admits:   &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
+		releases: &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
 		fallback: sync.OnceValue(func() polite.Pacer {
 			p, err := polite.NewMemoryPacer(policy, 0)
 			if err != nil {

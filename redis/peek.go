@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
 )
 
 // Ready implements [polite.ReadyPacer]: one call, peekLua, which reads
@@ -23,7 +24,13 @@ func (p *pacer) Ready(ctx context.Context, key string, crawlDelay time.Duration)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
-	r, err := reply(p.peek.Run(cctx, p.client, keys, p.argv(us(max(crawlDelay, 0)))...))
+	cmd, err := within(cctx, func(ctx context.Context) *redis.Cmd {
+		return p.peek.Run(ctx, p.client, keys, p.argv(us(max(crawlDelay, 0)))...)
+	})
+	var r []int64
+	if err == nil {
+		r, err = reply(cmd)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return polite.KeyState{}, ctx.Err()
