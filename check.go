@@ -46,7 +46,8 @@ type Decision struct {
 // origin's robots.txt if needed (waiting for the host's turn, like any
 // fetch), matches req against it, and reports the pace. It does not close
 // req's body. It fails when req's URL is not http or https, when req's
-// context ends first, or with the error of a [RobotsStore] or a
+// context has ended, before any other work and whatever robots.txt would
+// say, or ends first, or with the error of a [RobotsStore] or a
 // [ReadyPacer] that failed.
 //
 // Crawlers can use Check to drop disallowed URLs before queueing them.

@@ -2,6 +2,8 @@ package polite
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"testing"
@@ -80,17 +82,90 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckErrors checks what Check fails with: a URL that is not http or
+// https, and a context that has ended, whatever robots.txt would say and
+// whether or not the file is cached.
 func TestCheckErrors(t *testing.T) {
-	tr := New(site(""), quick...)
-	req, _ := http.NewRequest("GET", "ftp://h/x", nil)
-	if _, err := tr.Check(req); err == nil {
-		t.Error("Check(ftp://h/x) succeeded; want an error")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	req, _ = http.NewRequestWithContext(ctx, "GET", "http://h/x", nil)
-	if _, err := tr.Check(req); err != context.Canceled {
-		t.Errorf("Check with a cancelled context = %v; want context.Canceled", err)
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		url    string
+		mode   RobotsMode
+		cached bool // robots.txt fetched before the call
+		want   error
+	}{
+		{"cancelled, robots.txt not fetched", cancelled, "http://h/x", RobotsEnforce, false, context.Canceled},
+		{"cancelled, robots.txt cached", cancelled, "http://h/x", RobotsEnforce, true, context.Canceled},
+		{"cancelled, robots.txt off", cancelled, "http://h/x", RobotsOff, false, context.Canceled},
+		{"cancelled, /robots.txt itself", cancelled, "http://h/robots.txt", RobotsEnforce, false, context.Canceled},
+		{"deadline passed", expired, "http://h/x", RobotsEnforce, false, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := site("User-agent: *\nDisallow: /\n")
+			tr := New(base, opts(WithRobotsMode(tt.mode))...)
+			if tt.cached {
+				req, _ := http.NewRequest("GET", tt.url, nil)
+				if _, err := tr.Check(req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fetches := base.count("/robots.txt")
+			req, _ := http.NewRequestWithContext(tt.ctx, "GET", tt.url, nil)
+			if _, err := tr.Check(req); err != tt.want {
+				t.Errorf("Check = %v; want %v", err, tt.want)
+			}
+			if n := base.count("/robots.txt") - fetches; n != 0 {
+				t.Errorf("Check with an ended context fetched robots.txt %d times; want 0", n)
+			}
+		})
+	}
+	t.Run("not http or https", func(t *testing.T) {
+		req, _ := http.NewRequest("GET", "ftp://h/x", nil)
+		if _, err := New(site(""), quick...).Check(req); err == nil {
+			t.Error("Check(ftp://h/x) succeeded; want an error")
+		}
+	})
+}
+
+// TestEndedContextStartsNoFetch checks that requests whose context has
+// ended before the call start no robots.txt fetch and leave no entry in
+// the cache, through each way in.
+func TestEndedContextStartsNoFetch(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(*PoliteTransport, *http.Request) error
+	}{
+		{"Check", func(tr *PoliteTransport, req *http.Request) error { _, err := tr.Check(req); return err }},
+		{"RoundTrip", func(tr *PoliteTransport, req *http.Request) error { _, err := tr.RoundTrip(req); return err }},
+		{"Robots", func(tr *PoliteTransport, req *http.Request) error { _, err := tr.Robots(req); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := site("")
+				tr := New(base, quick...)
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				for i := range 200 {
+					req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://h%d.example/x", i), nil)
+					if err := tt.call(tr, req); !errors.Is(err, context.Canceled) {
+						t.Fatalf("%s with a cancelled context = %v; want context.Canceled", tt.name, err)
+					}
+				}
+				synctest.Wait()
+				if n := len(base.requests()); n != 0 {
+					t.Errorf("200 calls with cancelled contexts sent %d requests; want 0", n)
+				}
+				if n := cached(t, tr.robots); n != 0 {
+					t.Errorf("the robots cache holds %d origins; want 0", n)
+				}
+			})
+		})
 	}
 }
 

@@ -20,10 +20,12 @@ type verdict struct {
 
 // decide decides a request to u, with target tg, against its origin's
 // robots.txt, fetching the file first if needed. RoundTrip and Check both
-// decide through it. It fails only when ctx ends first, or with the error
-// of a RobotsStore that failed.
+// decide through it. It fails when ctx has ended, before anything else, or
+// ends first, or with the error of a RobotsStore that failed.
 func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (verdict, error) {
-	switch {
+	switch err := ctx.Err(); {
+	case err != nil:
+		return verdict{}, err
 	case tg.mode == RobotsOff:
 		return verdict{allowed: true, off: true}, nil
 	case tg.robotsPath:
@@ -49,7 +51,9 @@ func match(r *robotsRecord, token string, u *url.URL) verdict {
 			v.allowed = true // no rule applies: spare building the path
 			break
 		}
-		v.allowed, v.rule = v.binding.Decide(u.RequestURI())
+		if path, ok := robotstxt.RequestPath(u); ok { // else refused: targetOf fails first
+			v.allowed, v.rule = v.binding.Decide(path)
+		}
 	}
 	return v
 }

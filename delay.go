@@ -56,10 +56,20 @@ type paceState struct {
 }
 
 // pace is the least gap between two starts to s at now, before jitter: the
-// pace of the package documentation's formula, where floor is the
-// Crawl-delay of the request about to start. baseDelay bounds it below even
-// when maxDelay is smaller.
+// larger of paceWithoutSpread and a low quota's spread while its window
+// lasts.
 func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
+	d := p.paceWithoutSpread(s, now, floor)
+	if now < s.spreadUntil {
+		d = max(d, s.spread)
+	}
+	return d
+}
+
+// paceWithoutSpread is the pace of the package documentation's formula,
+// where floor is the Crawl-delay of the request about to start. baseDelay
+// bounds it below even when maxDelay is smaller.
+func (p *delayPolicy) paceWithoutSpread(s *paceState, now instant, floor time.Duration) time.Duration {
 	d := max(p.baseDelay, time.Duration(p.latencyFactor*float64(s.est)))
 	for range s.levelAt(now) {
 		if d >= p.maxDelay {
@@ -67,22 +77,22 @@ func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.
 		}
 		d *= 2
 	}
-	d = max(min(d, p.maxDelay), p.baseDelay, min(floor, p.maxCrawlDelay))
-	if now < s.spreadUntil {
-		d = max(d, s.spread)
-	}
-	return d
+	return max(min(d, p.maxDelay), p.baseDelay, min(floor, p.maxCrawlDelay))
 }
 
 // nextAllowed is the earliest start to s that the pace and any backoff
 // allow, for a request with Crawl-delay floor. The gap after a request is
 // at least its own Crawl-delay too, so that a request that knows none, a
 // robots.txt fetch or the first request to another origin of the host,
-// still waits the Crawl-delay the host's last request knew.
+// still waits the Crawl-delay the host's last request knew. The jitter
+// never carries a quota's spread past the end of its window.
 func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration) instant {
 	t := s.blockedUntil
 	if s.started {
-		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
+		t = max(t, s.lastStart.add(p.jittered(p.paceWithoutSpread(s, now, max(floor, s.floor)), s.u)))
+		if now < s.spreadUntil {
+			t = max(t, min(s.lastStart.add(p.jittered(s.spread, s.u)), s.spreadUntil))
+		}
 	}
 	return t
 }

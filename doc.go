@@ -27,15 +27,24 @@
 // as a browser writes it, with the configured User-Agent and no header of
 // the request that caused it. It is paced like any request to its host, and
 // the page waits its turn after it. [WithRobotsTimeout] bounds the whole
-// fetch, redirects included, from the moment its first request may start.
-// A caller that stops waiting does not cancel it for the others. What it
-// finds:
+// fetch, redirects included, from the moment its first request may start,
+// even through a base that does not heed its context.
+// A caller that stops waiting does not cancel it for the others; when the
+// last one stops before the fetch's first request has started, the fetch
+// is called off, and a request whose deadline falls before that start, or
+// whose context has ended, starts none. What it finds:
 //
 //   - 2xx: the first 500 KiB are parsed and the rest ignored (§2.5). Lines
 //     that cannot be read are skipped; the others still bind (§2.3.1.5).
 //   - 3xx: up to 5 redirects are followed, to any http or https URL; the
 //     rules found apply to the original origin (§2.3.1.2). A sixth redirect
-//     means unavailable.
+//     means unavailable. Nothing that the base adds reaches another host
+//     (another scheme or port of the origin's host is the same server): a
+//     redirect to one goes through [WithRobotsTransport]'s transport when
+//     it is set, and through the base when that is an [*http.Transport],
+//     which adds no header of its own. Through any other base it is not
+//     followed, and the file is unreachable, with an error that names
+//     WithRobotsTransport.
 //   - 4xx other than 429: unavailable; every URL is allowed (§2.3.1.3).
 //   - 429, 5xx, a network error, a timeout, or a base transport that panics
 //     or answers without a response: unreachable. The host is backed off as
@@ -49,9 +58,12 @@
 // User-Agent ("MyBot" for "MyBot/1.0 (+https://example.com/bot)"), compared
 // exactly and without regard to case; groups naming the same token are
 // combined; with none, the "*" group binds; with no "*" group, nothing is
-// disallowed (§2.2.1). A URL's escaped path and query are matched, with
-// percent-encoding normalised on both sides; the longest matching rule
-// wins, and Allow wins a tie (§2.2.2). /robots.txt itself is always allowed.
+// disallowed (§2.2.1). The path and query the server receives are
+// matched ([robotstxt.RequestPath]: a URL's escaped path and query, or the
+// path of the request-target an Opaque URL holds, whose authority must be
+// the URL's own and which must name a path), with percent-encoding
+// normalised on both sides; the longest matching rule wins, and Allow
+// wins a tie (§2.2.2). /robots.txt itself is always allowed.
 // A refused request never reaches the network: RoundTrip returns a
 // [*RobotsBlockedError], which matches [ErrRobotsBlocked]. Package
 // [robotstxt] gives the same reader and matcher without a transport, and
@@ -72,15 +84,16 @@
 // scheme and port ([WithPacingKey] chooses another). A request starts no
 // sooner than
 //
-//	max(lastStart + pace·(1 + Jitter·U), blockedUntil)
-//	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay), spread)
+//	max(lastStart + pace·(1 + Jitter·U), min(lastStart + spread·(1 + Jitter·U), spreadEnd), blockedUntil)
+//	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay))
 //
 // where U is uniform in [0,1) and drawn once per start, latency is a
 // smoothed time to response headers (it rises at once and decays by
 // halves), level is the backoff level, CrawlDelay is the larger of the
 // robots.txt Crawl-delays of this request's group and of the last request
 // to the key (so that a robots.txt fetch, which knows none, still waits
-// it), and spread is a rate limit's (below). At most MaxInFlight
+// it), and spread is a rate limit's until spreadEnd, the end of its
+// window (below): the jitter never carries it past. At most MaxInFlight
 // requests per key are in flight (until their response headers arrive),
 // and waiting requests start in the order they came.
 //

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -303,10 +304,106 @@ func TestRobotsTimeoutBoundsTheWholeFetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			synctest.Wait() // the base returns, and its slot is released
 			s := statsOf(t, tr)[0]
 			if !d.Allowed || d.Robots.Err == nil || s.Level != 1 || s.Latency != 0 {
 				t.Errorf("allowed %v, Robots.Err %v, level %d, latency %v; want allowed, unreachable, level 1 and no latency sample",
 					d.Allowed, d.Robots.Err, s.Level, s.Latency)
+			}
+		})
+	})
+}
+
+// TestRobotsTimeoutWithABaseThatIgnoresItsContext checks that a robots.txt
+// fetch through a base that holds it past WithRobotsTimeout, heedless of
+// the context, lets its waiters go at the timeout, and the file counts as
+// unreachable. The request keeps its slot while the base holds it, for
+// one more timeout at most, and is then released once, as a timeout: the
+// host backs off as for any timeout, and the late answer is no latency
+// sample. Its body is closed.
+func TestRobotsTimeoutWithABaseThatIgnoresItsContext(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	tests := []struct {
+		name  string
+		late  time.Duration // when the base answers
+		freed time.Duration // when the slot is released
+	}{
+		{"the base answers within another timeout", 400 * time.Millisecond, 400 * time.Millisecond},
+		{"the base holds the request longer", 3 * time.Second, 2 * timeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lateBody := newBody("User-agent: *\nDisallow: /private\n")
+				base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+					if r.URL.Path == "/robots.txt" {
+						time.Sleep(tt.late) // the context ended before
+						resp := respond(r, 200, "")
+						resp.Body = lateBody
+						return resp, nil
+					}
+					return respond(r, 200, "ok"), nil
+				}}
+				var cp *countingPacer
+				tr := New(base, opts(WithRobotsTimeout(timeout), WithPacer(func(p PacingPolicy) Pacer {
+					mp, _ := NewMemoryPacer(p, 0)
+					cp = &countingPacer{Pacer: &externalOnly{mp}}
+					return cp
+				}))...)
+				released := func() []Outcome {
+					synctest.Wait()
+					cp.mu.Lock()
+					defer cp.mu.Unlock()
+					return slices.Clone(cp.released)
+				}
+				t0 := time.Now()
+				req, _ := http.NewRequest("GET", "http://h/private", nil)
+				d, err := tr.Check(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(t0); took != timeout || !d.Allowed || !errors.Is(d.Robots.Err, context.DeadlineExceeded) {
+					t.Errorf("Check = Allowed %v, Robots.Err %v after %v; want allowed, a timeout, after %v", d.Allowed, d.Robots.Err, took, timeout)
+				}
+				time.Sleep(tt.freed - timeout - time.Nanosecond)
+				if got := released(); len(got) != 0 {
+					t.Errorf("released with %+v at +%v, while the base holds the request; want it kept until +%v", got, time.Since(t0), tt.freed)
+				}
+				time.Sleep(time.Nanosecond)
+				if got := released(); len(got) != 1 || !got[0].TimedOut {
+					t.Errorf("at +%v, released with %+v; want once, as a timeout", time.Since(t0), got)
+				}
+				time.Sleep(tt.late)
+				if got := released(); len(got) != 1 {
+					t.Errorf("after the base answered, released with %+v; want once", got)
+				}
+				if n := lateBody.closes.Load(); n != 1 {
+					t.Errorf("the late robots.txt body was closed %d times; want once", n)
+				}
+			})
+		})
+	}
+	t.Run("the page", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path == "/robots.txt" {
+					time.Sleep(3 * time.Second)
+				}
+				return respond(r, 200, "ok"), nil
+			}}
+			tr := New(base, opts(WithRobotsTimeout(timeout))...)
+			resp, err := get(tr, "http://h/page", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			s := statsOf(t, tr)[0]
+			if s.Latency != 0 || s.Level != 1 || s.InFlight != 0 {
+				t.Errorf("latency %v, level %d, %d in flight; want no latency sample, level 1, none in flight", s.Latency, s.Level, s.InFlight)
+			}
+			// The page waits out the timeout's backoff, and nothing more.
+			if hits := base.hitList(); !hits[len(hits)-1].at.Equal(s.PausedUntil) {
+				t.Errorf("the page started at %v; want %v, the end of the backoff", hits[len(hits)-1].at, s.PausedUntil)
 			}
 		})
 	})

@@ -142,11 +142,15 @@ func WithRobotsTTL(d time.Duration) Option {
 	})
 }
 
-// WithRobotsTimeout bounds each request of a robots.txt fetch (a redirect
-// makes another), from sending it to reading its body (default 10s); past it
-// the file counts as unreachable. Waiting for the host's turn is not
-// counted: a host paused by a backoff is not unreachable. Values below 1ns
-// are an error.
+// WithRobotsTimeout bounds a robots.txt fetch, redirects included, from
+// sending its first request to reading the last body (default 10s); past
+// it the file counts as unreachable. Waiting for the host's first turn is
+// not counted: a host paused by a backoff is not unreachable. The fetch
+// ends at the timeout even through a base that does not heed the
+// request's context; the request keeps its slot of the host's MaxInFlight
+// while the base holds it, for one more timeout at most, and the base's
+// goroutine closes whatever it returns later. Values below 1ns are an
+// error.
 func WithRobotsTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if err := positive("WithRobotsTimeout", d); err != nil {
@@ -227,6 +231,14 @@ func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
 // base transport. Use it when the base adds credentials (an x/oauth2
 // Transport, an API key header) that a robots.txt fetch should not carry:
 // give it the transport under the credentials. Nil means the base.
+//
+// A robots.txt that redirects to another host than its origin's (another
+// scheme or port of that host is the same server) is followed through rt.
+// Without rt, it is followed through the base only when the base is an
+// [*http.Transport], which adds no header of its own; any other base may
+// add credentials that the other host must not see, so the redirect is
+// not followed and the file is unreachable ([FailOpen] and [FailClosed]
+// apply), with an error that names this option.
 func WithRobotsTransport(rt http.RoundTripper) Option {
 	return optionFunc(func(c *config) error {
 		c.robotsTransport = rt

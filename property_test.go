@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,8 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,15 +25,18 @@ import (
 
 // TestTransportProperties drives a PoliteTransport, on synctest's fake
 // clock, through random configurations and random traffic over many hosts:
-// concurrent requests with and without bodies, cancelled at random moments
-// or under deadlines, answered after random latencies with 2xx, 404, 429
-// and 503 with and without Retry-After (seconds and HTTP-dates), other
-// 5xx, reset connections, panics, (nil, nil) and a response together with
-// an error; robots.txt files whose Crawl-delay changes from one fetch to
-// the next, or that answer 404, 429, 503, a reset or a panic. The Limits
-// are small, so that hosts and robots.txt files are forgotten and fetched
-// again. What the base transport saw, and what RoundTrip returned, must
-// keep these invariants, which checkTransportSequence states exactly:
+// concurrent requests with and without bodies, some with opaque URLs,
+// cancelled before the call, at random moments or under deadlines,
+// answered after random latencies with 2xx, 404, 429 and 503 with and
+// without Retry-After (seconds and HTTP-dates), other 5xx, reset
+// connections, panics, (nil, nil) and a response together with an error;
+// robots.txt files whose Crawl-delay changes from one fetch to the next,
+// or that answer 404, 429, 503, a reset or a panic; and in some seeds a
+// host paused for an hour, then sent a burst of requests with short
+// deadlines to many of its origins. The Limits are small, so that hosts
+// and robots.txt files are forgotten and fetched again. What the base
+// transport saw, and what RoundTrip returned, must keep these invariants,
+// which checkTransportSequence states exactly:
 //
 //   - in flight: no host has more than MaxInFlight requests in the base;
 //   - gaps: consecutive starts to a host are at least its floor apart;
@@ -45,6 +51,12 @@ import (
 //     does a disallowed URL of an origin whose robots.txt always answers;
 //   - liveness: every request ends, and then no host has a request in
 //     flight or waiting;
+//   - bounds, at every request's arrival: no robots.txt fetch runs that no
+//     request waits for and the base does not hold; the robots cache holds
+//     at most twice the larger of MaxOrigins and the most fetches that can
+//     have run at once, plus the requests under way; and the goroutines
+//     are at most one per request under way, one per fetch, and one per
+//     robots.txt request in the base, with its own;
 //   - goroutines: none is left behind (synctest.Test fails a bubble that
 //     leaves one blocked; goleak checks outside the bubbles).
 //
@@ -187,6 +199,8 @@ type propRequest struct {
 	ra      retryAfter
 	latency time.Duration
 	cancel  time.Duration // > 0: the context is cancelled this long after the call
+	early   bool          // the context is cancelled before the call
+	opaque  bool          // the URL is sent as an Opaque "//host/path", as net/http writes it
 	timeout time.Duration // > 0: the context has this deadline, from the call
 	arrive  time.Duration // the wait before the call, after the previous request's call
 }
@@ -197,8 +211,14 @@ func (r *propRequest) String() string {
 		s += " Retry-After " + r.ra.String()
 	}
 	s += fmt.Sprintf(" after %v", r.latency)
+	if r.opaque {
+		s += " (opaque)"
+	}
 	if r.cancel > 0 {
 		s += fmt.Sprintf(", cancelled at +%v", r.cancel)
+	}
+	if r.early {
+		s += ", cancelled before the call"
 	}
 	if r.timeout > 0 {
 		s += fmt.Sprintf(", deadline +%v", r.timeout)
@@ -251,6 +271,8 @@ type propBase struct {
 	events     []*propEvent
 	byID       map[int]*propEvent
 	inFlight   map[string]int
+	robots     int             // robots.txt requests in the base now
+	robotsPeak int             // the most at once
 	violations []propFault     // what the base saw go wrong
 	respBodies []*closeCounter // every response body made, with what made it
 	respOf     []string
@@ -300,6 +322,10 @@ func (b *propBase) RoundTrip(r *http.Request) (resp *http.Response, err error) {
 		b.byID[id] = ev
 		answer, ra, latency = req.answer, req.ra, req.latency
 	}
+	if ev.robots() {
+		b.robots++
+		b.robotsPeak = max(b.robotsPeak, b.robots)
+	}
 	if b.inFlight[key]++; b.inFlight[key] > b.maxInFlight {
 		b.violations = append(b.violations, propFault{key, ev.start, fmt.Sprintf("in flight: event %d made %d requests in the base, more than MaxInFlight %d",
 			ev.seq, b.inFlight[key], b.maxInFlight)})
@@ -309,6 +335,9 @@ func (b *propBase) RoundTrip(r *http.Request) (resp *http.Response, err error) {
 	defer func() {
 		b.mu.Lock()
 		b.inFlight[key]--
+		if ev.robots() {
+			b.robots--
+		}
 		ev.end, ev.ended = time.Now(), true
 		b.mu.Unlock()
 	}()
@@ -508,10 +537,45 @@ func drawSequence(r *rand.Rand) (propConfig, []*propOrigin, []*propRequest) {
 		case 2:
 			rq.cancel = pick(1*ms, 300*ms, 3*time.Second, 20*time.Second)
 		}
+		rq.early = r.IntN(20) == 0
+		rq.opaque = r.IntN(5) == 0
 		rq.arrive = pick(0, 0, 10*ms, 100*ms, time.Second, 5*time.Second, 30*time.Second)
 		requests[i] = rq
 	}
+	if r.IntN(3) == 0 {
+		origins, requests = drawPausedBurst(r, origins, requests)
+	}
 	return cfg, origins, requests
+}
+
+// drawPausedBurst adds a host to origins, and to requests, at a random
+// place, one request that pauses it for an hour and, 10 s later, a burst
+// of requests with 50 ms deadlines to as many other origins of it. It
+// returns both, the requests numbered anew.
+func drawPausedBurst(r *rand.Rand, origins []*propOrigin, requests []*propRequest) ([]*propOrigin, []*propRequest) {
+	const host = "paused.example"
+	n := 60 + r.IntN(100)
+	var burst []*propRequest
+	for i := range n + 1 {
+		o := &propOrigin{scheme: "http", host: host, port: fmt.Sprint(20000 + i), profile: "good",
+			delays: []time.Duration{0}, rand: rand.New(rand.NewPCG(r.Uint64(), r.Uint64()))}
+		origins = append(origins, o)
+		rq := &propRequest{origin: o, url: fmt.Sprintf("http://%s:%s/p/%d", host, o.port, i), answer: ansOK,
+			timeout: 50 * time.Millisecond, opaque: r.IntN(5) == 0, arrive: []time.Duration{0, 0, time.Millisecond, 10 * time.Millisecond}[r.IntN(4)]}
+		if i == 0 {
+			rq.answer, rq.ra, rq.timeout, rq.opaque = ans429, retryAfter{form: "seconds", secs: 3600}, 0, false
+		}
+		if i == 1 {
+			rq.arrive = 10 * time.Second
+		}
+		burst = append(burst, rq)
+	}
+	at := r.IntN(len(requests) + 1)
+	requests = slices.Concat(requests[:at], burst, requests[at:])
+	for i, rq := range requests {
+		rq.id = i
+	}
+	return origins, requests
 }
 
 // checkTransportSequence runs the traffic seed draws through a transport and
@@ -558,10 +622,14 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 	stop, stopAll := context.WithCancel(context.Background())
 	defer stopAll()
 	var wg sync.WaitGroup
+	var bounds boundsCheck
+	bounds.start(cfg)
 	for _, rq := range requests {
 		time.Sleep(rq.arrive)
 		res := &results[rq.id]
 		wg.Go(func() { send(stop, tr, rq, res) })
+		synctest.Wait()
+		bounds.check(t, tr, base, results[:rq.id+1])
 	}
 	done := make(chan struct{})
 	go func() {
@@ -596,6 +664,7 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 		faults = append(faults, propFault{key: key, at: at, msg: fmt.Sprintf(format, args...)})
 	}
 	faults = append(faults, base.violations...)
+	faults = append(faults, bounds.faults...)
 	for _, e := range base.events {
 		if !e.ended {
 			fault(e.key, e.start, "event %d never ended", e.seq)
@@ -746,6 +815,72 @@ func checkTransportSequence(t *testing.T, seed uint64) {
 	}
 }
 
+// boundsCheck checks, at each arrival of a request, once every goroutine
+// of the bubble is blocked, that the robots.txt fetches, the robots cache
+// and the goroutines stay within their bounds. A fetch runs only while a
+// request waits for it or the base holds its request, so that
+//
+//	fetches <= requests under way + robots.txt requests in the base
+//
+// and the cache, which evicts when it holds MaxOrigins or twice what an
+// eviction left, holds at most twice the larger of MaxOrigins and the
+// most fetches that ran at once, plus a request under way each, which may
+// insert one after an eviction. The goroutines are the bubble's first
+// ones, one per request under way and per fetch, and one per robots.txt
+// request in the base, which it may hold after its fetch gave up on it.
+type boundsCheck struct {
+	maxOrigins int
+	goroutines int // the bubble's before the first request
+	peak       int // the most requests under way at an arrival
+	faults     []propFault
+}
+
+func (b *boundsCheck) start(cfg propConfig) {
+	b.maxOrigins, b.goroutines = cfg.maxHosts, bubbleGoroutines()
+}
+
+// check checks the bounds, results being those of the requests called.
+func (b *boundsCheck) check(t *testing.T, tr *PoliteTransport, base *propBase, results []propResult) {
+	live := 0
+	for i := range results {
+		if !results[i].over.Load() {
+			live++
+		}
+	}
+	b.peak = max(b.peak, live)
+	base.mu.Lock()
+	inBase, inBasePeak := base.robots, base.robotsPeak
+	base.mu.Unlock()
+	fetches, entries := int(tr.robots.running.Load()), cached(t, tr.robots)
+	goroutines := bubbleGoroutines() - b.goroutines
+	fault := func(format string, args ...any) {
+		b.faults = append(b.faults, propFault{at: time.Now(), msg: fmt.Sprintf("bounds, at request %d: ", len(results)-1) + fmt.Sprintf(format, args...)})
+	}
+	if fetches > live+inBase {
+		fault("%d robots.txt fetches run, with %d requests under way and %d robots.txt requests in the base", fetches, live, inBase)
+	}
+	if most := 2*max(b.maxOrigins, b.peak+inBasePeak) + live; entries > most {
+		fault("the robots cache holds %d origins; want at most %d", entries, most)
+	}
+	if most := live + fetches + inBase; goroutines > most {
+		fault("%d goroutines more than at the start; want at most %d", goroutines, most)
+	}
+}
+
+// bubbleGoroutines counts the goroutines of the synctest bubble that runs,
+// from their stacks, as net/http's tests find theirs: the process has
+// others, which come and go.
+func bubbleGoroutines() int {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Count(buf[:n], []byte(", synctest bubble "))
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
 // send sends rq through tr on a context derived from ctx, as a caller does: it recovers a panic, as
 // http.Server would, and closes the response body.
 func send(ctx context.Context, tr *PoliteTransport, rq *propRequest, res *propResult) {
@@ -761,6 +896,11 @@ func send(ctx context.Context, tr *PoliteTransport, rq *propRequest, res *propRe
 		defer cancel()
 		ctx = c
 	}
+	if rq.early {
+		c, cancel := context.WithCancel(ctx)
+		cancel()
+		ctx = c
+	}
 	method := "GET"
 	if rq.body {
 		method = "POST"
@@ -769,6 +909,9 @@ func send(ctx context.Context, tr *PoliteTransport, rq *propRequest, res *propRe
 	req, err := http.NewRequestWithContext(ctx, method, rq.url, nil)
 	if err != nil {
 		panic(err)
+	}
+	if u := req.URL; rq.opaque {
+		req.URL = &url.URL{Scheme: u.Scheme, Host: u.Host, Opaque: "//" + u.Host + u.EscapedPath()}
 	}
 	if res.body != nil {
 		req.Body = res.body
@@ -791,6 +934,9 @@ func send(ctx context.Context, tr *PoliteTransport, rq *propRequest, res *propRe
 // the base saw of rq, nil if nothing.
 func checkError(rq *propRequest, e *propEvent, res *propResult, cfg propConfig) string {
 	err := res.err
+	if rq.early && (e != nil || !errors.Is(err, context.Canceled)) {
+		return fmt.Sprintf("cancelled before the call, it got %v, and reached the base: %v", err, e != nil)
+	}
 	if e != nil { // the error is the base's, as it returned it
 		switch {
 		case e.answer == ansReset.String() || e.answer == ansBoth.String():
@@ -821,7 +967,7 @@ func checkError(rq *propRequest, e *propEvent, res *propResult, cfg propConfig) 
 			return fmt.Sprintf("%v returned at %v", err, res.returned.Format("15:04:05.000"))
 		}
 	case errors.Is(err, context.Canceled):
-		if rq.cancel == 0 {
+		if rq.cancel == 0 && !rq.early {
 			return fmt.Sprintf("got %v, and nothing cancelled it", err)
 		}
 	case errors.Is(err, context.DeadlineExceeded):

@@ -41,9 +41,35 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 		tg.pacingKey = t.PacingKey(req.URL)
 	}
 	tg.mode = t.robotsModeOf(req)
+	if req.URL.Opaque != "" && tg.mode != RobotsOff {
+		if err := checkOpaque(req.URL, tg.origin); err != nil {
+			return tg, true, err
+		}
+	}
 	tg.token, tg.addUA = t.agentOf(req.Header)
 	tg.robotsPath = isRobotsPath(req.URL)
 	return tg, true, nil
+}
+
+// checkOpaque returns an error when u, whose Opaque is set, asks for what
+// robots.txt cannot decide: a request-target that names no path, or an
+// absolute one that names another origin than k, u's, whose server would
+// serve it as that origin's (RFC 9112 §3.2.2).
+func checkOpaque(u *url.URL, k originKey) error {
+	if _, ok := robotstxt.RequestPath(u); !ok {
+		return fmt.Errorf("polite: %q: the request-target names no path that robots.txt can decide", u)
+	}
+	if !strings.HasPrefix(u.Opaque, "//") {
+		return nil
+	}
+	abs, err := url.Parse(u.Scheme + ":" + u.Opaque)
+	if err != nil {
+		return fmt.Errorf("polite: %q: the request-target: %w", u, err)
+	}
+	if named, _ := originOf(abs); named != k {
+		return fmt.Errorf("polite: %q: the request-target names %s, not the URL's origin %s", u, named, k)
+	}
+	return nil
 }
 
 // queryTarget returns the target of req for op, a query that sends
@@ -136,10 +162,16 @@ func hostKey(u *url.URL) string {
 	return h
 }
 
-// isRobotsPath reports whether u's escaped path is "/robots.txt". Only a
-// URL whose Path is "/robots.txt" can have that escaped path, so the others
-// are told apart without escaping theirs.
+// isRobotsPath reports whether the path a server receives for u is
+// "/robots.txt". Without an Opaque, only a URL whose Path is "/robots.txt"
+// can have that escaped path, so the others are told apart without
+// escaping theirs.
 func isRobotsPath(u *url.URL) bool {
+	if u.Opaque != "" {
+		p, _ := robotstxt.RequestPath(u)
+		p, _, _ = strings.Cut(p, "?")
+		return p == "/robots.txt"
+	}
 	return u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt"
 }
 

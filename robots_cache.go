@@ -14,8 +14,10 @@ const minRobotsTTL = time.Minute
 
 // robotsCache keeps a transport's parsed robots.txt per origin and fetches
 // it on a miss, once however many requests ask at the same time; with a
-// RobotsStore, the fetch goes through it (robots_share.go). Origins are
-// kept in shards by host (shard.go).
+// RobotsStore, the fetch goes through it (robots_share.go). A fetch is
+// called off when the last request waiting for it gives up before its
+// first request has started: fetch then returns nil. Origins are kept in
+// shards by host (shard.go).
 //
 // Lock order: evictMu, then a shard's mu.
 type robotsCache struct {
@@ -33,6 +35,7 @@ type robotsCache struct {
 	bytesAt atomic.Int64 // inserting into a cache whose records cost more first evicts; stored under evictMu
 	ended   atomic.Int64 // fetches ended since the last eviction
 	evicts  atomic.Int64 // evictions that scanned the cache, for tests
+	running atomic.Int64 // fetches whose goroutine runs, for tests
 }
 
 // robotsShard holds the origins whose hosts hash to it.
@@ -53,8 +56,10 @@ type robotsEntry struct {
 // robotsFetchCall is one fetch of an origin's robots.txt that requests wait
 // for.
 type robotsFetchCall struct {
-	done chan struct{} // closed when the fetch ends
-	r    *robotsRecord // what it gave; set before done closes
+	done    chan struct{}      // closed when the fetch ends
+	r       *robotsRecord      // what it gave, nil if called off; set before done closes
+	waiters int                // requests waiting for it; guarded by the shard's mu
+	callOff context.CancelFunc // cancels the fetch's context, which bounds only the wait for its first turn
 }
 
 // newRobotsCache returns a cache of at most max origins, a soft bound.
@@ -81,14 +86,36 @@ func (c *robotsCache) shard(k originKey) *robotsShard {
 }
 
 // get returns the origin's robots.txt, fetching it when it is missing or
-// expired. It fails with ctx's error, when the caller gives up waiting,
-// the fetch going on for the other waiters, or with a RobotsStore's.
+// expired. When the file is not fresh here, it fails before adding an
+// entry or starting a fetch with ctx's error if ctx has ended, and with
+// tooLate's if the fetch could not end before ctx's deadline. It fails
+// with ctx's error when the caller gives up waiting: the fetch goes on
+// for the other waiters, and is called off when none is left. Or it fails
+// with a RobotsStore's error.
 func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, error) {
 	s := c.shard(k)
-	evicted := false
+	evicted, checked := false, c.tooLate == nil
 	for {
 		s.mu.Lock()
 		e := s.entries[k]
+		if e != nil && e.rules != nil && time.Until(e.expires) > 0 { // the monotonic clock alone
+			r := e.rules
+			s.mu.Unlock()
+			return r, nil
+		}
+		// A caller that cannot wait adds no entry, and starts no fetch.
+		if err := ctx.Err(); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		if !checked {
+			s.mu.Unlock() // tooLate takes the pacer's locks
+			if err := c.tooLate(ctx, k); err != nil {
+				return nil, err
+			}
+			checked = true
+			continue
+		}
 		if e == nil && !evicted && c.evictDue() {
 			s.mu.Unlock() // eviction takes every shard's lock in turn
 			c.evict()
@@ -100,34 +127,44 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 			s.entries[k] = e
 			c.size.Add(1)
 		}
-		if e.rules != nil && time.Until(e.expires) > 0 { // the monotonic clock alone
-			r := e.rules
-			s.mu.Unlock()
-			return r, nil
-		}
 		call := e.fetching
 		if call == nil {
-			call = &robotsFetchCall{done: make(chan struct{})}
+			fetchCtx, callOff := context.WithCancel(context.Background())
+			call = &robotsFetchCall{done: make(chan struct{}), callOff: callOff}
 			e.fetching = call
-			go c.run(s, k, e, e.rules)
+			c.running.Add(1)
+			go c.run(fetchCtx, s, k, e, e.rules)
 		}
+		call.waiters++
 		s.mu.Unlock()
 
-		if c.tooLate != nil {
-			if err := c.tooLate(ctx, k); err != nil {
-				return nil, err
-			}
+		r, err := c.wait(ctx, s, call)
+		if r == nil && err == nil {
+			continue // called off by waiters who gave up before this one came
 		}
-		select {
-		case <-call.done:
-			if call.r.storeErr != nil {
-				return nil, call.r.storeErr
-			}
-			return call.r, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return r, err
 	}
+}
+
+// wait waits for call, a fetch in shard s, as one of its waiters, and
+// returns what it gave: a nil record and no error when it was called off.
+// When ctx ends first, wait calls the fetch off if nobody else waits for
+// it.
+func (c *robotsCache) wait(ctx context.Context, s *robotsShard, call *robotsFetchCall) (*robotsRecord, error) {
+	select {
+	case <-call.done:
+		if r := call.r; r != nil && r.storeErr != nil {
+			return nil, r.storeErr
+		}
+		return call.r, nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if call.waiters--; call.waiters == 0 {
+		call.callOff() // a fetch already sent goes on, and is kept
+	}
+	s.mu.Unlock()
+	return nil, ctx.Err()
 }
 
 // peek returns the origin's robots.txt if it is cached and fresh, and nil
@@ -165,30 +202,40 @@ func (c *robotsCache) each(fn func(originKey, *robotsRecord)) {
 	}
 }
 
-// run fetches k's robots.txt on a context of its own, so that no caller's
-// cancellation fails the others, and stores the result in e, an entry of
-// shard s. A record that a RobotsStore failed to give is handed to the
-// waiters and not kept.
-func (c *robotsCache) run(s *robotsShard, k originKey, e *robotsEntry, prev *robotsRecord) {
-	r := c.fetch(context.Background(), k, prev)
-	expires := r.expires
-	if expires.IsZero() {
-		expires = time.Now().Add(c.lifetime(r))
-	}
+// run fetches k's robots.txt on ctx, a context of its own, so that no
+// caller's cancellation fails the others, and stores the result in e, an
+// entry of shard s. A record that a RobotsStore failed to give is handed
+// to the waiters and not kept. A fetch called off leaves e as it was,
+// and drops it if it holds no rules.
+func (c *robotsCache) run(ctx context.Context, s *robotsShard, k originKey, e *robotsEntry, prev *robotsRecord) {
+	defer c.running.Add(-1)
+	r := c.fetch(ctx, k, prev)
 	s.mu.Lock()
 	call := e.fetching
-	if r.storeErr == nil {
+	call.callOff() // releases ctx
+	switch {
+	case r == nil:
+		if e.rules == nil {
+			delete(s.entries, k) // a fetch under way is never evicted, so e is k's entry
+			c.size.Add(-1)
+		}
+	case r.storeErr == nil:
 		if e.rules != nil {
 			c.bytes.Add(-e.rules.cost)
 		}
 		c.bytes.Add(r.cost)
-		e.rules, e.expires = r, expires
+		e.rules, e.expires = r, r.expires
+		if e.expires.IsZero() {
+			e.expires = time.Now().Add(c.lifetime(r))
+		}
 	}
 	call.r = r
 	e.fetching = nil
 	s.mu.Unlock()
 	close(call.done)
-	c.ended.Add(1)
+	if r != nil {
+		c.ended.Add(1)
+	}
 }
 
 // lifetime returns how long r stays in force: the cache's TTL, which the

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,6 +90,9 @@ func (r *robotsRecord) good() bool { return r.err == nil || r.stale }
 // WithRobotsTimeout bounds the whole fetch, redirects and their waits
 // included, from the moment the first request may start: waiting for that
 // turn is not counted, since a host paused by a backoff is not unreachable.
+// ctx bounds that wait alone: when it ends first, fetchRobots returns a
+// nil record, having learned nothing; once the first request may start,
+// the fetch goes on to its end whatever becomes of ctx.
 func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *robotsRecord) (r *robotsRecord, body []byte) {
 	start := time.Now()
 	r = &robotsRecord{url: k.fetchURL(), counts: countsOf(prev)}
@@ -97,6 +101,9 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	// as long as any Crawl-delay may ask.
 	var tickets []ticket
 	defer func() {
+		if len(tickets) == 0 {
+			return
+		}
 		f := r.file
 		if f == nil && prev != nil {
 			f = prev.file // the copy that stays in force
@@ -111,9 +118,12 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			}
 		}
 	}()
-	target := k.fetchURL()
+	target, away := k.fetchURL(), false // away: target is on another host than k's
 	for hop := 0; ; hop++ {
 		req, tk, err := t.robotsRequest(ctx, target)
+		if err != nil && hop == 0 && ctx.Err() != nil {
+			return nil, nil // called off before it started
+		}
 		if err != nil {
 			r.err = err
 			break
@@ -133,46 +143,48 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		}
 		if hop == 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, t.robotsTimeout)
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), t.robotsTimeout)
 			defer cancel()
 		}
-		resp, err := t.sendRobots(tk, req.WithContext(ctx))
+		rt := t.robotsBase
+		if away {
+			rt = t.robotsAway
+		}
+		resp, b, err := t.sendRobots(rt, tk, req.WithContext(ctx))
+		if resp != nil {
+			r.status = resp.StatusCode
+		}
 		if err != nil {
 			r.err = err
 			break
 		}
-		r.status = resp.StatusCode
 		next := ""
 		switch code := resp.StatusCode; {
 		case code >= 200 && code < 300:
-			b, err := readRobots(resp.Body)
-			if err != nil {
-				r.err = fmt.Errorf("reading %s: %w", target, err)
-				break
-			}
 			body = b
 			r.file = robotstxt.Parse(body)
 			r.cost = robotsCost(len(body))
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
 		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
-			closeBody(resp.Body)
 			r.file, r.etag, r.modified, r.cost = prev.file, prev.etag, prev.modified, prev.cost
 			r.lifetime = lifetime(resp.Header)
 			if r.lifetime == 0 {
 				r.lifetime = prev.lifetime
 			}
 		case code >= 300 && code < 400:
-			closeBody(resp.Body)
-			if to, ok := redirectTarget(target, resp.Header.Get("Location")); ok && hop < robotsMaxRedirects {
-				next = to
+			to, host, ok := redirectTarget(target, resp.Header.Get("Location"))
+			switch {
+			case !ok || hop == robotsMaxRedirects:
+				// Too many redirects, or nowhere to go: unavailable, as
+				// Google treats it.
+			case host != k.host && t.robotsAway == nil:
+				r.err = fmt.Errorf("polite: %s redirects to %s, on another host, which the base transport %T could send its credentials to; WithRobotsTransport sets a transport to follow it through", target, to, t.base)
+			default:
+				next, away = to, host != k.host
 			}
-			// Else too many redirects, or nowhere to go: unavailable, as
-			// Google treats it.
 		case code == http.StatusTooManyRequests || code >= 500:
-			closeBody(resp.Body)
 			r.err = fmt.Errorf("%s answered %s", target, resp.Status)
 		default: // 4xx and anything else: unavailable, no rules apply
-			closeBody(resp.Body)
 		}
 		if next == "" {
 			break
@@ -234,30 +246,126 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	return req, tk, nil
 }
 
-// sendRobots sends req, admitted with tk, through the base transport and
-// releases tk with the Outcome. It runs on the fetch's own goroutine,
-// where nothing could recover a panic, so a base that panics, or answers
-// without a response or a body, makes an error that says what it did; the
-// file is then unreachable.
-func (t *PoliteTransport) sendRobots(tk ticket, req *http.Request) (resp *http.Response, err error) {
+// A robotsHop is one request of a robots.txt fetch, sent on a goroutine of
+// its own so that the fetch can stop waiting for a base that does not heed
+// the request's context.
+type robotsHop struct {
+	done chan struct{}  // closed once resp, body and err are set
+	resp *http.Response // its body closed; nil when err is the base's
+	body []byte         // a 2xx's body, as readRobots reads it
+	err  error
+
+	mu     sync.Mutex  // guards the fields below
+	state  int         // what became of the request: one of the hop constants
+	gaveUp error       // why the fetch gave up on it
+	hold   *time.Timer // frees its slot when the base holds it too long after the fetch gave up
+}
+
+// What became of a robotsHop's request. Its ticket is released once, by
+// whoever moves it to hopAnswered or hopFreed.
+const (
+	hopSent      = iota // the request is with the base
+	hopAnswered         // the base answered before the fetch gave up: the goroutine releases the ticket
+	hopAbandoned        // the fetch gave up first, and the base holds the request and its slot
+	hopFreed            // then the base returned, or held it too long: the ticket is released as a timeout
+)
+
+// sendRobots sends req, admitted with tk, through rt, and returns the
+// response with its body closed: for a 2xx, after reading its first
+// robotsMaxBytes (a failed read is an error, with the response). The base
+// runs on a goroutine of its own: when req's context ends first,
+// sendRobots returns at once with the context's error. The request keeps
+// its slot while the base holds it, for one more WithRobotsTimeout at
+// most, and is then released as a timeout, which is no latency sample;
+// the goroutine closes whatever body the base returns later. A base that
+// never returns keeps that goroutine: one per request.
+func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.Request) (*http.Response, []byte, error) {
+	h := &robotsHop{done: make(chan struct{})}
+	go t.runHop(h, rt, tk, req)
+	select {
+	case <-h.done:
+		return h.resp, h.body, h.err
+	case <-req.Context().Done():
+	}
+	err := fmt.Errorf("polite: fetching %s: %w", req.URL, req.Context().Err())
+	h.mu.Lock()
+	if h.state == hopSent {
+		h.state, h.gaveUp = hopAbandoned, err
+		h.hold = time.AfterFunc(t.robotsTimeout, func() { t.freeHop(h, tk, req) })
+	}
+	h.mu.Unlock()
+	return nil, nil, err
+}
+
+// runHop sends h's request req through rt, and reads or closes the body.
+// It runs on a goroutine of its own, where nothing could recover a panic,
+// so a base that panics, or answers without a response or a body, makes
+// an error that says what it did; the file is then unreachable.
+func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, req *http.Request) {
+	defer close(h.done)
+	resp, err := roundTripRobots(rt, req)
+	h.mu.Lock()
+	answered := h.state == hopSent
+	if answered {
+		h.state = hopAnswered
+	}
+	h.mu.Unlock()
+	if !answered {
+		if resp != nil {
+			resp.Body.Close() // nobody waits for it
+		}
+		t.freeHop(h, tk, req)
+		return
+	}
+	t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
+	h.resp, h.err = resp, err
+	switch {
+	case err != nil:
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if h.body, err = readRobots(resp.Body); err != nil {
+			h.err = fmt.Errorf("reading %s: %w", req.URL, err)
+		}
+	default:
+		closeBody(resp.Body)
+	}
+}
+
+// freeHop releases tk, the ticket of h's request, which its fetch gave up
+// on, as a timeout, unless that is done.
+func (t *PoliteTransport) freeHop(h *robotsHop, tk ticket, req *http.Request) {
+	h.mu.Lock()
+	free := h.state == hopAbandoned
+	if free {
+		h.state = hopFreed
+		h.hold.Stop()
+	}
+	h.mu.Unlock()
+	if free {
+		t.release(tk, t.PacingKey(req.URL), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
+	}
+}
+
+// roundTripRobots sends req through rt. It returns a response or an error,
+// never both: it makes an error of a panic, of no response with no error,
+// and of a response without a body, and closes the body of a response
+// that comes with an error.
+func roundTripRobots(rt http.RoundTripper, req *http.Request) (resp *http.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", t.robotsBase, req.URL, p)
-		}
-		t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
-		if err != nil && resp != nil {
-			if resp.Body != nil {
-				closeBody(resp.Body)
-			}
-			resp = nil
+			resp, err = nil, fmt.Errorf("polite: base RoundTripper %T panicked fetching %s: %v", rt, req.URL, p)
 		}
 	}()
-	resp, err = t.robotsBase.RoundTrip(req)
+	resp, err = rt.RoundTrip(req)
 	switch {
 	case err == nil && resp == nil:
-		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error fetching %s", t.robotsBase, req.URL)
+		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error fetching %s", rt, req.URL)
 	case err == nil && resp.Body == nil:
-		err = fmt.Errorf("polite: base RoundTripper %T returned a response without a body fetching %s", t.robotsBase, req.URL)
+		resp, err = nil, fmt.Errorf("polite: base RoundTripper %T returned a response without a body fetching %s", rt, req.URL)
+	case err != nil && resp != nil:
+		if resp.Body != nil {
+			closeBody(resp.Body)
+		}
+		resp = nil
 	}
 	return resp, err
 }
@@ -279,24 +387,26 @@ func readRobots(body io.ReadCloser) ([]byte, error) {
 	return b, nil
 }
 
-// redirectTarget resolves a Location header against from; ok is false when
-// it is missing, unparsable, or not http or https.
-func redirectTarget(from, location string) (string, bool) {
+// redirectTarget resolves a Location header against from, and returns
+// the URL and its host in canonical form; ok is false when it is missing,
+// unparsable, or not http or https.
+func redirectTarget(from, location string) (to, host string, ok bool) {
 	if location == "" {
-		return "", false
+		return "", "", false
 	}
 	base, err := url.Parse(from)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	u, err := base.Parse(location)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
-	if k, ok := originOf(u); !ok || k.host == "" {
-		return "", false
+	k, ok := originOf(u)
+	if !ok || k.host == "" {
+		return "", "", false
 	}
-	return u.String(), true
+	return u.String(), k.host, true
 }
 
 // emitRobots reports the end of a fetch of k's robots.txt that gave r.

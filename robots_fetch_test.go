@@ -7,8 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -17,14 +21,14 @@ import (
 )
 
 // redirects answers /robots.txt with n redirects, alternating between two
-// hosts, then a file disallowing /private.
+// origins of the host, then a file disallowing /private.
 func redirects(n int) func(*http.Request) (*http.Response, error) {
 	return func(r *http.Request) (*http.Response, error) {
 		hop := 0
 		fmt.Sscanf(r.URL.Path, "/hop%d", &hop)
 		if r.URL.Path == "/robots.txt" || strings.HasPrefix(r.URL.Path, "/hop") {
 			if hop < n {
-				host := []string{"h", "other.example"}[hop%2]
+				host := []string{"h", "h:8080"}[hop%2]
 				return respond(r, 301, "", "Location", fmt.Sprintf("http://%s/hop%d", host, hop+1)), nil
 			}
 			return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
@@ -124,6 +128,85 @@ func TestRobotsStatusClasses(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// bearer is a base that adds credentials, as an x/oauth2 Transport does.
+type bearer struct{ next http.RoundTripper }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer secret")
+	return b.next.RoundTrip(r)
+}
+
+// TestRobotsRedirectToAnotherHost checks which transport a robots.txt
+// redirect to another host goes through: WithRobotsTransport's when set,
+// an *http.Transport base, which adds no header of its own, and no other
+// base, which may add credentials; then the redirect is not followed and
+// the file is unreachable. A redirect to another port of the host goes
+// through the base, to the same server. The names resolve to one real
+// server, which tells them apart by the Host header.
+func TestRobotsRedirectToAnotherHost(t *testing.T) {
+	tests := []struct {
+		name       string
+		to         string // where origin.test's robots.txt redirects
+		base       func(plain *http.Transport) http.RoundTripper
+		robotsBase bool // WithRobotsTransport(plain)
+		policy     FailurePolicy
+		allowed    bool
+		errSays    string   // what Robots.Err says; "" for none
+		want       []string // what the server saw: host, path and Authorization
+	}{
+		{"a base of its own: not followed", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, false, FailOpen,
+			true, "WithRobotsTransport", []string{"origin.test /robots.txt Bearer secret"}},
+		{"a base of its own, FailClosed", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, false, FailClosed,
+			false, "WithRobotsTransport", []string{"origin.test /robots.txt Bearer secret"}},
+		{"WithRobotsTransport: followed through it", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, true, FailOpen,
+			false, "", []string{"origin.test /robots.txt ", "other.test /robots.txt "}},
+		{"an http.Transport base: followed", "http://other.test/robots.txt", func(p *http.Transport) http.RoundTripper { return p }, false, FailOpen,
+			false, "", []string{"origin.test /robots.txt ", "other.test /robots.txt "}},
+		{"another port of the host: through the base", "http://origin.test:8080/robots.txt", func(p *http.Transport) http.RoundTripper { return bearer{p} }, false, FailOpen,
+			false, "", []string{"origin.test /robots.txt Bearer secret", "origin.test:8080 /robots.txt Bearer secret"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var saw []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				saw = append(saw, r.Host+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+				mu.Unlock()
+				if r.Host == "origin.test" {
+					http.Redirect(w, r, tt.to, http.StatusMovedPermanently)
+					return
+				}
+				fmt.Fprint(w, "User-agent: *\nDisallow: /\n")
+			}))
+			defer srv.Close()
+			plain := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+			}}
+			defer plain.CloseIdleConnections()
+			o := opts(WithRobotsFailure(tt.policy))
+			if tt.robotsBase {
+				o = append(o, WithRobotsTransport(plain))
+			}
+			tr := New(tt.base(plain), o...)
+			req, _ := http.NewRequest("GET", "http://origin.test/page", nil)
+			d, err := tr.Check(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != tt.allowed || !strings.Contains(errText(d.Robots.Err), tt.errSays) || (tt.errSays == "") != (d.Robots.Err == nil) {
+				t.Errorf("Check = Allowed %v, Robots.Err %v; want Allowed %v, an error saying %q", d.Allowed, d.Robots.Err, tt.allowed, tt.errSays)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(saw, tt.want) {
+				t.Errorf("the server saw %q; want %q", saw, tt.want)
+			}
+		})
 	}
 }
 
@@ -237,6 +320,30 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// giveUpOneOfTwo sends two requests to origin through tr, inside a
+// synctest bubble: one for /a, cancelled once both wait, and one for
+// /private. It calls then once the first has returned, and returns what
+// each returned.
+func giveUpOneOfTwo(tr *PoliteTransport, origin string, then func()) (gaveUp, stayed error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "GET", origin+"/a", nil)
+		_, err := tr.RoundTrip(req)
+		first <- err
+	}()
+	second := make(chan error)
+	go func() {
+		_, err := get(tr, origin+"/private", "")
+		second <- err
+	}()
+	synctest.Wait()
+	cancel()
+	gaveUp = <-first
+	then()
+	return gaveUp, <-second
+}
+
 func TestCallerGivingUpDoesNotCancelFetch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -245,31 +352,114 @@ func TestCallerGivingUpDoesNotCancelFetch(t *testing.T) {
 			return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
 		})}
 		tr := New(base, quick...)
-		ctx, cancel := context.WithCancel(context.Background())
-		first := make(chan error)
-		go func() {
-			req, _ := http.NewRequestWithContext(ctx, "GET", "http://h/a", nil)
-			_, err := tr.RoundTrip(req)
-			first <- err
-		}()
-		second := make(chan error)
-		go func() {
-			_, err := get(tr, "http://h/private", "")
-			second <- err
-		}()
-		synctest.Wait()
-		cancel()
-		if err := <-first; !errors.Is(err, context.Canceled) {
-			t.Errorf("first caller: %v; want context.Canceled", err)
+		first, second := giveUpOneOfTwo(tr, "http://h", func() { close(release) })
+		if !errors.Is(first, context.Canceled) {
+			t.Errorf("first caller: %v; want context.Canceled", first)
 		}
-		close(release)
-		if err := <-second; !errors.Is(err, ErrRobotsBlocked) {
-			t.Errorf("second caller: %v; want the fetched rules to bind", err)
+		if !errors.Is(second, ErrRobotsBlocked) {
+			t.Errorf("second caller: %v; want the fetched rules to bind", second)
 		}
 		if n := base.count("/robots.txt"); n != 1 {
 			t.Errorf("robots.txt fetched %d times; want 1", n)
 		}
 	})
+}
+
+// TestRobotsFetchesEndWithTheirWaiters pauses a host for an hour, then
+// sends 2,000 requests to 2,000 of its origins, 50 at a time, that give up
+// after 50 ms, by a deadline or by being cancelled. A request whose
+// deadline falls in the pause fails at once with a *DeadlineError and
+// starts no robots.txt fetch; the fetch of a cancelled one is called off
+// when it gives up, since nobody waits for it any more. So fetches, their
+// goroutines and cache entries stay within MaxOrigins at every step, and
+// none reaches the host when the pause ends. A fetch that a request still
+// waits for goes on.
+func TestRobotsFetchesEndWithTheirWaiters(t *testing.T) {
+	const maxOrigins, batches, perBatch = 50, 40, 50
+	tests := []struct {
+		name     string
+		options  []Option
+		deadline bool // the requests have a deadline; else they are cancelled
+		shared   bool // a RobotsStore fetches, and goes on, as its contract says, when its caller gives up
+	}{
+		{"deadline", nil, true, false},
+		{"cancelled", nil, false, false},
+		{"deadline, RobotsStore", []Option{WithRobotsStore(NewMemoryRobotsStore(10 * maxOrigins))}, true, false},
+		{"cancelled, RobotsStore", []Option{WithRobotsStore(NewMemoryRobotsStore(10 * maxOrigins))}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
+					switch r.URL.Path {
+					case "/robots.txt":
+						return respond(r, 200, "User-agent: *\nDisallow: /private\n"), nil
+					case "/busy":
+						return respond(r, 429, "", "Retry-After", "3600"), nil
+					}
+					return respond(r, 200, "ok"), nil
+				}}
+				tr := New(base, opts(append([]Option{WithLimits(Limits{MaxKeys: maxOrigins, MaxOrigins: maxOrigins})}, tt.options...)...)...)
+				resp, err := get(tr, "http://h/busy", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				goroutines := runtime.NumGoroutine()
+
+				for b := range batches {
+					var wg sync.WaitGroup
+					for i := range perBatch {
+						wg.Go(func() {
+							ctx, cancel := context.WithCancel(context.Background())
+							if tt.deadline {
+								ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+							} else {
+								time.AfterFunc(50*time.Millisecond, cancel)
+							}
+							defer cancel()
+							req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://h:%d/page", 10000+b*perBatch+i), nil)
+							var de *DeadlineError
+							_, err := tr.RoundTrip(req)
+							if tt.deadline && !errors.As(err, &de) || !tt.deadline && !errors.Is(err, context.Canceled) {
+								t.Errorf("RoundTrip = %v; want a *DeadlineError, or context.Canceled", err)
+							}
+						})
+					}
+					wg.Wait()
+					synctest.Wait()
+					if n := tr.robots.running.Load(); n > maxOrigins {
+						t.Fatalf("after %d requests, %d robots.txt fetches run; want at most %d", (b+1)*perBatch, n, maxOrigins)
+					}
+					if n := cached(t, tr.robots); n > maxOrigins {
+						t.Fatalf("after %d requests, the robots cache holds %d origins; want at most %d", (b+1)*perBatch, n, maxOrigins)
+					}
+					if n := runtime.NumGoroutine() - goroutines; n > maxOrigins && !tt.shared {
+						t.Fatalf("after %d requests, %d more goroutines; want at most %d", (b+1)*perBatch, n, maxOrigins)
+					}
+				}
+				time.Sleep(2 * time.Hour) // past the pause, and the store's fetches
+				synctest.Wait()
+				if n := base.count("/robots.txt"); n != 1 && !tt.shared {
+					t.Errorf("robots.txt fetched %d times; want once, for the request that paused the host", n)
+				}
+
+				// A waiter that stays keeps the fetch that another gave up.
+				resp, err = get(tr, "http://h/busy", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				gaveUp, stayed := giveUpOneOfTwo(tr, "http://h:9999", func() {})
+				if !errors.Is(gaveUp, context.Canceled) {
+					t.Errorf("the request that gave up: %v; want context.Canceled", gaveUp)
+				}
+				if !errors.Is(stayed, ErrRobotsBlocked) {
+					t.Errorf("the request that stayed: %v; want the rules fetched after the pause to refuse it", stayed)
+				}
+			})
+		})
+	}
 }
 
 func TestHostileRobots(t *testing.T) {

@@ -3,6 +3,7 @@ package polite
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/polite-go/polite/robotstxt"
 )
@@ -10,7 +11,8 @@ import (
 // fetchShared gets k's robots.txt through the RobotsStore: the store's copy
 // while it is fresh, else a fetch by fetchRobots, made by this transport or
 // by another that shares the store. prev is the copy in force here, if
-// any; the record keeps its counters.
+// any; the record keeps its counters. It returns nil when ctx ends first:
+// the cache has called it off.
 func (t *PoliteTransport) fetchShared(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
 	// What this transport fetched, if it did, and what it gave the store;
 	// atomic, since a store may run fetch on a goroutine of its own.
@@ -22,6 +24,9 @@ func (t *PoliteTransport) fetchShared(ctx context.Context, k originKey, prev *ro
 			from = t.sharedRecord(shared, prev) // its validators, and the copy to keep if need be
 		}
 		r, body := t.fetchRobots(ctx, k, from)
+		if r == nil { // the store's ctx ended before the fetch could start
+			r = &robotsRecord{url: k.fetchURL(), fetchedAt: time.Now(), err: ctx.Err(), counts: countsOf(from)}
+		}
 		if body == nil && r.file != nil && shared != nil {
 			body = shared.Body // the copy r keeps, revalidated or stale
 		}
@@ -32,6 +37,8 @@ func (t *PoliteTransport) fetchShared(ctx context.Context, k originKey, prev *ro
 		return f
 	})
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil // called off: nobody waits for it
 	case err != nil:
 		return &robotsRecord{url: k.fetchURL(), err: err, storeErr: err,
 			counts: countsOf(prev)}

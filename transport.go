@@ -19,6 +19,7 @@ import (
 type PoliteTransport struct {
 	base           http.RoundTripper
 	robotsBase     http.RoundTripper         // robots.txt fetches go through it: the base, or WithRobotsTransport's
+	robotsAway     http.RoundTripper         // robots.txt redirects to another host go through it; nil: not followed
 	userAgent      string                    // set on requests without one, and on robots.txt fetches
 	defaultToken   string                    // product token of userAgent, or of Go's default User-Agent
 	pacingKey      PacingKeyFunc             // nil: PacingKeyHost
@@ -60,8 +61,11 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		global:         cfg.global,
 		events:         cfg.hooks,
 	}
+	if _, plain := base.(*http.Transport); plain {
+		t.robotsAway = base // it adds no header of its own
+	}
 	if cfg.robotsTransport != nil {
-		t.robotsBase = cfg.robotsTransport
+		t.robotsBase, t.robotsAway = cfg.robotsTransport, cfg.robotsTransport
 	}
 	if tok := robotstxt.ProductToken(cfg.userAgent); tok != "" {
 		t.defaultToken = tok

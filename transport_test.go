@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -218,6 +219,75 @@ func TestBlockedRequestNeverReachesServer(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "page" || pages.Load() != 1 {
 		t.Errorf("allowed page: body %q, server pages %d; want \"page\", 1", b, pages.Load())
+	}
+}
+
+// TestOpaqueURLsAreDecidedOnTheServersPath sends URLs whose Opaque holds
+// the request-target, as net/http writes it, to a real server: each is
+// decided on the path the server receives, and one that names no path or
+// another origin is refused before it is sent.
+func TestOpaqueURLsAreDecidedOnTheServersPath(t *testing.T) {
+	var mu sync.Mutex
+	var got []string // the paths the server received
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nDisallow: /\nAllow: /public\n")
+			return
+		}
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	host := srv.Listener.Addr().String()
+	tests := []struct {
+		name    string
+		u       *url.URL
+		mode    RobotsMode
+		want    string // the path the server receives; "" for none
+		wantErr string // what the error says; "robots" for ErrRobotsBlocked
+	}{
+		{"absolute form, disallowed", &url.URL{Scheme: "http", Host: host, Opaque: "//" + host + "/private/page"}, RobotsEnforce, "", "robots"},
+		{"absolute form, allowed", &url.URL{Scheme: "http", Host: host, Opaque: "//" + host + "/public"}, RobotsEnforce, "/public", ""},
+		{"path as written, disallowed", &url.URL{Scheme: "http", Host: host, Opaque: "/private/page"}, RobotsEnforce, "", "robots"},
+		{"Path says robots.txt, Opaque does not", &url.URL{Scheme: "http", Host: host, Path: "/robots.txt", Opaque: "//" + host + "/private/page"}, RobotsEnforce, "", "robots"},
+		{"another origin", &url.URL{Scheme: "http", Host: host, Opaque: "//other.example/public"}, RobotsEnforce, "", "names http://other.example:80, not the URL's origin"},
+		{"no path", &url.URL{Scheme: "http", Host: host, Opaque: "private/page"}, RobotsEnforce, "", "names no path"},
+		{"robots.txt off", &url.URL{Scheme: "http", Host: host, Opaque: "//" + host + "/private/page"}, RobotsOff, "/private/page", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			tr := New(srv.Client().Transport, opts(WithRobotsMode(tt.mode))...)
+			body := newBody("x")
+			req := &http.Request{Method: "POST", URL: tt.u, Header: http.Header{}, Body: body, Host: host}
+			resp, err := tr.RoundTrip(req)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("RoundTrip = %v; want a response", err)
+			case tt.wantErr == "robots" && !errors.Is(err, ErrRobotsBlocked):
+				t.Errorf("RoundTrip = %v, %v; want ErrRobotsBlocked", resp, err)
+			case tt.wantErr != "" && tt.wantErr != "robots" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("RoundTrip = %v, %v; want an error saying %q", resp, err, tt.wantErr)
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if n := body.closes.Load(); n != 1 {
+				t.Errorf("request body closed %d times; want 1", n)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var want []string
+			if tt.want != "" {
+				want = []string{tt.want}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("the server received %q; want %q", got, want)
+			}
+		})
 	}
 }
 

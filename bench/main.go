@@ -6,6 +6,7 @@
 //	go run . loopback   # requests per second, polite over bare http.Transport
 //	go run . pacing     # start-to-start gaps to one host against the pace
 //	go run . colly      # polite, colly, and colly over polite (politecolly.NewCollector) crawling the same site
+//	go run . crawl      # the share of the politeness limit of a frontier, a plain worker pool, colly, and politecolly.Crawl
 //
 // Each subcommand's -h lists its flags. BENCH_CPUPROFILE=file writes a CPU
 // profile of the run. BENCHMARKS.md in the parent directory records the
@@ -27,9 +28,10 @@ func run(args []string) int {
 		"loopback": loopback,
 		"pacing":   pacing,
 		"colly":    versusColly,
+		"crawl":    crawlLimit,
 	}
 	if len(args) == 0 || cmds[args[0]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: bench loopback|pacing|colly [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench loopback|pacing|colly|crawl [flags]")
 		return 2
 	}
 	if args[0] != "serve" {

@@ -36,6 +36,12 @@ type siteConfig struct {
 	RetryAfter int
 	// Record makes the site log every request it receives.
 	Record bool
+	// WebPages, when not 0, makes every host a web of that many pages,
+	// /p/0 to /p/N-1, instead of PageBytes of text: page i links to pages
+	// i+1 and i+2 of its host, and to page i+1 of two other hosts of the
+	// WebHosts named h0.test to h<WebHosts-1>.test.
+	WebPages int
+	WebHosts int
 }
 
 // arrival is one request as the site received it.
@@ -112,6 +118,9 @@ func (s *siteServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if s.cfg.WebPages > 0 && status == http.StatusOK && r.URL.Path != "/robots.txt" {
+		status, body = s.cfg.webPage(host, r.URL.Path)
+	}
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
@@ -119,6 +128,28 @@ func (s *siteServer) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// webPage returns page path of host in the web that cfg describes, or 404.
+func (cfg siteConfig) webPage(host, path string) (int, []byte) {
+	h, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(host, "h"), ".test"))
+	i, err2 := strconv.Atoi(strings.TrimPrefix(path, "/p/"))
+	if err != nil || err2 != nil || h < 0 || h >= cfg.WebHosts || i < 0 || i >= cfg.WebPages {
+		return http.StatusNotFound, nil
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "<!doctype html><html><head><title>h%d page %d</title></head><body>\n", h, i)
+	link := func(h, i int) {
+		if i < cfg.WebPages {
+			fmt.Fprintf(&b, "<a href=\"http://h%d.test/p/%d\">page %d</a>\n", h%cfg.WebHosts, i, i)
+		}
+	}
+	link(h, i+1)
+	link(h, i+2)
+	link(h+1, i+1)
+	link(h+cfg.WebHosts/2+1, i+1)
+	b.WriteString("</body></html>\n")
+	return http.StatusOK, b.Bytes()
 }
 
 // admin answers PUT /config with a siteConfig, and GET /log with the

@@ -58,8 +58,9 @@ type Options struct {
 // UserAgent and IgnoreRobotsTxt are set after the collector is built:
 // colly's COLLY_USER_AGENT and COLLY_IGNORE_ROBOTSTXT environment
 // variables override the options colly.UserAgent and colly.IgnoreRobotsTxt.
-// The collector is synchronous, as colly's are by default; set its Async
-// field for a concurrent crawl, and polite keeps each host to its pace.
+// The collector is synchronous, as colly's are by default; [Crawl] runs
+// it concurrently over a frontier, or set its Async field, and polite
+// keeps each host to its pace.
 //
 // NewCollector panics, as [polite.New] does, when an option is invalid;
 // [polite.Validate] reports it instead.

@@ -11,6 +11,12 @@
 //
 // A refused URL comes back from Visit as an error that matches
 // [polite.ErrRobotsBlocked]; tr's Stats say what polite did per host.
-// Set the collector's Async field for a concurrent crawl: polite keeps
-// each host to its pace whatever colly's parallelism.
+//
+// For a concurrent crawl, [Crawl] runs a pool of workers over a frontier
+// (package github.com/polite-go/polite/frontier) built on tr, which hands
+// them only URLs whose hosts are ready, and drops the URLs robots.txt
+// refuses before they take a turn; the collector's OnHTML adds the links
+// it finds to the frontier. Setting the collector's Async field instead
+// also keeps each host to its pace, but a goroutine waits in polite for
+// every URL queued on a host that is paced or paused.
 package politecolly

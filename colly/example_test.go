@@ -1,6 +1,7 @@
 package politecolly_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/gocolly/colly/v2"
 	"github.com/polite-go/polite"
 	politecolly "github.com/polite-go/polite/colly"
+	"github.com/polite-go/polite/frontier"
 )
 
 // A collector whose links are followed through polite: the page that
@@ -49,4 +51,41 @@ func ExampleNewCollector() {
 	// fetched: /a
 	// refused: /private/b
 	// rule: Disallow: /private/
+}
+
+// A crawl whose links go through a frontier, which hands the workers only
+// URLs whose hosts are ready and drops those robots.txt refuses before they
+// take a turn.
+func ExampleCrawl() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+		case "/":
+			fmt.Fprint(w, `<a href="/a">a</a> <a href="/private/b">b</a> <a href="/">home</a>`)
+		default:
+			fmt.Fprint(w, "a page")
+		}
+	}))
+	defer site.Close()
+
+	c, tr := politecolly.NewCollector("ExampleBot/1.0 (+https://example.com/bot)", politecolly.Options{
+		Timeout: 10 * time.Second,
+		Polite:  []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond})},
+	})
+	f := frontier.New(tr, frontier.Options{
+		Seen:    new(frontier.SeenSet).Seen,
+		Refused: func(u string, d polite.Decision) { fmt.Println("refused:", u[len(site.URL):], "by", d.Rule) },
+	})
+	ctx := context.Background()
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { f.Add(ctx, e.Request.AbsoluteURL(e.Attr("href"))) })
+	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched:", r.Request.URL.Path) })
+	f.Add(ctx, site.URL+"/")
+	if err := politecolly.Crawl(ctx, c, f, 4); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// fetched: /
+	// fetched: /a
+	// refused: /private/b by Disallow: /private/
 }

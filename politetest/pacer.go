@@ -169,6 +169,10 @@ var cases = []struct {
 		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 10 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 5*time.Second)
 	}},
+	{"the jitter never carries a low quota's spread past its reset", func(p *polite.PacingPolicy) { p.BaseDelay, p.Jitter = polite.None, 1 }, func(t *testing.T, s *session) {
+		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}})
+		want(t, "second start", s.request("a", 0, 0, success), time.Hour)
+	}},
 	{"MaxInFlight requests at most", func(p *polite.PacingPolicy) { p.LatencyFactor = polite.None }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
 		done := make(chan time.Duration)

@@ -86,19 +86,25 @@ end
 local function jittered(d, x)
   return d + math.floor(d * J * x + 0.5)
 end
-local function pace(t, floor)
+local function paceWithoutSpread(t, floor)
   local d = math.max(BASE, math.floor(LF * est))
   for _ = 1, levelAt(t) do
     if d >= MAXD then break end
     d = d * 2
   end
-  d = math.max(math.min(d, MAXD), BASE, math.min(floor, MAXCD))
+  return math.max(math.min(d, MAXD), BASE, math.min(floor, MAXCD))
+end
+local function pace(t, floor)
+  local d = paceWithoutSpread(t, floor)
   if t < spru then d = math.max(d, spr) end
   return d
 end
+-- nextAllowed: the jitter never carries a quota's spread past its window.
 local function nextAllowed(t, floor)
   if ls == 0 then return bu end
-  return math.max(bu, ls + jittered(pace(t, math.max(floor, fl)), u))
+  local n = math.max(bu, ls + jittered(paceWithoutSpread(t, math.max(floor, fl)), u))
+  if t < spru then n = math.max(n, math.min(ls + jittered(spr, u), spru)) end
+  return n
 end
 -- carry brings in a start and a pause that a process made in its memory
 -- while this key's server did not answer: a start ago µs ago, and no

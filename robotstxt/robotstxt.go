@@ -82,18 +82,23 @@ type Match struct {
 }
 
 // Test decides whether the robots.txt lets userAgent, a User-Agent header
-// value, fetch u. It matches u's escaped path and query as RFC 9309 §2.2.2
-// and §2.2.3 say; /robots.txt itself is always allowed.
+// value, fetch u. It matches the path and query that the server receives,
+// as [RequestPath] gives them, as RFC 9309 §2.2.2 and §2.2.3 say;
+// /robots.txt itself is always allowed, and a u whose request names no
+// path is not.
 func (r *File) Test(userAgent string, u *url.URL) Match {
 	token := ProductToken(userAgent)
 	b := r.Group(token)
-	m := Match{Allowed: true, Agent: token, Group: b.group}
-	// Only a URL whose Path is "/robots.txt" can have that escaped path,
-	// so the others are told apart without escaping theirs.
-	if u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt" {
+	m := Match{Agent: token, Group: b.group}
+	path, ok := RequestPath(u)
+	switch {
+	case !ok:
+		return m
+	case isRobotsTxt(path):
+		m.Allowed = true
 		return m
 	}
-	allowed, rule := b.Decide(u.RequestURI())
+	allowed, rule := b.Decide(path)
 	m.Allowed, m.Rule = allowed, rule.String()
 	return m
 }

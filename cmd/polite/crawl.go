@@ -151,15 +151,32 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 	})
 	line := startProgress(progress, func(now time.Time) string {
 		stats, _ := tr.Stats(ctx) // the in-memory pacer's fail only when ctx has ended
-		return crawlProgress(c.progress(), stats, now)
+		return crawlProgress(c.progress(stats), stats, now)
 	})
 	res.idle = c.run(ctx, seeds)
-	res.left = c.progress().Queued
+	res.left = c.frontier.Len() // a fetch cut short was requeued
 	line.Stop()
 	res.end = time.Now()
 	res.wire = wire.requests()
 	res.stats, _ = tr.Stats(context.Background()) // the in-memory pacer's never fail
+	res.countRefusals()
 	return res
+}
+
+// countRefusals sets each host's Refused to the records robots.txt
+// refused: those the frontier dropped before they were handed out, which
+// the transport decided by Check and did not count, and those the
+// transport refused itself.
+func (r crawlResult) countRefusals() {
+	refused := make(map[string]uint64)
+	for _, rec := range r.records {
+		if rec.Blocked != "" {
+			refused[rec.Host]++
+		}
+	}
+	for i := range r.stats {
+		r.stats[i].Refused = refused[r.stats[i].Key]
+	}
 }
 
 // timeline returns the data of the crawl's SVG timeline.

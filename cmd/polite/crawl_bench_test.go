@@ -12,7 +12,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,108 +19,130 @@ import (
 	"github.com/polite-go/polite/internal/cputime"
 )
 
-// crawlBenchWindow is how long BenchmarkCrawlThroughput measures, once every
-// host has had a page requested.
-var crawlBenchWindow = flag.Duration("crawlbench.window", 20*time.Second,
-	"BenchmarkCrawlThroughput: how long to measure after every host has had a page requested")
+// crawlBenchPages is how many pages per host BenchmarkCrawlThroughput
+// crawls: the crawl stops after hosts·pages requests.
+var crawlBenchPages = flag.Int("crawlbench.pages", 30,
+	"BenchmarkCrawlThroughput: requests per host the crawl may send before it stops")
 
 // crawlBenchHosts are the numbers of hosts BenchmarkCrawlThroughput crawls.
-var crawlBenchHosts = flag.String("crawlbench.hosts", "100,1000",
+var crawlBenchHosts = flag.String("crawlbench.hosts", "100",
 	"BenchmarkCrawlThroughput: the numbers of hosts to crawl, separated by commas")
+
+// crawlBenchWorkers are the numbers of workers BenchmarkCrawlThroughput
+// crawls with.
+var crawlBenchWorkers = flag.String("crawlbench.workers", "16",
+	"BenchmarkCrawlThroughput: the numbers of workers, separated by commas")
 
 // crawlBenchDelay is the base delay of BenchmarkCrawlThroughput, as -delay
 // sets it; the jitter is the default, 0.5.
 const crawlBenchDelay = 200 * time.Millisecond
 
-// BenchmarkCrawlThroughput measures how close the crawler comes to the
-// politeness limit: with n hosts, a base delay d and the default jitter of
-// 0.5, whose mean factor is 1.25, no crawl can start more than
-// n / (1.25·d) requests a second. It serves n host names from one loopback
-// listener, each an endless web, seeds the crawler with every host's front
-// page, and crawls through a transport like crawl's, with -delay 200ms.
-// The measure starts when every host has had a page requested, that is,
-// when every robots.txt has been fetched, and lasts -crawlbench.window.
-// It crawls 100 and 1,000 hosts, or the numbers -crawlbench.hosts gives,
-// with 16 and 64 workers.
+// crawlBenchPaused is how many hosts of every hundred the paused cases of
+// BenchmarkCrawlThroughput answer 429 with Retry-After: 3600.
+const crawlBenchPaused = 10
+
+// BenchmarkCrawlThroughput measures how close `polite crawl` comes to the
+// politeness limit, from its first request to its last: with n healthy
+// hosts, a base delay d and the default jitter of 0.5, whose mean factor is
+// 1.25, no crawl can start more than n / (1.25·d) requests a second. It
+// serves n host names from one loopback listener, each an endless web,
+// seeds the crawler with every host's front page, and crawls through a
+// transport like crawl's, with -delay 200ms, until it has sent
+// n·-crawlbench.pages requests. In the paused cases, 10 hosts of every
+// hundred answer every page 429 with Retry-After: 3600, and the limit is
+// that of the others. It crawls 100 hosts with 16 workers, or the numbers
+// -crawlbench.hosts and -crawlbench.workers give.
 //
-// Metrics: req/s, the requests that started on the wire in the window
-// (robots.txt fetches included), per second; limit-ratio, req/s over the
-// limit; warmup-s, the time before the window; cpu-cores, the process's
-// CPU time over the window's wall time (servers, transport and crawler
-// together); other-cores, the CPU the rest of the machine used meanwhile,
-// steal included, where /proc/stat tells it, to show when other work
-// competed with the benchmark; min-gap-ms, the least gap between two starts
-// to one host as the wire recorder saw them, at or above the base delay but
-// for the few milliseconds between a request's admission and its record.
+// Metrics: limit-ratio, the requests to healthy hosts that started on the
+// wire (robots.txt fetches included), per second from the crawl's first
+// request to its last, over the limit; req/s, the same per second;
+// cpu-cores, the process's CPU time over that span (servers, transport and
+// crawler together); other-cores, the CPU the rest of the machine used
+// meanwhile, steal included, where /proc/stat tells it, to show when other
+// work competed with the benchmark; min-gap-ms, the least gap between two
+// starts to one host as the wire recorder saw them, at or above the base
+// delay but for the few milliseconds between a request's admission and its
+// record.
 //
-// Run it once per case, as
+// Run it as
 //
-//	go test -run '^$' -bench CrawlThroughput -benchtime 1x ./cmd/polite
+//	go test -run '^$' -bench CrawlThroughput -benchtime 1x -count 5 ./cmd/polite
 func BenchmarkCrawlThroughput(b *testing.B) {
-	for _, f := range strings.Split(*crawlBenchHosts, ",") {
-		hosts, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || hosts < 1 {
-			b.Fatalf("-crawlbench.hosts: %q is not a number of hosts", f)
-		}
-		for _, workers := range []int{16, 64} {
-			b.Run(fmt.Sprintf("hosts=%d/workers=%d", hosts, workers), func(b *testing.B) {
-				web := startBenchWeb(b, hosts)
-				var sum benchCrawl
-				for range b.N {
-					r := web.crawl(b, workers, *crawlBenchWindow)
-					sum.requests += r.requests
-					sum.window += r.window
-					sum.warmup += r.warmup
-					sum.cpu += r.cpu
-					sum.machine += r.machine
-					if sum.minGap == 0 || r.minGap < sum.minGap {
-						sum.minGap = r.minGap
+	for _, hosts := range benchCounts(b, "hosts", *crawlBenchHosts) {
+		for _, workers := range benchCounts(b, "workers", *crawlBenchWorkers) {
+			for _, paused := range []int{0, hosts * crawlBenchPaused / 100} {
+				b.Run(fmt.Sprintf("hosts=%d/paused=%d/workers=%d", hosts, paused, workers), func(b *testing.B) {
+					web := startBenchWeb(b, hosts, paused)
+					var sum benchCrawl
+					for range b.N {
+						r := web.crawl(b, workers, hosts**crawlBenchPages)
+						sum.requests += r.requests
+						sum.span += r.span
+						sum.cpu += r.cpu
+						sum.machine += r.machine
+						if sum.minGap == 0 || r.minGap < sum.minGap {
+							sum.minGap = r.minGap
+						}
 					}
-				}
-				rate := float64(sum.requests) / sum.window.Seconds()
-				limit := float64(hosts) / (crawlBenchDelay.Seconds() * (1 + defaultPacing.Jitter/2))
-				b.ReportMetric(rate, "req/s")
-				b.ReportMetric(rate/limit, "limit-ratio")
-				b.ReportMetric(sum.warmup.Seconds()/float64(b.N), "warmup-s")
-				if sum.cpu > 0 {
-					b.ReportMetric(sum.cpu.Seconds()/sum.window.Seconds(), "cpu-cores")
-				}
-				if sum.machine > 0 {
-					b.ReportMetric((sum.machine-sum.cpu).Seconds()/sum.window.Seconds(), "other-cores")
-				}
-				b.ReportMetric(float64(sum.minGap)/float64(time.Millisecond), "min-gap-ms")
-			})
+					rate := float64(sum.requests) / sum.span.Seconds()
+					limit := float64(hosts-paused) / (crawlBenchDelay.Seconds() * (1 + defaultPacing.Jitter/2))
+					b.ReportMetric(rate, "req/s")
+					b.ReportMetric(rate/limit, "limit-ratio")
+					if sum.cpu > 0 {
+						b.ReportMetric(sum.cpu.Seconds()/sum.span.Seconds(), "cpu-cores")
+					}
+					if sum.machine > 0 {
+						b.ReportMetric((sum.machine-sum.cpu).Seconds()/sum.span.Seconds(), "other-cores")
+					}
+					b.ReportMetric(float64(sum.minGap)/float64(time.Millisecond), "min-gap-ms")
+				})
+			}
 		}
 	}
 }
 
+// benchCounts parses the value of the flag -crawlbench.name, counts
+// separated by commas.
+func benchCounts(b *testing.B, name, value string) []int {
+	var counts []int
+	for _, f := range strings.Split(value, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("-crawlbench.%s: %q is not a count", name, f)
+		}
+		counts = append(counts, n)
+	}
+	return counts
+}
+
 // benchCrawl is what one crawl of BenchmarkCrawlThroughput measured.
 type benchCrawl struct {
-	requests int           // started on the wire in the window
-	window   time.Duration // how long the window lasted
-	warmup   time.Duration // from the start to the window
-	cpu      time.Duration // process CPU time in the window; 0 if unknown
-	machine  time.Duration // the machine's busy CPU time in the window, steal included; 0 if unknown
+	requests int           // to healthy hosts, started on the wire
+	span     time.Duration // from the first request's start to the last's
+	cpu      time.Duration // process CPU time in the span; 0 if unknown
+	machine  time.Duration // the machine's busy CPU time in the span, steal included; 0 if unknown
 	minGap   time.Duration // least gap between two starts to one host
 }
 
 // benchWeb serves hosts host names, h0.bench.test to h<n-1>.bench.test, on
 // one loopback listener. Each is an endless web: page /p/i links to
 // /p/i+1 and /p/i+2 on its host and to /p/i+1 on two other hosts. Its
-// robots.txt disallows /private/, which no page links to.
+// robots.txt disallows /private/, which no page links to. The first paused
+// hosts answer every page 429 with Retry-After: 3600.
 type benchWeb struct {
-	hosts int
-	addr  string // the listener's address
-	port  string
+	hosts  int
+	paused int
+	addr   string // the listener's address
+	port   string
 }
 
-func startBenchWeb(b *testing.B, hosts int) *benchWeb {
+func startBenchWeb(b *testing.B, hosts, paused int) *benchWeb {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := &benchWeb{hosts: hosts, addr: ln.Addr().String()}
+	w := &benchWeb{hosts: hosts, paused: paused, addr: ln.Addr().String()}
 	_, w.port, _ = net.SplitHostPort(w.addr)
 	srv := &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
@@ -134,17 +155,31 @@ func (w *benchWeb) url(h, i int) string {
 	return fmt.Sprintf("http://h%d.bench.test:%s/p/%d", h, w.port, i)
 }
 
-// ServeHTTP implements http.Handler.
-func (w *benchWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+// host returns the number of the host named in r's Host header, or -1.
+func (w *benchWeb) host(r *http.Request) int {
 	name, _, _ := strings.Cut(r.Host, ".")
 	h, err := strconv.Atoi(strings.TrimPrefix(name, "h"))
 	if err != nil || h < 0 || h >= w.hosts {
+		return -1
+	}
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (w *benchWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	h := w.host(r)
+	if h < 0 {
 		http.NotFound(rw, r)
 		return
 	}
 	if r.URL.Path == "/robots.txt" {
 		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(rw, "User-agent: *\nDisallow: /private/\n")
+		return
+	}
+	if h < w.paused {
+		rw.Header().Set("Retry-After", "3600")
+		http.Error(rw, "paused", http.StatusTooManyRequests)
 		return
 	}
 	i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
@@ -180,14 +215,12 @@ func (w *benchWeb) transport() *http.Transport {
 }
 
 // crawl crawls w with workers workers, as `polite crawl -delay 200ms
-// -concurrency workers` would with no limit on pages or depth, until the
-// window after the warm-up has passed.
-func (w *benchWeb) crawl(b *testing.B, workers int, window time.Duration) benchCrawl {
+// -concurrency workers -max-pages pages` would with no limit on depth.
+func (w *benchWeb) crawl(b *testing.B, workers, pages int) benchCrawl {
 	b.Helper()
 	base := w.transport()
 	defer base.CloseIdleConnections()
-	warm := &warmWatch{base: base, want: w.hosts, warm: make(chan struct{})}
-	wire := &wireRecorder{base: warm}
+	wire := &wireRecorder{base: base}
 	tr := polite.New(wire, polite.WithUserAgent(defaultUA), polite.WithPacing(polite.PacingPolicy{BaseDelay: crawlBenchDelay}))
 	seeds := make([]*url.URL, w.hosts)
 	for h := range seeds {
@@ -197,85 +230,42 @@ func (w *benchWeb) crawl(b *testing.B, workers int, window time.Duration) benchC
 		}
 		seeds[h] = u
 	}
-	opts := crawlOptions{maxPages: 1 << 30, maxDepth: 1 << 30, concurrency: workers, retries: 1}
+	opts := crawlOptions{maxPages: pages, maxDepth: 1 << 30, concurrency: workers, retries: 1}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var warmAt, stopAt time.Time
-	var cpu0, cpu1, machine0, machine1 time.Duration
-	var cpuOK, machineOK bool
-	var watching sync.WaitGroup
-	watching.Go(func() {
-		select {
-		case <-warm.warm:
-		case <-ctx.Done():
-			return
-		}
-		warmAt = time.Now()
-		cpu0, cpuOK = cputime.Process()
-		machine0, machineOK = machineCPU()
-		time.Sleep(window)
-		stopAt = time.Now()
-		cpu1, _ = cputime.Process()
-		machine1, _ = machineCPU()
-		cancel()
-	})
-
+	cpu0, cpuOK := cputime.Process()
+	machine0, machineOK := machineCPU()
 	enc := json.NewEncoder(io.Discard) // as crawl writes its records
-	res := crawl(ctx, tr, wire, opts, seeds, io.Discard, func(r pageRecord) { enc.Encode(r) })
-	cancel()
-	watching.Wait()
-	if warmAt.IsZero() {
-		b.Fatal("the crawl ended before every host had a page requested")
-	}
+	res := crawl(context.Background(), tr, wire, opts, seeds, io.Discard, func(r pageRecord) { enc.Encode(r) })
+	cpu1, _ := cputime.Process()
+	machine1, _ := machineCPU()
 
-	r := benchCrawl{window: stopAt.Sub(warmAt), warmup: warmAt.Sub(res.start)}
-	if cpuOK {
-		r.cpu = cpu1 - cpu0
-		if machineOK {
-			r.machine = machine1 - machine0
-		}
-	}
-	last := make(map[string]time.Time)
+	var r benchCrawl
+	var first, last time.Time
+	prev := make(map[string]time.Time)
 	for _, q := range res.wire { // ordered by start
-		if !q.Start.Before(warmAt) && q.Start.Before(stopAt) {
-			r.requests++
+		if first.IsZero() {
+			first = q.Start
 		}
-		if prev, ok := last[q.Host]; ok && (r.minGap == 0 || q.Start.Sub(prev) < r.minGap) {
+		last = q.Start
+		if prev, ok := prev[q.Host]; ok && (r.minGap == 0 || q.Start.Sub(prev) < r.minGap) {
 			r.minGap = q.Start.Sub(prev)
 		}
-		last[q.Host] = q.Start
+		prev[q.Host] = q.Start
+		if h, _ := strconv.Atoi(strings.TrimPrefix(strings.Split(q.Host, ".")[0], "h")); h >= w.paused {
+			r.requests++
+		}
+	}
+	r.span = last.Sub(first)
+	// The CPU is measured over the crawl's wall time, a little longer than
+	// the span; it is the share of a core the span kept busy.
+	wall := res.end.Sub(res.start)
+	if cpuOK {
+		r.cpu = time.Duration(float64(cpu1-cpu0) * r.span.Seconds() / wall.Seconds())
+		if machineOK {
+			r.machine = time.Duration(float64(machine1-machine0) * r.span.Seconds() / wall.Seconds())
+		}
 	}
 	return r
-}
-
-// A warmWatch is a RoundTripper that closes warm once want hosts have each
-// had a request other than for robots.txt.
-type warmWatch struct {
-	base http.RoundTripper
-	want int
-	warm chan struct{}
-
-	mu   sync.Mutex // guards seen
-	seen map[string]bool
-}
-
-// RoundTrip implements http.RoundTripper.
-func (w *warmWatch) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Path != "/robots.txt" {
-		w.mu.Lock()
-		if len(w.seen) < w.want {
-			if w.seen == nil {
-				w.seen = make(map[string]bool)
-			}
-			w.seen[req.URL.Host] = true
-			if len(w.seen) == w.want {
-				close(w.warm)
-			}
-		}
-		w.mu.Unlock()
-	}
-	return w.base.RoundTrip(req)
 }
 
 // machineCPU returns the busy CPU time of the whole machine so far, steal

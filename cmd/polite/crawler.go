@@ -1,7 +1,6 @@
 package main
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/frontier"
 )
 
 // maxBody bounds how much of a page the crawler reads for links.
@@ -47,68 +47,51 @@ type crawlCounts struct {
 	Queued  int // waiting in the frontier
 	Busy    int // being fetched or waiting in the transport
 
-	// Due holds the hosts with queued URLs and no request under way: the
-	// hosts that wait in the frontier for their turn.
+	// Due holds the hosts with queued URLs: the hosts that wait in the
+	// frontier for their turn.
 	Due map[string]bool
 }
 
 // A crawler fetches pages through a polite http.Client and follows their
 // links. It knows nothing of robots.txt, Crawl-delay or backoff: the
-// transport enforces them. It keeps one request per host in flight at a
-// time, and, when the transport can say when a host is ready (its Ready
-// method), hands its workers only hosts that are ready now, so that they
-// spread over the hosts instead of waiting in the transport for one.
+// transport enforces them. Its frontier (package frontier) hands its
+// workers only URLs whose hosts the transport reports ready, one per host
+// at a time, so that they spread over the hosts instead of waiting in the
+// transport for one, and drops the URLs robots.txt refuses before they
+// take a worker's turn.
 type crawler struct {
-	opts   crawlOptions
-	client *http.Client
-	ready  func(*http.Request) (polite.Readiness, error) // nil: every host is ready
-	keyOf  func(*url.URL) string                         // the transport's pacing key, or hostKey
-	emit   func(pageRecord)                              // called once per record, one at a time
+	opts     crawlOptions
+	client   *http.Client
+	frontier *frontier.Frontier
+	keyOf    func(*url.URL) string // the transport's pacing key, or hostKey
+	emit     func(pageRecord)      // called once per record, one at a time
 
 	emitMu sync.Mutex // serialises emit
 
-	mu        sync.Mutex // guards the fields below
-	wake      *sync.Cond // signalled when work may be taken or the crawl ends
-	seen      map[string]bool
-	hosts     map[string]*hostQueue // frontier by pacing key
-	due       dueHeap               // hosts with queued URLs and no request under way
-	seq       uint64                // stamps hosts as they are put in due, to break ties in order
-	alarm     *time.Timer           // wakes a worker at alarmAt; nil until first needed
-	alarmAt   time.Time             // when alarm fires; zero when it is not set
-	seedHosts map[string]bool       // url.Host of every seed, lower-cased, for sameHost
-	claimed   int                   // requests sent or under way, against maxPages
-	lastNew   time.Time             // when a new URL was last queued
-	idle      bool                  // the crawl stopped on the idle timeout
+	mu        sync.Mutex     // guards the fields below
+	depth     map[string]int // every URL queued, with its link distance from a seed
+	tries     map[string]int // times a URL was queued again after a 429 or 5xx
+	seedHosts map[string]bool
+	claimed   int       // requests sent or under way, against maxPages
+	lastNew   time.Time // when a new URL was last queued
+	idle      bool      // the crawl stopped on the idle timeout
 	counts    crawlCounts
 }
 
-// A hostQueue is the frontier of one host. It is in the crawler's due heap
-// when it has queued URLs and no request under way.
-type hostQueue struct {
-	key   string // pacing key
-	items []crawlItem
-	busy  bool      // a request is under way
-	at    time.Time // not ready before this, as the transport last said; zero: ask it
-	seq   uint64    // when it was last put in the heap or moved in it
-	index int       // in the heap, or -1
-}
-
+// A crawlItem is a URL a worker fetches: its frontier turn, and what the
+// crawler knows of it.
 type crawlItem struct {
+	turn  frontier.Turn
 	url   string
 	host  string
 	depth int
-	tries int
 }
 
-// busyPoll is how long a host that the transport reports busy, though the
-// crawler has no request under way to it, waits before it is asked again:
-// a request of someone else's, sharing the transport, holds it.
-const busyPoll = 50 * time.Millisecond
-
 // newCrawler returns a crawler that sends its requests through rt. emit
-// receives each record as it is made. If rt has a Ready method, as
-// [polite.PoliteTransport] has, the crawler takes only hosts that it
-// reports ready; otherwise every host with no request under way is ready.
+// receives each record as it is made. If rt has Ready, Check and
+// PacingKey methods, as [polite.PoliteTransport] has, the frontier asks
+// it when each host is ready and what robots.txt allows; otherwise every
+// host with no request under way is ready, and rt decides.
 func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) *crawler {
 	c := &crawler{
 		opts: opts,
@@ -119,22 +102,32 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		emit:      emit,
-		seen:      make(map[string]bool),
-		hosts:     make(map[string]*hostQueue),
+		depth:     make(map[string]int),
+		tries:     make(map[string]int),
 		seedHosts: make(map[string]bool),
-		keyOf:     hostKey,
 	}
-	if k, ok := rt.(interface{ PacingKey(*url.URL) string }); ok {
-		c.keyOf = k.PacingKey // the frontier's hosts are the transport's
+	ft, ok := rt.(frontier.Transport)
+	if !ok {
+		ft = unpaced{}
 	}
-	if r, ok := rt.(interface {
-		Ready(*http.Request) (polite.Readiness, error)
-	}); ok {
-		c.ready = r.Ready
-	}
-	c.wake = sync.NewCond(&c.mu)
+	c.keyOf = ft.PacingKey
+	c.frontier = frontier.New(ft, frontier.Options{Refused: c.refused})
 	return c
 }
+
+// unpaced is the frontier's view of a transport that cannot say when a
+// host is ready: every host is, and every URL allowed.
+type unpaced struct{}
+
+func (unpaced) Ready(*http.Request) (polite.Readiness, error) {
+	return polite.Readiness{RobotsKnown: true}, nil
+}
+
+func (unpaced) Check(*http.Request) (polite.Decision, error) {
+	return polite.Decision{Mode: polite.RobotsOff, Allowed: true}, nil
+}
+
+func (unpaced) PacingKey(u *url.URL) string { return hostKey(u) }
 
 // run crawls from seeds until the frontier is empty, maxPages requests
 // were sent, no new link was found for idleTimeout, or ctx ends. It
@@ -142,22 +135,18 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		c.wake.Broadcast()
-		c.mu.Unlock()
-	})
-	defer stop()
 
 	c.mu.Lock()
 	c.lastNew = time.Now()
 	for _, u := range seeds {
 		c.seedHosts[strings.ToLower(u.Host)] = true
-		if s, ok := resolve(u, ""); ok {
-			c.enqueueLocked(crawlItem{url: s, host: c.keyOf(u)})
-		}
 	}
 	c.mu.Unlock()
+	for _, u := range seeds {
+		if s, ok := resolve(u, ""); ok {
+			c.enqueue(ctx, s, 0)
+		}
+	}
 
 	if c.opts.idleTimeout > 0 {
 		go c.watchIdle(ctx, cancel)
@@ -170,9 +159,6 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.alarm != nil {
-		c.alarm.Stop()
-	}
 	return c.idle
 }
 
@@ -211,130 +197,53 @@ func (c *crawler) work(ctx context.Context) {
 		}
 		rec := c.fetch(ctx, it)
 		if ctx.Err() != nil {
-			c.release(it)
+			it.turn.Requeue()
 			return // stopped: the answer, if any, is not reported
 		}
-		c.finish(it, rec)
+		c.finish(ctx, it, rec)
 	}
 }
 
-// take waits for an item whose host is ready, and claims both. It returns
-// false when the crawl is over: ctx ended, or nothing is queued or under way
-// that could still produce work.
-//
-// Waiting workers are woken one at a time: by a request that finished, by
-// the alarm set for when the next host is due, or by a worker that took an
-// item while another host was due already, which passes the signal on.
+// take claims a request against maxPages and waits for the frontier to
+// hand out a URL whose host is ready. It returns false when the crawl is
+// over: maxPages requests are claimed, ctx ended, or nothing is queued or
+// under way that could still produce work.
 func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	for {
-		if ctx.Err() != nil {
-			return crawlItem{}, false
-		}
-		now := time.Now()
-		it, ok, next := c.pickLocked(ctx, now)
-		switch {
-		case next.IsZero():
-		case next.After(now):
-			c.setAlarmLocked(next)
-		default:
-			c.wake.Signal() // another host is due now
-		}
-		if ok {
-			return it, true
-		}
-		if next.IsZero() && c.counts.Busy == 0 {
-			c.wake.Broadcast() // the other workers find the same and stop
-			return crawlItem{}, false
-		}
-		c.wake.Wait()
-	}
-}
-
-// pickLocked pops the next item of a host that is ready now, unless maxPages
-// requests are claimed already. Hosts are looked at in the order they become
-// due, and the transport is asked about each: one that is not ready yet
-// becomes due at the time it gives, or after busyPoll if it is busy. next is
-// when the first host left in the frontier is due, or zero if there is none
-// or no request may be sent.
-func (c *crawler) pickLocked(ctx context.Context, now time.Time) (it crawlItem, ok bool, next time.Time) {
 	if c.opts.maxPages > 0 && c.claimed >= c.opts.maxPages {
-		return crawlItem{}, false, time.Time{}
+		c.mu.Unlock()
+		return crawlItem{}, false
 	}
-	for len(c.due) > 0 && !ok {
-		h := c.due[0]
-		if h.at.After(now) {
-			break
-		}
-		if at := c.readyAt(ctx, h.items[0], now); at.After(now) {
-			h.at = at
-			c.seq++
-			h.seq = c.seq
-			heap.Fix(&c.due, 0)
-			continue
-		}
-		heap.Pop(&c.due)
-		it, ok = h.items[0], true
-		h.items = h.items[1:]
-		h.busy = true
-		h.at = time.Time{}
-		c.claimed++
-		c.counts.Queued--
-		c.counts.Busy++
-	}
-	if len(c.due) > 0 {
-		next = c.due[0].at
-		if next.IsZero() {
-			next = now // known to no one yet: due at once
-		}
-	}
-	return it, ok, next
-}
-
-// readyAt returns when the transport says a request for it could start:
-// now or earlier if it is ready, now+busyPoll if the host is busy. A host
-// whose robots.txt is not known is ready by its pace alone: the request
-// fetches robots.txt first. A URL the transport cannot judge is ready, and
-// its request fails on its own.
-func (c *crawler) readyAt(ctx context.Context, it crawlItem, now time.Time) time.Time {
-	if c.ready == nil {
-		return time.Time{}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, it.url, nil)
-	if err != nil {
-		return time.Time{}
-	}
-	r, err := c.ready(req)
-	switch {
-	case err != nil:
-		return time.Time{}
-	case r.Busy:
-		return now.Add(busyPoll)
-	}
-	return r.At
-}
-
-// setAlarmLocked makes sure a worker wakes at t, when a host becomes due.
-func (c *crawler) setAlarmLocked(t time.Time) {
-	if !c.alarmAt.IsZero() && !c.alarmAt.After(t) {
-		return // an alarm goes off by then
-	}
-	c.alarmAt = t
-	d := time.Until(t)
-	if c.alarm == nil {
-		c.alarm = time.AfterFunc(d, c.ring)
-		return
-	}
-	c.alarm.Reset(d)
-}
-
-// ring wakes a worker when the alarm goes off.
-func (c *crawler) ring() {
-	c.mu.Lock()
-	c.alarmAt = time.Time{}
-	c.wake.Signal()
+	c.claimed++
 	c.mu.Unlock()
+
+	t, err := c.frontier.Next(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.claimed--
+		return crawlItem{}, false
+	}
+	c.counts.Busy++
+	u, _ := url.Parse(t.URL) // the frontier took it
+	return crawlItem{turn: t, url: t.URL, host: c.keyOf(u), depth: c.depth[t.URL]}, true
+}
+
+// refused records a URL that robots.txt refused before it was handed out.
+func (c *crawler) refused(rawURL string, d polite.Decision) {
+	rule := d.Rule
+	if rule == "" {
+		rule = d.Reason
+	}
+	if rule == "" {
+		rule = "robots.txt"
+	}
+	u, _ := url.Parse(rawURL) // the frontier took it
+	c.mu.Lock()
+	rec := pageRecord{URL: rawURL, Links: []string{}, Depth: c.depth[rawURL], Blocked: rule, Host: c.keyOf(u), At: time.Now()}
+	c.counts.Blocked++
+	c.mu.Unlock()
+	c.emitRecord(rec)
 }
 
 // fetch makes the request for it and reads the links of the answer.
@@ -373,131 +282,88 @@ func (c *crawler) fetch(ctx context.Context, it crawlItem) (rec pageRecord) {
 	return rec
 }
 
-// finish records the outcome of it: frees its host, queues its links, or
-// itself again for a retry, and emits its record.
-func (c *crawler) finish(it crawlItem, rec pageRecord) {
+// finish records the outcome of it: queues its links, or itself again for
+// a retry, ends its turn, and emits its record.
+func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
+	if it.depth < c.opts.maxDepth {
+		for _, l := range rec.Links {
+			u, err := url.Parse(l)
+			if err != nil || c.opts.sameHost && !c.isSeedHost(u.Host) {
+				continue
+			}
+			c.enqueue(ctx, l, it.depth+1)
+		}
+	}
 	c.mu.Lock()
-	c.freeLocked(it)
+	c.counts.Busy--
+	retry := false
 	switch {
 	case rec.Blocked != "":
 		c.claimed-- // nothing was sent
 		c.counts.Blocked++
-	case backoffStatus(rec.Status) && it.tries < c.opts.retries:
+	case backoffStatus(rec.Status) && c.tries[it.url] < c.opts.retries:
 		// The transport has backed the host off; the retry waits for it.
-		it.tries++
-		h := c.hosts[it.host]
-		h.items = append(h.items, it)
-		c.counts.Queued++
+		c.tries[it.url]++
+		retry = true
 		c.counts.Done++
 	default:
 		c.counts.Done++
 	}
-	if it.depth < c.opts.maxDepth {
-		for _, l := range rec.Links {
-			u, err := url.Parse(l)
-			if err != nil || c.opts.sameHost && !c.seedHosts[u.Host] {
-				continue
-			}
-			c.enqueueLocked(crawlItem{url: l, host: c.keyOf(u), depth: it.depth + 1})
-		}
-	}
-	c.queueLocked(c.hosts[it.host])
-	c.wake.Signal()
 	c.mu.Unlock()
+	if retry {
+		it.turn.Requeue()
+	} else {
+		it.turn.Done()
+	}
+	c.emitRecord(rec)
+}
 
+// emitRecord passes rec to emit, one record at a time.
+func (c *crawler) emitRecord(rec pageRecord) {
 	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
 	c.emit(rec)
-	c.emitMu.Unlock()
 }
 
-// release frees the host of it after a fetch cut short by the end of the
-// crawl, and puts it back at the head of its host's queue, as a URL still
-// to crawl.
-func (c *crawler) release(it crawlItem) {
+// isSeedHost reports whether host, as a URL writes it, is a seed's.
+func (c *crawler) isSeedHost(host string) bool {
 	c.mu.Lock()
-	c.freeLocked(it)
-	h := c.hosts[it.host]
-	h.items = append([]crawlItem{it}, h.items...)
-	c.counts.Queued++
-	c.wake.Broadcast()
+	defer c.mu.Unlock()
+	return c.seedHosts[host]
+}
+
+// enqueue adds rawURL, found depth links from a seed, to the frontier
+// unless it was queued before.
+func (c *crawler) enqueue(ctx context.Context, rawURL string, depth int) {
+	c.mu.Lock()
+	if _, seen := c.depth[rawURL]; seen {
+		c.mu.Unlock()
+		return
+	}
+	c.depth[rawURL] = depth
 	c.mu.Unlock()
-}
-
-func (c *crawler) freeLocked(it crawlItem) {
-	c.hosts[it.host].busy = false
-	c.counts.Busy--
-}
-
-// queueLocked puts h in the due heap if it has queued URLs and no request
-// under way, and is not there already.
-func (c *crawler) queueLocked(h *hostQueue) {
-	if h.index >= 0 || h.busy || len(h.items) == 0 {
+	_, err := c.frontier.Add(ctx, rawURL)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		delete(c.depth, rawURL) // not queued: it may be found again
 		return
 	}
-	c.seq++
-	h.seq = c.seq
-	heap.Push(&c.due, h)
-}
-
-// enqueueLocked adds it to the frontier unless its URL was seen before.
-func (c *crawler) enqueueLocked(it crawlItem) {
-	if c.seen[it.url] {
-		return
-	}
-	c.seen[it.url] = true
-	h := c.hosts[it.host]
-	if h == nil {
-		h = &hostQueue{key: it.host, index: -1}
-		c.hosts[it.host] = h
-	}
-	h.items = append(h.items, it)
-	c.queueLocked(h)
-	c.counts.Queued++
 	c.lastNew = time.Now()
 }
 
-// dueHeap orders hosts by when they are due to be looked at, and those due
-// at the same time by when they entered the heap.
-type dueHeap []*hostQueue
-
-func (q dueHeap) Len() int { return len(q) }
-
-func (q dueHeap) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
-	}
-	return q[i].seq < q[j].seq
-}
-
-func (q dueHeap) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index = i
-	q[j].index = j
-}
-
-func (q *dueHeap) Push(x any) {
-	h := x.(*hostQueue)
-	h.index = len(*q)
-	*q = append(*q, h)
-}
-
-func (q *dueHeap) Pop() any {
-	old := *q
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	h.index = -1
-	*q = old[:len(old)-1]
-	return h
-}
-
-// progress returns the crawler's counts now.
-func (c *crawler) progress() crawlCounts {
+// progress returns the crawler's counts now; a host of stats is due when
+// the frontier holds URLs for it.
+func (c *crawler) progress(stats []polite.HostStats) crawlCounts {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	counts := c.counts
-	counts.Due = make(map[string]bool, len(c.due))
-	for _, h := range c.due {
-		counts.Due[h.key] = true
+	c.mu.Unlock()
+	counts.Queued = c.frontier.Len()
+	counts.Due = make(map[string]bool)
+	for _, h := range stats {
+		if c.frontier.HostLen(h.Key) > 0 {
+			counts.Due[h.Key] = true
+		}
 	}
 	return counts
 }

@@ -102,6 +102,7 @@ func demo(ctx context.Context, cfg demoConfig, stdout, stderr io.Writer) int {
 
 	wire := &wireRecorder{base: web.transport()}
 	tr := polite.New(wire,
+		polite.WithRobotsTransport(wire), // it adds nothing: robots.txt redirects to other hosts are followed
 		polite.WithUserAgent(defaultUA),
 		polite.WithPacing(polite.PacingPolicy{BaseDelay: t.baseDelay}),
 		polite.WithRobotsTTL(t.robotsTTL),

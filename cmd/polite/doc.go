@@ -1,4 +1,5 @@
-// Polite is a robots.txt tester, a polite curl, a small crawler and a demo.
+// Polite is a robots.txt tester, a polite curl, a small crawler, a demo,
+// and an auditor of access logs.
 //
 // Every request it makes goes through one
 // [github.com/polite-go/polite.PoliteTransport]: it obeys the site's
@@ -15,6 +16,8 @@
 //	             [-same-host] [-idle-timeout T] [-retries N] [-timeline FILE.svg] URL...
 //	polite demo  [-fast] [-timeline FILE.svg] [-v]
 //	polite demo  -serve [-port N]
+//	polite audit -robots [DATE=]FILE... [-format text|json|csv] [-fail-on TOKEN] [-timeline DIR]
+//	             [-retry-after D] [-one-host] [-fields NAME=KEY,...] [LOG...]
 //
 // Flags come before the URLs, and a URL is an absolute http or https URL.
 // Every command sends the User-Agent
@@ -85,10 +88,14 @@
 // when no new link has been found for -idle-timeout (30s). -idle-timeout 0
 // means no idle timeout, for sites whose Crawl-delay or backoff is longer
 // than any timeout would be: the crawl then stops only at -max-pages, when
-// nothing is left, or when interrupted. Each of the
-// -concurrency workers (4) crawls one host at a time, one that the
-// transport's Ready reports ready to start a request now, and sleeps until
-// one is rather than waiting in the transport. A URL whose answer backs
+// nothing is left, or when interrupted. The URLs wait in a frontier
+// (package github.com/polite-go/polite/frontier), which hands each of the
+// -concurrency workers (4) a URL of a host that the transport's Ready
+// reports ready to start a request now, one per host at a time, so that
+// workers sleep until a host is ready rather than wait in the transport;
+// it fetches each host's robots.txt ahead of its first page, and drops the
+// URLs robots.txt refuses before they take a worker's turn. A URL whose
+// answer backs
 // its host off (429, or 5xx but 501 and 505) is queued again up to
 // -retries times (1), and is tried once the backoff is over.
 //
@@ -155,6 +162,122 @@
 // only serves its web until interrupted, on -port N (any free port by
 // default), to try the other commands on.
 //
+// # Audit
+//
+// Audit checks the crawlers of access logs against the site's robots.txt.
+// It tells a site's owner which crawlers obey it. It reads each LOG in turn,
+// or standard input, as "-" or when no LOG is given, gunzipping a log that
+// starts as gzip does, whatever its name; it sends nothing. For each
+// crawler it reports the requests and the bytes sent, and the requests
+// that broke a rule:
+//
+//   - disallowed: a URL that the group binding the crawler disallows, with
+//     the rule that most requests broke (robots.txt itself is always
+//     allowed);
+//   - too soon: a start less than the group's Crawl-delay after the
+//     crawler's previous start on the same host;
+//   - in 429/503 pause: a start inside the pause that a 429 or 503 to the
+//     crawler, from the same host, asked for;
+//
+// and how often it fetched robots.txt: never, or how many times, with the
+// mean time between two fetches to one host.
+//
+// A line is in the Common or the Combined Log Format (nginx's and Apache's
+// default), either with a virtual host in front (nginx's "$host
+// $remote_addr - ...", Apache's vhost_combined "%v:%p %h %l %u %t ..."),
+// or a JSON object. Fields after the User-Agent are ignored. A JSON line
+// names its fields with nginx's variable names, Caddy's, the Elastic
+// Common Schema's or plain ones ("time", "user_agent", "request" or
+// "path", "status", "bytes", "host"); -fields maps others, as
+// -fields time=when,ua=client.agent, where a dot descends into an object.
+// Its time is RFC 3339, the Common Log Format's, or Unix seconds. A line
+// that cannot be read, or is longer than 64 KiB, is counted and shown by
+// its log and number, and the reading goes on.
+//
+// A log line's crawler is named by its User-Agent, by this rule. A word
+// is a run of letters, digits, '_' and '-', compared without regard to
+// case.
+//
+//  1. The first word that a group of a -robots file names: "Mozilla/5.0
+//     (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" is
+//     googlebot when a group names Googlebot. A crawler that sends its
+//     product token first, the engine's own rule, is named by it.
+//  2. Otherwise its product token, the first word, unless it is Mozilla
+//     or Opera: "curl/8.5.0" is curl.
+//  3. Otherwise the product after "compatible;", unless it is MSIE:
+//     "Mozilla/5.0 (compatible; YandexBot/3.0)" is yandexbot.
+//  4. Otherwise the first word with "bot", "crawl", "spider" or "slurp"
+//     in it, one followed by '/' first.
+//  5. Otherwise a browser: every browser is one row, (browsers), counted
+//     and not judged, since robots.txt binds crawlers and not people. A
+//     line with no User-Agent is the row (no user-agent), and is judged.
+//
+// A crawler named by a group's token is bound by that group, and any other
+// by the "*" group, or by none when the file has no "*" group. After the
+// first 5,000 crawlers, new names share the row (other agents), judged for
+// disallowed URLs only. Names are the User-Agents as sent: any client can
+// send any, and a "Googlebot" line may be forged. The audit verifies
+// no one's identity, and says so in every report; a later flag may check
+// a crawler's addresses.
+//
+// Times are known to their precision only, a second in the Common Log
+// Format, and a request counts only when it broke the rule whatever the
+// fractions lost. A gap counts when the gap seen and the precision
+// together are no more than the Crawl-delay: two starts within one second
+// break a Crawl-delay of 1s, and starts two seconds apart break none of
+// 2s. A request is in a pause when it started at least the precision after
+// the answer that asked for it, so not while that answer was on its way,
+// and before the pause ended. The time of a line is taken as the
+// request's start, as Apache's %t is. nginx's $time_local is when the
+// answer ended, so that a slow answer makes the gap before it look
+// shorter than it was, short enough at times to count as too soon: in a
+// JSON log, a duration in seconds (nginx's $request_time, Caddy's
+// duration) makes the time the answer's, and the start that time less the
+// duration. Lines are judged in the order read, so rotated logs are
+// given oldest first, as access.log.2.gz access.log.1 access.log. A start
+// logged before the crawler's latest on the host is measured from that
+// latest: a log read out of order can hide gaps, never make them up.
+//
+// The pause that a 429 or 503 asks for is its Retry-After, when the line
+// records one (the JSON field retry_after: seconds or an HTTP-date), and
+// otherwise -retry-after: 5s by default, the least pause the transport of
+// this module takes after a 429 or 503 without one. A 429 or 503 inside a
+// pause makes it last to the end of its own.
+//
+// Gaps and pauses are judged per crawler and host. The host is the line's
+// virtual host, or its JSON host, without the port, or the host of an
+// absolute request-target; lines that name none are one host, "-", as
+// every line is with -one-host. The robots.txt files apply to every host
+// of the logs: audit the lines of sites with different files apart.
+//
+// -robots FILE is the site's robots.txt. A robots.txt that changed is
+// several -robots DATE=FILE, each in force from its DATE, 2006-01-02
+// (midnight UTC) or an RFC 3339 time, until the next one's; a FILE without
+// a date is in force from the start. When every file has a date, the lines
+// before the first are judged as on a site with no robots.txt: every URL
+// is allowed, and no Crawl-delay applies.
+//
+// The report is a table of the first 50 crawlers, those that robots.txt
+// binds first, ranked by their violations, then by their requests, and the
+// browsers; the first 3 violations of each kind for each of the first 20,
+// with their log, line, time, host, request-target and what they broke;
+// and the first 20 lines that could not be read. -format json writes it as one JSON object, examples
+// included, and -format csv as a row per crawler. -timeline DIR writes
+// the timelines of the first 20 crawlers to DIR, as NAME.svg, in the
+// style of crawl's: a lane per host, a tick per request, coloured by its
+// status, a band over each pause that a 429 or 503 asked for, and a mark
+// above each violation. A timeline keeps at most 2,000 requests and 500
+// violations and 429s or 503s of a crawler, spread evenly over all of
+// them.
+//
+// Memory stays bounded whatever the logs' size: the audit keeps counts per
+// crawler, the state of each crawler on each host while a gap or a pause
+// may still depend on it, and a bounded cache of the engine's decisions by
+// group and path. While standard error is a terminal, a line there shows
+// how far the reading has come. With -fail-on TOKEN, repeated or with
+// commas, audit exits with 1 when the crawler named TOKEN broke a rule,
+// or, with *, any crawler that robots.txt binds: for CI and cron.
+//
 // # Interrupts
 //
 // The first SIGINT (Ctrl-C) or SIGTERM stops a command where it is, as
@@ -164,7 +287,9 @@
 // interrupted; URLs still to crawl: N" (those queued, and those whose
 // request was cancelled). Get reports the URL it was fetching as
 // "stopped", then how many URLs it did not fetch; check, the URLs it had
-// decided. The demo writes its table and timeline, and no verdict. Each
+// decided. The demo writes its table and timeline, and no verdict. Audit
+// writes its report and timelines of the lines read, then "polite audit:
+// interrupted at LOG:N". Each
 // then exits with 130, as a shell reports a command that SIGINT ended;
 // demo -serve, which serves until interrupted, exits with 0. A second
 // SIGINT or SIGTERM exits with 130 at once, with nothing more written.
@@ -176,8 +301,10 @@
 // error: for check, also a robots.txt that could not be fetched; for
 // crawl, any request that got no response. With -f, get exits with 22
 // when a URL answered with a status of 400 or more. The demo exits with 1
-// when its verdict fails. A command that SIGINT (Ctrl-C) or SIGTERM stops
-// exits with 130, once it has reported what it did.
+// when its verdict fails. Audit exits with 1 when a crawler that -fail-on
+// names broke a rule, and with 2 when a log or a robots.txt cannot be
+// read. A command that SIGINT (Ctrl-C) or SIGTERM stops exits with 130,
+// once it has reported what it did.
 //
 // When URLs end differently, the gravest ending sets the status: a
 // network error, then an HTTP error, then a refusal. A robots.txt that

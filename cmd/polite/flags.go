@@ -98,11 +98,14 @@ func noneIfZero(d time.Duration) time.Duration {
 
 // newTransport returns a PoliteTransport over base with opts. The library
 // is what validates the options: an invalid one is returned as an error
-// that names the flag that set it, for a usage error.
+// that names the flag that set it, for a usage error. The command's bases
+// add nothing to a request, so robots.txt fetches go through base too,
+// named as the robots.txt transport, which lets a robots.txt redirect to
+// another host be followed (apex to www, say).
 func newTransport(base http.RoundTripper, opts []flagOption) (*polite.PoliteTransport, error) {
-	options := make([]polite.Option, len(opts))
-	for i, o := range opts {
-		options[i] = o.option
+	options := []polite.Option{polite.WithRobotsTransport(base)}
+	for _, o := range opts {
+		options = append(options, o.option)
 	}
 	if err := polite.Validate(options...); err != nil {
 		var ce *polite.ConfigError

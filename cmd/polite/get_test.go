@@ -2,10 +2,12 @@ package main
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -173,5 +175,27 @@ func hangUp(w http.ResponseWriter, r *http.Request) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err == nil {
 		conn.Close()
+	}
+}
+
+// TestGetFollowsRobotsRedirectToAnotherHost checks that a robots.txt that
+// redirects to another host name (an apex to its www, say) is followed,
+// through the command's recording base, which adds nothing that could
+// leak: the page it disallows is refused, and never requested.
+func TestGetFollowsRobotsRedirectToAnotherHost(t *testing.T) {
+	www := newTestSite(t, "User-agent: *\nDisallow: /private/\n", nil)
+	wwwURL := strings.Replace(www.URL, "127.0.0.1", "localhost", 1)
+	var pages atomic.Int32
+	apex := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, wwwURL+r.URL.Path, http.StatusMovedPermanently)
+			return
+		}
+		pages.Add(1)
+	}))
+	t.Cleanup(apex.Close)
+	code, _, stderr := runCmd(t, "get", "-delay", "1ms", apex.URL+"/private/x")
+	if code != exitBlocked || pages.Load() != 0 {
+		t.Errorf("polite get = exit %d, the page requested %d times; want %d and 0\n%s", code, pages.Load(), exitBlocked, stderr)
 	}
 }

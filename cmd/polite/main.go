@@ -63,6 +63,9 @@ var commands = []command{
 		"Crawl follows links from the URLs, through the transport."},
 	{"demo", []string{"[-fast] [-timeline FILE.svg] [-v]", "-serve [-port N]"},
 		"Demo crawls an embedded web of three hosts and checks that the crawl was polite."},
+	{"audit", []string{"-robots [DATE=]FILE... [-format text|json|csv] [-fail-on TOKEN] [-timeline DIR]\n" +
+		"[-retry-after D] [-one-host] [-fields NAME=KEY,...] [LOG...]"},
+		"Audit checks the crawlers of access logs against the site's robots.txt."},
 }
 
 // synopsis returns the usage lines of the named commands, or of every
@@ -99,11 +102,13 @@ allowed, 1 when robots.txt blocked any, and 2 on a usage or network error:
 for check, also a robots.txt that could not be fetched; for crawl, any
 request that got no response. With -f, get exits with 22 when a URL
 answered with a status of 400 or more. The demo exits with 1 when its
-verdict fails. A command that SIGINT (Ctrl-C) or SIGTERM stops exits with
-130, once it has reported what it did.`
+verdict fails. Audit exits with 1 when a crawler that -fail-on names broke
+a rule, and with 2 when a log or a robots.txt cannot be read. A command
+that SIGINT (Ctrl-C) or SIGTERM stops exits with 130, once it has
+reported what it did.`
 
 // usage is the text of polite -h.
-var usage = "Polite is a robots.txt tester, a polite curl, a small crawler and a demo.\n\n" +
+var usage = "Polite is a robots.txt tester, a polite curl, a small crawler, a demo,\nand an auditor of access logs.\n\n" +
 	"Usage:\n\n" + synopsis("\t") + "\n" +
 	"Exit status:\n\n" + exitStatus + "\n\n" +
 	"Run 'polite <command> -h' for a command's flags, and\n'" + manual + "' for the manual.\n"
@@ -135,6 +140,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCrawl(ctx, args, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -1,0 +1,48 @@
+package main
+
+import "testing"
+
+func TestNameAgent(t *testing.T) {
+	named := map[string]bool{"googlebot": true, "gptbot": true, "yandex": true, "googlebot-image": true, "mozilla-ish": true}
+	tests := []struct {
+		ua   string
+		name string
+		kind agentKind
+	}{
+		// A word that a group names.
+		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "googlebot", agentNamed},
+		{"Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "googlebot", agentNamed},
+		{"Googlebot-Image/1.0", "googlebot-image", agentNamed},
+		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)", "gptbot", agentNamed},
+		{"GPTBOT", "gptbot", agentNamed},
+		{"Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)", "yandex", agentNamed}, // the word of its address
+		{"Mozilla-ish/1.0", "mozilla-ish", agentNamed},
+		{"Mozilla/5.0 (compatible; Googlebotx/1.0)", "googlebotx", agentCrawler}, // a word, not a part of one
+		// Its own product token.
+		{"curl/8.5.0", "curl", agentCrawler},
+		{"python-requests/2.31.0", "python-requests", agentCrawler},
+		{"facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)", "facebookexternalhit", agentCrawler},
+		// The product after "compatible;".
+		{"Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", "bingbot", agentCrawler},
+		{"Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)", "semrushbot", agentCrawler},
+		{"Mozilla/5.0 (Linux; Android 5.0) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36 (compatible; Bytespider; https://zhanzhang.toutiao.com/)", "bytespider", agentCrawler},
+		{"Mozilla/5.0 (compatible; Barkrowler/0.9; +https://babbar.tech/crawler)", "barkrowler", agentCrawler},
+		// A crawler's word.
+		{"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)", "applebot", agentCrawler},
+		{"Mozilla/5.0 (+http://example.com/) SomeSpider", "somespider", agentCrawler},
+		{"Mozilla/5.0 (+http://example.com/about-the-crawler.html)", "about-the-crawler", agentCrawler},
+		// Browsers, and none.
+		{"Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0", browsersName, agentBrowser},
+		{"Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)", browsersName, agentBrowser},
+		{"Opera/9.80 (Windows NT 6.1) Presto/2.12.388 Version/12.16", browsersName, agentBrowser},
+		{"", noAgentName, agentNone},
+		{" - ", noAgentName, agentNone},
+		{"(unknown)", browsersName, agentBrowser},
+	}
+	for _, tt := range tests {
+		name, kind := nameAgent([]byte(tt.ua), named)
+		if name != tt.name || kind != tt.kind {
+			t.Errorf("nameAgent(%q) = %q, %d; want %q, %d", tt.ua, name, kind, tt.name, tt.kind)
+		}
+	}
+}

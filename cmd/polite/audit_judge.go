@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/polite-go/polite/robotstxt"
+)
+
+// The kinds of violation, in the order of the report's columns; the
+// checks of audit_usage.go add theirs after them.
+const (
+	kindDisallowed = iota // a URL the group disallows
+	kindTooSoon           // a start less than the group's Crawl-delay after the last one to the host
+	kindInPause           // a start inside the pause a 429 or 503 asked for
+	numKinds
+)
+
+// kindKeys name the kinds in JSON and CSV; kindHeads in the table.
+var (
+	kindKeys  = [numKinds]string{"disallowed", "too_soon", "in_pause"}
+	kindHeads = [numKinds]string{"disallowed", "too soon", "in 429/503 pause"}
+)
+
+// defaultRetryAfter is the pause a 429 or 503 asks for when its line
+// records no Retry-After: the least pause the transport of this
+// repository takes after one, PacingPolicy's BackoffBase by default.
+const defaultRetryAfter = 5 * time.Second
+
+// examplesPerKind is how many violations of each kind the report shows
+// for a crawler.
+const examplesPerKind = 3
+
+// A violation is one request that broke what robots.txt or the site asked.
+type violation struct {
+	kind    int // kindDisallowed..., or numKinds+i for the check i
+	crawler string
+	log     string
+	line    int64
+	at      int64 // the request's start, Unix nanoseconds
+	host    string
+	target  string
+	detail  string // the rule; or what the gap or the pause was
+}
+
+// A lineLoc is where a line is: its log, as named on the command line,
+// and its number there, from 1.
+type lineLoc struct {
+	log  string
+	line int64
+}
+
+// An unparsedLine is a line that could not be read.
+type unparsedLine struct {
+	lineLoc
+	reason string
+	text   string // its first bytes
+}
+
+// maxUnparsedShown is how many unparsed lines the report lists.
+const maxUnparsedShown = 20
+
+// A pairState is what the audit remembers of one crawler on one host.
+type pairState struct {
+	last, lastRes int64 // the latest start and its precision; lastRes is 0 before any
+	// The pause the latest 429 or 503 answers asked for: from the answer
+	// that began it, with that answer's precision, to its end.
+	pauseFrom, pauseRes, pauseUntil int64
+	answerAt                        int64 // the latest 429 or 503 answer, its status and what it asked
+	answerStatus                    int
+	answerAsked                     int64
+	robotsLast                      int64 // the latest robots.txt fetch; 0 for none
+}
+
+// maxPairs bounds the crawler-host pairs remembered. Past it, those idle
+// for longer than any Crawl-delay or pause can matter are forgotten.
+const maxPairs = 100_000
+
+// An auditor reads the lines of access logs and judges each request.
+type auditor struct {
+	versions []robotsVersion
+	named    map[string]bool // the product tokens the versions' groups name
+	hint     int             // the version in force at the last line
+	pause    int64           // the pause a 429 or 503 asks for when the line records none
+	oneHost  bool
+	checks   []requestCheck
+
+	parser    lineParser
+	rec       logRecord
+	crawlers  []*auditRow
+	byName    map[string]*auditRow
+	byUA      map[string]*auditRow
+	hosts     *hostTable
+	pairs     map[uint64]*pairState
+	decisions *decisionCache
+	groupIDs  map[*robotstxt.Group]uint32
+	timelines *timelineBudget // nil without -timeline
+
+	window    int64 // the longest a pair's state can matter: Crawl-delays, pauses, precision
+	forgotten int64 // pairs forgotten while their state could still matter
+
+	lines, parsed int64
+	first, last   int64 // the earliest and latest start
+	unparsed      []unparsedLine
+
+	onViolation func(violation) // every violation, for tests; nil otherwise
+}
+
+func newAuditor(versions []robotsVersion, pause time.Duration, oneHost bool, checks []requestCheck) *auditor {
+	a := &auditor{
+		versions:  versions,
+		named:     make(map[string]bool),
+		pause:     int64(pause),
+		oneHost:   oneHost,
+		checks:    checks,
+		byName:    make(map[string]*auditRow),
+		byUA:      make(map[string]*auditRow),
+		hosts:     newHostTable(),
+		pairs:     make(map[uint64]*pairState),
+		decisions: newDecisionCache(),
+		groupIDs:  make(map[*robotstxt.Group]uint32),
+		first:     math.MaxInt64,
+		last:      math.MinInt64,
+	}
+	var maxDelay time.Duration
+	for _, v := range versions {
+		for _, t := range v.tokens {
+			a.named[t] = true
+		}
+		maxDelay = max(maxDelay, v.file.MaxCrawlDelay())
+	}
+	a.window = int64(maxDelay) + a.pause + 2*int64(time.Second)
+	return a
+}
+
+// line reads and judges one line of a log.
+func (a *auditor) line(loc lineLoc, text []byte) {
+	if len(bytes.TrimSpace(text)) == 0 {
+		return // a blank line is no request, and nothing wrong
+	}
+	a.lines++
+	if len(text) > maxLine {
+		a.bad(loc, badTooLong, text)
+		return
+	}
+	if bad := a.parser.parse(text, &a.rec); bad != "" {
+		a.bad(loc, bad, text)
+		return
+	}
+	a.parsed++
+	a.observe(loc, &a.rec)
+}
+
+// bad counts a line that could not be read, and keeps the first ones.
+func (a *auditor) bad(loc lineLoc, reason string, text []byte) {
+	if len(a.unparsed) < maxUnparsedShown {
+		a.unparsed = append(a.unparsed, unparsedLine{loc, reason, string(text[:min(len(text), 120)])})
+	}
+}
+
+// numUnparsed returns the number of lines that could not be read.
+func (a *auditor) numUnparsed() int64 { return a.lines - a.parsed }
+
+// observe judges one request.
+func (a *auditor) observe(loc lineLoc, r *logRecord) {
+	c := a.crawlerOf(r.ua)
+	c.requests++
+	c.bytes += r.bytes
+	a.first, a.last = min(a.first, r.start), max(a.last, r.start)
+	host := noHost
+	if !a.oneHost {
+		host = a.hosts.id(r.host)
+	}
+	robots := isRobotsPath(r.target)
+	var flags uint8
+	if c.judged() {
+		flags = a.judge(c, loc, r, host, robots)
+	}
+	if c.timeline != nil {
+		c.timeline.add(r, host, robots, flags)
+	}
+}
+
+// judge judges a request of a crawler that robots.txt binds, and returns
+// the kinds it broke, a bit each.
+func (a *auditor) judge(c *auditRow, loc lineLoc, r *logRecord, host uint32, robots bool) (flags uint8) {
+	v := versionAt(a.versions, r.start, a.hint)
+	var g *robotstxt.Group
+	var delay int64
+	if v >= 0 {
+		a.hint = v
+		g = c.groups[v]
+		delay = int64(g.CrawlDelay())
+		c.maxDelay = max(c.maxDelay, delay)
+	}
+
+	if robots {
+		c.robotsFetches++
+	} else if g != nil && g.NumRules() > 0 && len(r.target) > 0 && r.target[0] == '/' {
+		if allowed, rule := a.decisions.decide(c.ids[v], g, r.target); !allowed {
+			if c.byRule == nil {
+				c.byRule = make(map[robotstxt.Rule]int64)
+			}
+			c.byRule[rule]++
+			flags |= 1 << kindDisallowed
+			if a.count(c, kindDisallowed) {
+				a.record(c, kindDisallowed, loc, r, host, rule.String())
+			}
+		}
+	}
+
+	if c.pacing && host != untrackedHost {
+		flags |= a.pace(c, a.pair(c, host), loc, r, host, delay, robots)
+	}
+
+	for i, chk := range a.checks {
+		var vv *robotsVersion
+		if v >= 0 {
+			vv = &a.versions[v]
+		}
+		if broke, what := chk.Judge(c, vv, r); broke && a.count(c, numKinds+i) {
+			a.record(c, numKinds+i, loc, r, host, what)
+		}
+	}
+	return flags
+}
+
+// pace judges a request's start against the crawler's earlier ones on
+// the host: the gap since the latest start, against the Crawl-delay; and
+// the pause the latest 429 or 503 asked for. Times are known to their
+// precision only, and a request counts only when it broke the rule
+// whatever the fractions lost. It returns the kinds broken, a bit each.
+func (a *auditor) pace(c *auditRow, st *pairState, loc lineLoc, r *logRecord, host uint32, delay int64, robots bool) (flags uint8) {
+	if st.lastRes > 0 {
+		gap := r.start - st.last
+		if gap < 0 {
+			gap = -gap // logged out of order: still two starts that close
+		}
+		if delay > 0 && gap+max(r.res, st.lastRes) <= delay {
+			flags |= 1 << kindTooSoon
+			if c.minGap < 0 || gap < c.minGap {
+				c.minGap = gap
+			}
+			if a.count(c, kindTooSoon) {
+				a.record(c, kindTooSoon, loc, r, host, fmt.Sprintf("less than %s after the previous start; Crawl-delay %s",
+					short(time.Duration(gap+max(r.res, st.lastRes))), short(time.Duration(delay))))
+			}
+		}
+	}
+	if st.lastRes == 0 || r.start >= st.last {
+		st.last, st.lastRes = r.start, r.res
+	}
+
+	if st.pauseUntil != 0 && r.start >= st.pauseFrom+st.pauseRes && r.start+r.res <= st.pauseUntil {
+		flags |= 1 << kindInPause
+		if a.count(c, kindInPause) {
+			a.record(c, kindInPause, loc, r, host, fmt.Sprintf("%s after a %d at %s that asked for %s",
+				short(time.Duration(r.start-st.answerAt)), st.answerStatus,
+				time.Unix(0, st.answerAt).UTC().Format(time.TimeOnly), short(time.Duration(st.answerAsked))))
+		}
+	}
+	if r.status == 429 || r.status == 503 {
+		asked := a.pause
+		if r.retryAfter >= 0 {
+			asked = r.retryAfter
+		}
+		if st.pauseUntil != 0 && r.end+r.res <= st.pauseUntil {
+			st.pauseUntil = max(st.pauseUntil, r.end+asked) // asked again inside the pause: it goes on
+		} else {
+			st.pauseFrom, st.pauseRes, st.pauseUntil = r.end, r.res, r.end+asked
+		}
+		st.answerAt, st.answerStatus, st.answerAsked = r.end, r.status, asked
+		a.window = max(a.window, asked+2*r.res)
+	}
+
+	if robots {
+		if st.robotsLast != 0 && r.start > st.robotsLast {
+			c.robotsIntervals++
+			c.robotsSpan += r.start - st.robotsLast
+		}
+		st.robotsLast = max(st.robotsLast, r.start)
+	}
+	return flags
+}
+
+// pair returns the state of crawler c on host, making room when the
+// bound is reached.
+func (a *auditor) pair(c *auditRow, host uint32) *pairState {
+	key := uint64(c.row)<<32 | uint64(host)
+	if st := a.pairs[key]; st != nil {
+		return st
+	}
+	if len(a.pairs) >= maxPairs {
+		a.sweep()
+	}
+	st := &pairState{}
+	a.pairs[key] = st
+	return st
+}
+
+// sweep forgets the pairs idle for longer than their state can matter;
+// when too few are, it forgets half of the rest, and counts them.
+func (a *auditor) sweep() {
+	stale := a.last - a.window
+	for k, st := range a.pairs {
+		if st.last < stale && st.pauseUntil < a.last {
+			delete(a.pairs, k)
+		}
+	}
+	if len(a.pairs) < maxPairs*3/4 {
+		return
+	}
+	for k := range a.pairs {
+		if len(a.pairs) < maxPairs/2 {
+			break
+		}
+		delete(a.pairs, k)
+		a.forgotten++
+	}
+}
+
+// count counts a violation of c, and reports whether to record it: one
+// of the first of its kind for c, or any when a test watches them all.
+func (a *auditor) count(c *auditRow, kind int) bool {
+	c.counts[kind]++
+	return c.counts[kind] <= examplesPerKind || a.onViolation != nil
+}
+
+// record keeps a violation among c's examples while there is room, and
+// hands it to the test watching.
+func (a *auditor) record(c *auditRow, kind int, loc lineLoc, r *logRecord, host uint32, detail string) {
+	v := violation{
+		kind:    kind,
+		crawler: c.name,
+		log:     loc.log,
+		line:    loc.line,
+		at:      r.start,
+		host:    a.hosts.name(host),
+		target:  string(r.target),
+		detail:  detail,
+	}
+	if c.counts[kind] <= examplesPerKind {
+		c.examples = append(c.examples, v)
+	}
+	if a.onViolation != nil {
+		a.onViolation(v)
+	}
+}

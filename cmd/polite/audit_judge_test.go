@@ -1,0 +1,277 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite/robotstxt"
+)
+
+// versionOf returns the robots.txt body as a version from the Unix
+// nanoseconds from.
+func versionOf(body string, from int64) robotsVersion {
+	f := robotstxt.Parse([]byte(body))
+	return robotsVersion{path: "robots.txt", from: from, file: f, tokens: groupTokens([]byte(body), f)}
+}
+
+// A violationKey is a violation as the tests compare them: its line and
+// kind.
+type violationKey struct {
+	line int64
+	kind int
+}
+
+// auditText judges the lines of a log given as text, and returns the
+// auditor and the violations it found, in order.
+func auditText(t *testing.T, a *auditor, log string) []violationKey {
+	t.Helper()
+	var got []violationKey
+	a.onViolation = func(v violation) { got = append(got, violationKey{v.line, v.kind}) }
+	if err := readLines(t.Context(), strings.NewReader(log), func(n int64, text []byte) { a.line(lineLoc{"log", n}, text) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.numUnparsed(); n > 0 {
+		t.Fatalf("%d lines could not be read: %+v", n, a.unparsed)
+	}
+	return got
+}
+
+// clfAt writes a Combined Log Format line at second s after 10:00.
+func clfAt(host string, s int, target string, status int, ua string) string {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(s) * time.Second)
+	return fmt.Sprintf("%s 192.0.2.1 - - [%s] \"GET %s HTTP/1.1\" %d 10 \"-\" %q\n", host, at.Format("02/Jan/2006:15:04:05 -0700"), target, status, ua)
+}
+
+// jsonAt writes a JSON line at ms milliseconds after 10:00, with extra
+// fields.
+func jsonAt(ms int, target string, status int, ua, extra string) string {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	return fmt.Sprintf(`{"time":%q,"path":%q,"status":%d,"ua":%q%s}`+"\n", at.Format("2006-01-02T15:04:05.000Z"), target, status, ua, extra)
+}
+
+// TestAuditRules checks each rule of the judging on small logs: which
+// lines break which rule, and which break none.
+func TestAuditRules(t *testing.T) {
+	const (
+		bot     = "testbot/1.0"
+		firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0"
+	)
+	delay := func(d string) string { return "User-agent: *\nCrawl-delay: " + d + "\n" }
+	switchAt := time.Date(2026, 3, 1, 10, 0, 30, 0, time.UTC).UnixNano()
+	tests := []struct {
+		name    string
+		robots  []robotsVersion
+		pause   time.Duration
+		oneHost bool
+		log     string
+		want    []violationKey
+	}{
+		{
+			name:   "a gap at a second's precision",
+			robots: []robotsVersion{versionOf(delay("2"), math.MinInt64)},
+			log:    clfAt("a", 0, "/", 200, bot) + clfAt("a", 1, "/", 200, bot) + clfAt("a", 3, "/", 200, bot) + clfAt("a", 3, "/", 200, bot),
+			want:   []violationKey{{2, kindTooSoon}, {4, kindTooSoon}},
+		},
+		{
+			name:   "a gap at a millisecond's precision",
+			robots: []robotsVersion{versionOf(delay("2"), math.MinInt64)},
+			log:    jsonAt(0, "/", 200, bot, "") + jsonAt(1998, "/", 200, bot, "") + jsonAt(3998, "/", 200, bot, ""),
+			want:   []violationKey{{2, kindTooSoon}},
+		},
+		{
+			name:   "a line logged out of order",
+			robots: []robotsVersion{versionOf(delay("10"), math.MinInt64)},
+			log:    jsonAt(0, "/a", 200, bot, "") + jsonAt(20_000, "/b", 200, bot, "") + jsonAt(15_000, "/c", 200, bot, "") + jsonAt(40_000, "/d", 200, bot, ""),
+			want:   []violationKey{{3, kindTooSoon}},
+		},
+		{
+			name:   "hosts apart",
+			robots: []robotsVersion{versionOf(delay("5"), math.MinInt64)},
+			log:    clfAt("a", 0, "/", 200, bot) + clfAt("b", 1, "/", 200, bot) + clfAt("A:80", 5, "/", 200, bot) + clfAt("b", 6, "/", 200, bot),
+		},
+		{
+			name:    "hosts as one with -one-host",
+			robots:  []robotsVersion{versionOf(delay("5"), math.MinInt64)},
+			oneHost: true,
+			log:     clfAt("a", 0, "/", 200, bot) + clfAt("b", 1, "/", 200, bot) + clfAt("a", 5, "/", 200, bot) + clfAt("b", 6, "/", 200, bot),
+			want:    []violationKey{{2, kindTooSoon}, {3, kindTooSoon}, {4, kindTooSoon}},
+		},
+		{
+			name:   "a pause of the default 5s",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			log: clfAt("a", 0, "/", 429, bot) + clfAt("a", 0, "/in-flight", 200, bot) + clfAt("a", 1, "/", 200, bot) + clfAt("a", 3, "/", 200, bot) +
+				clfAt("a", 4, "/", 200, bot) + clfAt("a", 5, "/", 200, bot) + clfAt("b", 2, "/other-host", 200, bot),
+			want: []violationKey{{3, kindInPause}, {4, kindInPause}, {5, kindInPause}},
+		},
+		{
+			name:   "a 503 inside the pause makes it last",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			log:    clfAt("a", 0, "/", 429, bot) + clfAt("a", 3, "/", 503, bot) + clfAt("a", 7, "/", 200, bot) + clfAt("a", 8, "/", 200, bot),
+			want:   []violationKey{{2, kindInPause}, {3, kindInPause}},
+		},
+		{
+			name:   "no pause after other statuses",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			log:    clfAt("a", 0, "/", 500, bot) + clfAt("a", 1, "/", 404, bot) + clfAt("a", 2, "/", 200, bot),
+		},
+		{
+			name:   "a pause of -retry-after",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			pause:  time.Minute,
+			log:    clfAt("a", 0, "/", 503, bot) + clfAt("a", 30, "/", 200, bot) + clfAt("a", 60, "/", 200, bot),
+			want:   []violationKey{{2, kindInPause}},
+		},
+		{
+			name:   "no pause with -retry-after 0",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			pause:  -1, // 0
+			log:    clfAt("a", 0, "/", 429, bot) + clfAt("a", 1, "/", 200, bot),
+		},
+		{
+			name:   "the Retry-After of the line",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			log: jsonAt(0, "/", 429, bot, `,"retry_after":"30"`) + jsonAt(10_000, "/", 200, bot, "") + jsonAt(29_000, "/", 200, bot, "") +
+				jsonAt(30_000, "/", 503, bot, `,"retry_after":"0"`) + jsonAt(30_500, "/", 200, bot, ""),
+			want: []violationKey{{2, kindInPause}, {3, kindInPause}},
+		},
+		{
+			name:   "a duration makes the time the answer's",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			log:    jsonAt(10_000, "/", 429, bot, `,"duration":10`) + jsonAt(11_000, "/", 200, bot, `,"duration":5`) + jsonAt(17_000, "/", 200, bot, `,"duration":5`),
+			want:   []violationKey{{3, kindInPause}},
+		},
+		{
+			name:   "robots.txt is always allowed",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\n", math.MinInt64)},
+			log:    clfAt("a", 0, "/robots.txt", 200, bot) + clfAt("a", 1, "/robots.txt?x", 200, bot) + clfAt("a", 2, "/x", 200, bot) + clfAt("a", 3, "http://a/", 200, bot),
+			want:   []violationKey{{3, kindDisallowed}, {4, kindDisallowed}},
+		},
+		{
+			name:   "the group that names the crawler",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\n\nUser-agent: testbot\nDisallow: /private/\n", math.MinInt64)},
+			log:    clfAt("a", 0, "/x", 200, bot) + clfAt("a", 1, "/private/x", 200, "Mozilla/5.0 (compatible; TestBot/1.0)") + clfAt("a", 2, "/x", 200, "otherbot"),
+			want:   []violationKey{{2, kindDisallowed}, {3, kindDisallowed}},
+		},
+		{
+			name:   "no group binds",
+			robots: []robotsVersion{versionOf("User-agent: otherbot\nDisallow: /\nCrawl-delay: 10\n", math.MinInt64)},
+			log:    clfAt("a", 0, "/x", 429, bot) + clfAt("a", 1, "/x", 200, bot),
+			want:   []violationKey{{2, kindInPause}},
+		},
+		{
+			name:   "browsers are not judged",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\nCrawl-delay: 10\n", math.MinInt64)},
+			log:    clfAt("a", 0, "/x", 429, firefox) + clfAt("a", 1, "/x", 200, firefox),
+		},
+		{
+			name:   "a line with no User-Agent is judged",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\n", math.MinInt64)},
+			log:    clfAt("a", 0, "/x", 200, "-") + clfAt("a", 1, "/x", 200, ""),
+			want:   []violationKey{{1, kindDisallowed}, {2, kindDisallowed}},
+		},
+		{
+			name:   "before the first date, no robots.txt",
+			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\nCrawl-delay: 10\n", switchAt)},
+			log:    clfAt("a", 0, "/x", 200, bot) + clfAt("a", 1, "/x", 200, bot) + clfAt("a", 30, "/x", 200, bot) + clfAt("a", 31, "/x", 200, bot),
+			want:   []violationKey{{3, kindDisallowed}, {4, kindDisallowed}, {4, kindTooSoon}},
+		},
+		{
+			name: "files switched by date",
+			robots: []robotsVersion{
+				versionOf("User-agent: *\nDisallow: /old/\n", math.MinInt64),
+				versionOf("User-agent: *\nDisallow: /new/\n", switchAt),
+			},
+			log:  clfAt("a", 29, "/old/x", 200, bot) + clfAt("a", 29, "/new/x", 200, bot) + clfAt("a", 30, "/old/x", 200, bot) + clfAt("a", 30, "/new/x", 200, bot),
+			want: []violationKey{{1, kindDisallowed}, {4, kindDisallowed}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pause := defaultRetryAfter
+			switch {
+			case tt.pause < 0:
+				pause = 0
+			case tt.pause > 0:
+				pause = tt.pause
+			}
+			a := newAuditor(tt.robots, pause, tt.oneHost, nil)
+			if got := auditText(t, a, tt.log); !slices.Equal(got, tt.want) {
+				t.Errorf("violations %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAuditRobotsFetches checks how often a crawler is said to fetch
+// robots.txt: per host, on average.
+func TestAuditRobotsFetches(t *testing.T) {
+	a := newAuditor([]robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)}, defaultRetryAfter, false, nil)
+	auditText(t, a, clfAt("a", 0, "/robots.txt", 200, "testbot")+clfAt("b", 10, "/robots.txt", 200, "testbot")+
+		clfAt("a", 3600, "/robots.txt", 200, "testbot")+clfAt("a", 7200, "/robots.txt", 200, "testbot")+
+		clfAt("a", 7300, "/x", 200, "otherbot"))
+	tests := []struct {
+		name     string
+		fetches  int64
+		interval time.Duration
+	}{
+		{"testbot", 4, time.Hour},
+		{"otherbot", 0, 0},
+	}
+	for _, tt := range tests {
+		c := a.byName[tt.name]
+		if c.robotsFetches != tt.fetches || c.robotsInterval() != tt.interval {
+			t.Errorf("%s: %d robots.txt fetches, every %v; want %d, every %v", tt.name, c.robotsFetches, c.robotsInterval(), tt.fetches, tt.interval)
+		}
+	}
+}
+
+// TestAuditOtherAgents checks that the crawlers past maxCrawlers share a
+// row, judged for disallowed URLs only: their gaps are between different
+// crawlers.
+func TestAuditOtherAgents(t *testing.T) {
+	a := newAuditor([]robotsVersion{versionOf("User-agent: *\nDisallow: /private/\nCrawl-delay: 10\n", math.MinInt64)}, defaultRetryAfter, false, nil)
+	var log strings.Builder
+	for i := range maxCrawlers + 2 {
+		log.WriteString(clfAt("a", i*10, "/", 200, fmt.Sprintf("bot%d/1.0", i)))
+	}
+	log.WriteString(clfAt("a", maxCrawlers*10+30, "/private/x", 200, "late1"))
+	log.WriteString(clfAt("a", maxCrawlers*10+30, "/x", 200, "late2"))
+	got := auditText(t, a, log.String())
+	want := []violationKey{{maxCrawlers + 3, kindDisallowed}}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations %v; want %v", got, want)
+	}
+	other := a.byName[otherName]
+	if len(a.crawlers) != maxCrawlers+1 || other == nil || other.requests != 4 {
+		t.Errorf("%d rows, %v; want %d, of which %s with 4 requests", len(a.crawlers), other, maxCrawlers+1, otherName)
+	}
+}
+
+// TestAuditSweep checks that the pairs past maxPairs are forgotten, the
+// idle ones first.
+func TestAuditSweep(t *testing.T) {
+	a := newAuditor([]robotsVersion{versionOf("User-agent: *\nCrawl-delay: 10\n", math.MinInt64)}, defaultRetryAfter, false, nil)
+	a.last = int64(time.Hour)
+	for i := range maxPairs {
+		st := &pairState{last: int64(time.Hour), lastRes: 1}
+		if i%4 != 0 {
+			st.last = 0 // idle for an hour
+		}
+		a.pairs[uint64(i)] = st
+	}
+	a.sweep()
+	if len(a.pairs) != maxPairs/4 || a.forgotten != 0 {
+		t.Errorf("%d pairs left, %d forgotten; want %d and none", len(a.pairs), a.forgotten, maxPairs/4)
+	}
+	for i := range maxPairs {
+		a.pairs[uint64(i)] = &pairState{last: a.last, lastRes: 1}
+	}
+	a.sweep()
+	if len(a.pairs) >= maxPairs/2 || a.forgotten == 0 {
+		t.Errorf("%d pairs left, %d forgotten; want fewer than %d, counted", len(a.pairs), a.forgotten, maxPairs/2)
+	}
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/polite-go/polite/robotstxt"
+)
+
+// identityNote is what every report says of the crawlers' names.
+const identityNote = "Crawlers are named by the User-Agent of each line, as sent: any client can send any, " +
+	"and a \"Googlebot\" line may be forged. The audit does not verify who sent a request."
+
+// maxTableRows and maxExampleRows bound the crawlers that the text
+// report's table lists, and those whose violations it shows; -format json
+// and csv list every one.
+const (
+	maxTableRows   = 50
+	maxExampleRows = 20
+)
+
+// An auditReport is what the audit found, the crawlers ranked: those that
+// robots.txt binds first, by most violations, then most requests; then
+// the browsers.
+type auditReport struct {
+	a    *auditor
+	logs []string
+	rows []*auditRow
+}
+
+func newAuditReport(a *auditor, logs []string) *auditReport {
+	rows := slices.Clone(a.crawlers)
+	unjudged := func(c *auditRow) int {
+		if c.judged() {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(rows, func(x, y *auditRow) int {
+		return cmp.Or(cmp.Compare(unjudged(x), unjudged(y)), cmp.Compare(y.violations(), x.violations()),
+			cmp.Compare(y.requests, x.requests), strings.Compare(x.name, y.name))
+	})
+	return &auditReport{a: a, logs: logs, rows: rows}
+}
+
+// kindName returns the heading of a kind of violation, a check's too.
+func (rep *auditReport) kindName(kind int) string {
+	if kind < numKinds {
+		return kindHeads[kind]
+	}
+	return rep.a.checks[kind-numKinds].Name()
+}
+
+// kindKey returns the JSON and CSV key of a kind of violation.
+func (rep *auditReport) kindKey(kind int) string {
+	if kind < numKinds {
+		return kindKeys[kind]
+	}
+	return rep.a.checks[kind-numKinds].Name()
+}
+
+// writeText writes the report for people: what was read, a table of the
+// crawlers, the first violations of each, and the lines that could not be
+// read.
+func (rep *auditReport) writeText(w io.Writer) {
+	a := rep.a
+	fmt.Fprintf(w, "%s: %d lines, %d requests", strings.Join(rep.logs, ", "), a.lines, a.parsed)
+	if a.parsed > 0 {
+		fmt.Fprintf(w, " from %s to %s", rfc3339(a.first), rfc3339(a.last))
+	}
+	fmt.Fprintln(w)
+	var files []string
+	for _, v := range a.versions {
+		files = append(files, v.path+" "+describeVersion(v))
+	}
+	fmt.Fprintf(w, "robots.txt: %s; a 429 or 503 with no Retry-After asks for %s\n\n", strings.Join(files, "; "), short(time.Duration(a.pause)))
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"crawler", "group", "requests", "bytes"}
+	for k := range numKinds + len(a.checks) {
+		head = append(head, rep.kindName(k))
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "robots.txt"), "\t"))
+	var more, moreRequests, moreBytes int64 // the rows past maxTableRows; the browsers', last, is always shown
+	for i, c := range rep.rows {
+		if i >= maxTableRows && c.kind != agentBrowser {
+			more, moreRequests, moreBytes = more+1, moreRequests+c.requests, moreBytes+c.bytes
+			continue
+		}
+		cells := []string{c.name, c.groupLabel(), fmt.Sprint(c.requests), humanBytes(c.bytes)}
+		for k := range c.counts {
+			cells = append(cells, rep.countCell(c, k))
+		}
+		fmt.Fprintln(tw, strings.Join(append(cells, robotsCell(c)), "\t"))
+	}
+	tw.Flush()
+	if more > 0 {
+		fmt.Fprintf(w, "and %d more crawlers, with %d requests and %s: -format json or csv lists them all\n", more, moreRequests, humanBytes(moreBytes))
+	}
+
+	rep.writeExamples(w)
+	if n := a.numUnparsed(); n > 0 {
+		fmt.Fprintf(w, "\n%d lines could not be read", n)
+		if int64(len(a.unparsed)) < n {
+			fmt.Fprintf(w, "; the first %d", len(a.unparsed))
+		}
+		fmt.Fprintln(w, ":")
+		for _, u := range a.unparsed {
+			fmt.Fprintf(w, "  %s:%d  %s  %q\n", u.log, u.line, u.reason, u.text)
+		}
+	}
+	if a.forgotten > 0 {
+		fmt.Fprintf(w, "\n%d crawler-host pairs were forgotten for want of room: the next request of each was not judged for gaps and pauses\n", a.forgotten)
+	}
+	fmt.Fprintf(w, "\n%s\n", identityNote)
+}
+
+// countCell is a crawler's count of violations of a kind in the table:
+// "-" when the rule cannot apply to it, the rule that most requests broke
+// beside the disallowed, the Crawl-delay beside the too soon.
+func (rep *auditReport) countCell(c *auditRow, kind int) string {
+	n := c.counts[kind]
+	switch {
+	case !c.judged(), kind == kindTooSoon && c.maxDelay == 0, kind != kindDisallowed && kind < numKinds && !c.pacing:
+		return "-"
+	case n == 0:
+		return "0"
+	case kind == kindDisallowed:
+		return fmt.Sprintf("%d (%s)", n, topRule(c.byRule))
+	case kind == kindTooSoon:
+		return fmt.Sprintf("%d (Crawl-delay %s)", n, short(time.Duration(c.maxDelay)))
+	}
+	return fmt.Sprint(n)
+}
+
+// robotsCell says how often a crawler fetched robots.txt.
+func robotsCell(c *auditRow) string {
+	switch {
+	case !c.judged():
+		return "-"
+	case c.robotsFetches == 0:
+		return "never"
+	case c.robotsIntervals == 0:
+		return fmt.Sprint(c.robotsFetches)
+	}
+	return fmt.Sprintf("%d, every %s", c.robotsFetches, short(c.robotsInterval()))
+}
+
+// topRule returns the rule that disallowed the most requests.
+func topRule(byRule map[robotstxt.Rule]int64) string {
+	var top robotstxt.Rule
+	var most int64
+	for r, n := range byRule {
+		if n > most || n == most && r.String() < top.String() {
+			top, most = r, n
+		}
+	}
+	return top.String()
+}
+
+// writeExamples lists the first violations of each kind of the crawlers
+// that broke a rule.
+func (rep *auditReport) writeExamples(w io.Writer) {
+	shown := 0
+	for _, c := range rep.rows {
+		if c.violations() == 0 {
+			continue
+		}
+		if shown == maxExampleRows {
+			more := 0
+			for _, c := range rep.rows {
+				if c.violations() > 0 {
+					more++
+				}
+			}
+			fmt.Fprintf(w, "\nand %d more crawlers with violations: -format json lists them all\n", more-shown)
+			return
+		}
+		if shown == 0 {
+			fmt.Fprintf(w, "\nThe first %d violations of each kind:\n", examplesPerKind)
+		}
+		shown++
+		fmt.Fprintf(w, "\n%s (group %s), User-Agent %q:\n", c.name, c.groupLabel(), c.firstUA)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		examples := slices.Clone(c.examples)
+		slices.SortStableFunc(examples, func(x, y violation) int { return cmp.Compare(x.kind, y.kind) })
+		for _, v := range examples {
+			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\n", rep.kindName(v.kind), v.log, v.line, rfc3339(v.at), v.host, v.target, v.detail)
+		}
+		tw.Flush()
+	}
+}
+
+// humanBytes formats a byte count in powers of 1,000: "1.2 MB".
+func humanBytes(n int64) string {
+	if n < 1000 {
+		return fmt.Sprintf("%d B", n)
+	}
+	f := float64(n)
+	for _, unit := range []string{"kB", "MB", "GB", "TB"} {
+		f /= 1000
+		if f < 1000 {
+			return fmt.Sprintf("%.1f %s", f, unit)
+		}
+	}
+	return fmt.Sprintf("%.1f PB", f/1000)
+}

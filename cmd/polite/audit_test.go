@@ -1,0 +1,450 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// genRobotsArgs writes the generated logs' two robots.txt files and
+// returns the -robots values that switch from one to the other.
+func genRobotsArgs(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	v1 := writeTemp(t, dir, "robots-v1.txt", []byte(genRobotsV1))
+	v2 := writeTemp(t, dir, "robots-v2.txt", []byte(genRobotsV2))
+	return []string{"-robots", v1, "-robots", genSwitch.Format(time.RFC3339) + "=" + v2}
+}
+
+// auditWatched reads logs as audit does, with the robots.txt values of
+// robotsArgs, and returns the auditor and every violation it found.
+func auditWatched(t *testing.T, robotsArgs []string, checks []requestCheck, logs ...string) (*auditor, map[violationKey]bool) {
+	t.Helper()
+	var robots robotsFlag
+	for i := 1; i < len(robotsArgs); i += 2 {
+		if err := robots.Set(robotsArgs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	versions, err := loadRobots(robots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAuditor(versions, defaultRetryAfter, false, checks)
+	got := make(map[violationKey]bool)
+	a.onViolation = func(v violation) {
+		k := violationKey{v.line, v.kind}
+		if got[k] {
+			t.Errorf("line %d: %s found twice", v.line, kindKeys[v.kind])
+		}
+		got[k] = true
+	}
+	var stderr bytes.Buffer
+	if status, _ := auditLogs(t.Context(), a, logs, &stderr); status != exitOK {
+		t.Fatalf("auditLogs: status %d: %s", status, stderr.String())
+	}
+	return a, got
+}
+
+// TestAuditFindsEveryViolation reads the generated logs, in each format,
+// and checks that the audit finds every violation they hold, on its line,
+// and no other; and that it shows every line that is no request by its
+// number.
+func TestAuditFindsEveryViolation(t *testing.T) {
+	lines := genLines(genScript())
+	tests := []struct {
+		name   string
+		format genFormat
+		gzip   bool
+	}{
+		{"combined with virtual hosts", genCombined, false},
+		{"JSON lines", genJSON, false},
+		{"combined, gzipped", genCombined, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			want := writeGen(&buf, lines, tt.format)
+			data := buf.Bytes()
+			if tt.gzip {
+				data = gzipped(t, data)
+			}
+			log := writeTemp(t, t.TempDir(), "access.log", data)
+			a, got := auditWatched(t, genRobotsArgs(t), nil, log)
+
+			for _, k := range sortedKeys(want) {
+				if !got[k] {
+					t.Errorf("line %d: %s not found", k.line, kindKeys[k.kind])
+				}
+			}
+			for _, k := range sortedKeys(got) {
+				if !want[k] {
+					t.Errorf("line %d: %s found, and is none", k.line, kindKeys[k.kind])
+				}
+			}
+			var kinds [numKinds]int
+			for k := range want {
+				kinds[k.kind]++
+			}
+			for k, n := range kinds {
+				if n < 10 {
+					t.Errorf("the generated log has %d violations of kind %s; want more to test", n, kindKeys[k])
+				}
+			}
+
+			var unparsed []int64
+			for _, u := range a.unparsed {
+				unparsed = append(unparsed, u.line)
+			}
+			wantBad := garbageLines(lines)
+			if !slices.Equal(unparsed, wantBad[:maxUnparsedShown]) || a.numUnparsed() != int64(len(wantBad)) {
+				t.Errorf("unparsed lines %v, %d in all; want %v, %d in all", unparsed, a.numUnparsed(), wantBad[:maxUnparsedShown], len(wantBad))
+			}
+		})
+	}
+}
+
+// genFiles writes the generated log, combined, plain and gzipped, and
+// returns their paths and the log's text.
+func genFiles(t *testing.T) (plain, gz string, text []byte, lines []genLine) {
+	t.Helper()
+	lines = genLines(genScript())
+	var buf bytes.Buffer
+	writeGen(&buf, lines, genCombined)
+	dir := t.TempDir()
+	return writeTemp(t, dir, "access.log", buf.Bytes()), writeTemp(t, dir, "access.log.1", gzipped(t, buf.Bytes())), buf.Bytes(), lines
+}
+
+// decodeAuditJSON decodes the JSON report into the violations of each
+// crawler by kind.
+func decodeAuditJSON(t *testing.T, stdout string) (jsonAuditReport, map[string]map[string]int64) {
+	t.Helper()
+	var rep jsonAuditReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, stdout)
+	}
+	counts := make(map[string]map[string]int64)
+	for _, c := range rep.Crawlers {
+		counts[c.Crawler] = c.Violations
+	}
+	return rep, counts
+}
+
+// TestAuditInputs reads the generated log from a file, gzipped, on
+// standard input, gzipped there too, and twice over, and checks the
+// violations of each crawler in the JSON report.
+func TestAuditInputs(t *testing.T) {
+	plain, gz, text, lines := genFiles(t)
+	want := wantCounts(lines)
+	tests := []struct {
+		name  string
+		stdin []byte
+		logs  []string
+		times int64 // how many times over the log is read
+	}{
+		{"file", nil, []string{plain}, 1},
+		{"gzipped file", nil, []string{gz}, 1},
+		{"standard input", text, nil, 1},
+		{"gzipped standard input", gzipped(t, text), []string{"-"}, 1},
+		{"two logs", nil, []string{gz, plain}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.stdin != nil {
+				old := auditStdin
+				defer func() { auditStdin = old }()
+				auditStdin = bytesFile(t, tt.stdin)
+			}
+			args := append(append([]string{"audit", "-format", "json"}, genRobotsArgs(t)...), tt.logs...)
+			code, stdout, stderr := runCmd(t, args...)
+			if code != exitOK {
+				t.Fatalf("exit status %d; stderr %s", code, stderr)
+			}
+			rep, got := decodeAuditJSON(t, stdout)
+			for name, kinds := range want {
+				if name == browsersName {
+					continue
+				}
+				for kind, n := range kinds {
+					// A second reading of the log comes back in time: its
+					// gaps and pauses are not those of the first.
+					if kind == "disallowed" || tt.times == 1 {
+						n *= tt.times
+						if got[name][kind] != n {
+							t.Errorf("%s: %d %s; want %d", name, got[name][kind], kind, n)
+						}
+					}
+				}
+			}
+			if wantBad := int64(len(garbageLines(lines))) * tt.times; rep.Unparsed != wantBad {
+				t.Errorf("%d unparsed lines; want %d", rep.Unparsed, wantBad)
+			}
+		})
+	}
+}
+
+// bytesFile returns a file that reads b, as standard input would.
+func bytesFile(t *testing.T, b []byte) *os.File {
+	t.Helper()
+	f, err := os.Open(writeTemp(t, t.TempDir(), "stdin", b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestAuditFormats checks the text, JSON and CSV reports of the generated
+// log: the crawlers ranked by violations, each with its group.
+func TestAuditFormats(t *testing.T) {
+	plain, _, _, lines := genFiles(t)
+	want := wantCounts(lines)
+	robots := genRobotsArgs(t)
+	run := func(t *testing.T, format string) string {
+		args := append(append([]string{"audit", "-format", format}, robots...), plain)
+		code, stdout, stderr := runCmd(t, args...)
+		if code != exitOK {
+			t.Fatalf("exit status %d; stderr %s", code, stderr)
+		}
+		return stdout
+	}
+	wantOrder := wantRanking(lines)
+	wantGroups := map[string]string{"badbot": "badbot", "fastbot": "*", "pausebot": "*", "curl": "*",
+		"googlebot": "*", "goodbot": "goodbot", browsersName: "-"}
+
+	t.Run("text", func(t *testing.T) {
+		out := run(t, "text")
+		var order []string
+		inTable := false
+		for line := range strings.Lines(out) {
+			fields := strings.Fields(line)
+			switch {
+			case len(fields) > 0 && fields[0] == "crawler":
+				inTable = true
+			case inTable && len(fields) == 0:
+				inTable = false
+			case inTable:
+				order = append(order, fields[0])
+				if fields[1] != wantGroups[fields[0]] {
+					t.Errorf("%s: group %s; want %s", fields[0], fields[1], wantGroups[fields[0]])
+				}
+			}
+		}
+		if !slices.Equal(order, wantOrder) {
+			t.Errorf("crawlers ranked %v; want %v", order, wantOrder)
+		}
+		for _, s := range []string{
+			"(Disallow: /)", "(Crawl-delay 2s)", "robots-v2.txt from " + genSwitch.Format(time.RFC3339),
+			"21 lines could not be read; the first 20:", "access.log:998  " + badFormat, "may be forged", `badbot (group badbot), User-Agent "BadBot/2.0":`,
+		} {
+			if !strings.Contains(out, s) {
+				t.Errorf("the report lacks %q:\n%s", s, out)
+			}
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		rep, got := decodeAuditJSON(t, run(t, "json"))
+		var order []string
+		for _, c := range rep.Crawlers {
+			order = append(order, c.Crawler)
+			if c.Group != wantGroups[c.Crawler] {
+				t.Errorf("%s: group %s; want %s", c.Crawler, c.Group, wantGroups[c.Crawler])
+			}
+			if c.Crawler != browsersName && len(c.Examples) != min(int(c.Violations["disallowed"]), 3)+
+				min(int(c.Violations["too_soon"]), 3)+min(int(c.Violations["in_pause"]), 3) {
+				t.Errorf("%s: %d examples; want up to 3 of each kind", c.Crawler, len(c.Examples))
+			}
+		}
+		if !slices.Equal(order, wantOrder) {
+			t.Errorf("crawlers ranked %v; want %v", order, wantOrder)
+		}
+		for name, kinds := range want {
+			if name != browsersName && !equalMaps(got[name], kinds) {
+				t.Errorf("%s: violations %v; want %v", name, got[name], kinds)
+			}
+		}
+	})
+	t.Run("csv", func(t *testing.T) {
+		records, err := csv.NewReader(strings.NewReader(run(t, "csv"))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := records[0]
+		col := func(name string) int { return slices.Index(head, name) }
+		if len(records) != len(wantOrder)+1 {
+			t.Fatalf("%d rows; want a heading and %d", len(records), len(wantOrder))
+		}
+		for i, r := range records[1:] {
+			if r[0] != wantOrder[i] {
+				t.Errorf("row %d: %s; want %s", i+1, r[0], wantOrder[i])
+			}
+			if r[0] == browsersName {
+				continue
+			}
+			for kind, n := range want[r[0]] {
+				if got, _ := strconv.ParseInt(r[col(kind)], 10, 64); got != n {
+					t.Errorf("%s: %s %d; want %d", r[0], kind, got, n)
+				}
+			}
+		}
+	})
+}
+
+// TestAuditFailOn checks the exit statuses of -fail-on, and of errors.
+func TestAuditFailOn(t *testing.T) {
+	plain, _, _, _ := genFiles(t)
+	robots := genRobotsArgs(t)
+	html := writeFile(t, "<html><body>not robots.txt</body></html>\n")
+	good := writeFile(t, genRobotsV1)
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"no -fail-on", nil, exitOK, ""},
+		{"a crawler that keeps the rules", []string{"-fail-on", "goodbot"}, exitOK, ""},
+		{"one that breaks them", []string{"-fail-on", "GoodBot,BadBot"}, exitBlocked, "badbot broke robots.txt"},
+		{"repeated", []string{"-fail-on", "googlebot", "-fail-on", "pausebot"}, exitBlocked, "pausebot broke"},
+		{"any crawler", []string{"-fail-on", "*"}, exitBlocked, "fastbot broke"},
+		{"a crawler not in the log", []string{"-fail-on", "nobot"}, exitOK, ""},
+		{"a missing log", []string{"-fail-on", "goodbot", "/nonexistent/access.log"}, exitError, "no such file"},
+		{"a missing log and a violation", []string{"-fail-on", "badbot", "/nonexistent/access.log"}, exitError, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append(append([]string{"audit"}, robots...), tt.args...), plain)
+			if n := len(tt.args); n > 0 && strings.HasPrefix(tt.args[n-1], "/nonexistent") {
+				args = append(append(append([]string{"audit"}, robots...), tt.args[:n-1]...), tt.args[n-1], plain)
+			}
+			code, stdout, stderr := runCmd(t, args...)
+			if code != tt.wantCode {
+				t.Errorf("exit status %d; want %d (stderr %q)", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr %q; want %q", stderr, tt.wantStderr)
+			}
+			if !strings.Contains(stdout, "badbot") {
+				t.Errorf("no report:\n%s", stdout)
+			}
+		})
+	}
+
+	usage := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{"no -robots", []string{plain}, "no -robots FILE given"},
+		{"bad -format", []string{"-robots", html, "-format", "xml", plain}, "-format must be text, json or csv"},
+		{"HTML for robots.txt", []string{"-robots", html, plain}, "no line of it is robots.txt"},
+		{"two files from the start", []string{"-robots", good, "-robots", good, plain}, "only one file may be in force from the start"},
+		{"the same date twice", []string{"-robots", "2026-01-01=" + good, "-robots", "2026-01-01T00:00:00Z=" + good, plain}, "have the same date"},
+		{"a flag after the logs", append(append([]string{}, robots...), plain, "-format", "json"), "flags must come before the logs: -format"},
+		{"a negative pause", []string{"-robots", html, "-retry-after", "-1s", plain}, "-retry-after must not be negative"},
+		{"an unknown JSON field", []string{"-fields", "agent=ua", plain}, `unknown field "agent"`},
+		{"an unreadable robots.txt", []string{"-robots", "/nonexistent/robots.txt", plain}, "no such file"},
+	}
+	for _, tt := range usage {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, append([]string{"audit"}, tt.args...)...)
+			if code != exitError || !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("exit status %d, stderr %q; want %d and %q", code, stderr, exitError, tt.wantStderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q; want nothing", stdout)
+			}
+		})
+	}
+}
+
+// TestAuditTimelines checks that -timeline writes a timeline for each
+// crawler that robots.txt binds, and none for browsers.
+func TestAuditTimelines(t *testing.T) {
+	plain, _, _, lines := genFiles(t)
+	dir := filepath.Join(t.TempDir(), "timelines")
+	args := append(append([]string{"audit", "-timeline", dir}, genRobotsArgs(t)...), plain)
+	if code, _, stderr := runCmd(t, args...); code != exitOK {
+		t.Fatalf("exit status %d: %s", code, stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		doc, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := svgElements(t, doc)["line.req"]; n == 0 || n > timelineTicks {
+			t.Errorf("%s: %d requests drawn; want some, at most %d", e.Name(), n, timelineTicks)
+		}
+	}
+	var want []string
+	for _, name := range wantRanking(lines) {
+		if name != browsersName {
+			want = append(want, name+".svg")
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("timelines %v; want %v", got, want)
+	}
+}
+
+// cancelReader reads r, and ends a context once after bytes of it.
+type cancelReader struct {
+	r      io.Reader
+	after  int
+	cancel func()
+}
+
+func (c *cancelReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.after -= n; c.after <= 0 && c.cancel != nil {
+		c.cancel()
+		c.cancel = nil
+	}
+	return n, err
+}
+
+// TestAuditInterrupt interrupts audit as the first SIGINT does, part way
+// through its standard input: it must report the lines it read, say where
+// it stopped, and exit with 130.
+func TestAuditInterrupt(t *testing.T) {
+	_, _, text, _ := genFiles(t)
+	for len(text) < 4*blockSize {
+		text = append(text, text...)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	old := auditStdin
+	defer func() { auditStdin = old }()
+	auditStdin = &cancelReader{r: bytes.NewReader(text), after: blockSize, cancel: cancel}
+
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, append(append([]string{"audit", "-format", "json"}, genRobotsArgs(t)...), "-"), &stdout, &stderr)
+	if code != exitInterrupted {
+		t.Errorf("exit status %d; want %d (stderr %q)", code, exitInterrupted, stderr.String())
+	}
+	rep, _ := decodeAuditJSON(t, stdout.String())
+	total := int64(bytes.Count(text, []byte("\n")))
+	if rep.Lines == 0 || rep.Lines >= total {
+		t.Errorf("%d lines read; want some of the %d", rep.Lines, total)
+	}
+	if want := fmt.Sprintf("polite audit: interrupted at -:%d\n", rep.Lines); !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("stderr %q; want it to end with %q", stderr.String(), want)
+	}
+}

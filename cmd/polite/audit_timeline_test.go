@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWriteAuditTimeline checks what a crawler's timeline draws: every
+// request, a band per 429 or 503, a mark per violation, a lane per host.
+func TestWriteAuditTimeline(t *testing.T) {
+	a := newAuditor([]robotsVersion{versionOf("User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n", math.MinInt64)}, defaultRetryAfter, false, nil)
+	a.timelines = newTimelineBudget()
+	const bot = "testbot/1.0"
+	auditText(t, a, clfAt("a", 0, "/robots.txt", 200, bot)+clfAt("a", 0, "/private/<x>", 200, bot)+
+		clfAt("b", 1, "/", 429, bot)+clfAt("b", 2, "/", 503, bot)+clfAt("a", 30, "/", 404, bot)+clfAt("a", 31, "/", 200, "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0"))
+	var buf bytes.Buffer
+	if err := writeAuditTimeline(&buf, a.byName["testbot"], a.hosts, defaultRetryAfter); err != nil {
+		t.Fatal(err)
+	}
+	counts := svgElements(t, buf.Bytes())
+	tests := []struct {
+		element string
+		want    int
+	}{
+		{"line.req", 5},
+		{"rect.pause", 2},
+		{"text.disallowed", 1},
+		{"text.too-soon", 2},
+		{"text.in-pause", 1},
+	}
+	for _, tt := range tests {
+		if got := counts[tt.element]; got != tt.want {
+			t.Errorf("%d %s elements; want %d", got, tt.element, tt.want)
+		}
+	}
+	for _, want := range []string{">a<", ">b<", "testbot (group *): 5 requests", "1 disallowed, 2 too soon, 1 in 429/503 pause", "not verified"} {
+		if !bytes.Contains(buf.Bytes(), []byte(want)) {
+			t.Errorf("the SVG lacks %q", want)
+		}
+	}
+	if a.byName[browsersName].timeline != nil {
+		t.Error("browsers have a timeline")
+	}
+}
+
+func TestLogAxis(t *testing.T) {
+	tests := []struct {
+		span   time.Duration
+		step   time.Duration
+		labels string // of the first ticks
+	}{
+		{9 * time.Second, time.Second, "0s 1s 2s"},
+		{time.Minute, 5 * time.Second, "0s 5s 10s"},
+		{2 * time.Hour, 10 * time.Minute, "0s 10m 20m"},
+		{5 * time.Hour, 30 * time.Minute, "0s 30m 1h"},
+		{7 * time.Hour, time.Hour, "0s 1h 2h"},
+		{24 * time.Hour, 2 * time.Hour, "0s 2h 4h"},
+		{30 * 24 * time.Hour, 3 * 24 * time.Hour, "0s 3d 6d"},
+		{1500 * time.Millisecond, 200 * time.Millisecond, "0s 200ms 400ms"},
+	}
+	for _, tt := range tests {
+		step := logAxisStep(tt.span)
+		labels := []string{axisLabel(0), axisLabel(step), axisLabel(2 * step)}
+		if step != tt.step || strings.Join(labels, " ") != tt.labels {
+			t.Errorf("logAxisStep(%v) = %v, labelled %v; want %v, %s", tt.span, step, labels, tt.step, tt.labels)
+		}
+	}
+}
