@@ -185,7 +185,7 @@ func BenchmarkRobotsDecision(b *testing.B) {
 			rules := &robotsRecord{file: robotstxt.Parse([]byte(benchRobots(n, benchWildEvery)))}
 			token := robotstxt.ProductToken(benchUA)
 			loopCPU(b, func() {
-				if !match(rules, token, req.URL).allowed {
+				if !match(rules, token, req.URL, FailOpen).allowed {
 					b.Fatal("refused")
 				}
 			})

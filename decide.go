@@ -16,6 +16,10 @@ type verdict struct {
 	robots  *robotsRecord    // the origin's robots.txt; nil for /robots.txt itself and when off
 	binding *robotstxt.Group // the groups that bind the request's product token; nil when no file applies
 	rule    robotstxt.Rule   // the rule that decided; the zero Rule for none
+	// undecided says why robots.txt did not decide the request (a path
+	// too long, or too costly, for the engine to decide): the failure
+	// policy did.
+	undecided error
 }
 
 // decide decides a request to u, with target tg, against its origin's
@@ -35,11 +39,12 @@ func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (ve
 	if err != nil {
 		return verdict{}, err
 	}
-	return match(r, tg.token, u), nil
+	return match(r, tg.token, u, t.robotsFailure), nil
 }
 
-// match decides u against r for the product token.
-func match(r *robotsRecord, token string, u *url.URL) verdict {
+// match decides u against r for the product token; policy decides what
+// the engine does not.
+func match(r *robotsRecord, token string, u *url.URL, policy FailurePolicy) verdict {
 	v := verdict{robots: r}
 	switch {
 	case r.disallow:
@@ -52,7 +57,10 @@ func match(r *robotsRecord, token string, u *url.URL) verdict {
 			break
 		}
 		if path, ok := robotstxt.RequestPath(u); ok { // else refused: targetOf fails first
-			v.allowed, v.rule = v.binding.Decide(path)
+			v.allowed, v.rule, v.undecided = v.binding.Decide(path)
+			if v.undecided != nil {
+				v.allowed = policy == FailOpen
+			}
 		}
 	}
 	return v
@@ -85,6 +93,10 @@ func (v verdict) reason() string {
 		return "robots.txt is off for this request"
 	case r == nil:
 		return "/robots.txt is always allowed"
+	case v.undecided != nil && !v.allowed:
+		return "robots.txt not applied (" + v.undecided.Error() + "), and the policy is FailClosed"
+	case v.undecided != nil:
+		return "robots.txt not applied (" + v.undecided.Error() + "), and the policy is FailOpen"
 	case r.disallow:
 		return "robots.txt unreachable (" + r.err.Error() + "), and the policy is FailClosed"
 	case r.file == nil && r.err != nil:
@@ -101,6 +113,14 @@ func (t *PoliteTransport) report(v verdict, tg target, u *url.URL) {
 	v.robots.counts.wouldRefuse.Add(1)
 	if t.events.on() {
 		t.events.emit(Event{Kind: EventWouldRefuse, Key: tg.pacingKey, URL: u.String(), Rule: v.ruleText(), Reason: v.reason()})
+	}
+}
+
+// undecided reports a request to u, with target tg, that robots.txt did
+// not decide and FailOpen lets through.
+func (t *PoliteTransport) undecided(v verdict, tg target, u *url.URL) {
+	if t.events.on() {
+		t.events.emit(Event{Kind: EventUndecided, Key: tg.pacingKey, URL: u.String(), Reason: v.reason()})
 	}
 }
 

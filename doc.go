@@ -66,6 +66,11 @@
 // the URL's own and which must name a path), with percent-encoding
 // normalised on both sides; the longest matching rule wins, and Allow
 // wins a tie (§2.2.2). /robots.txt itself is always allowed.
+// A path too long for the engine to decide against rules, past
+// [github.com/polite-go/polite/robotstxt.MaxPathLength] (8 KiB), or one
+// whose decision would cost more than the engine spends on one (a file
+// written to make it work), is decided by the failure policy, which says
+// so ([FailClosed]).
 // A refused request never reaches the network: RoundTrip returns a
 // [*RobotsBlockedError], which matches [ErrRobotsBlocked]. Package
 // [robotstxt] gives the same reader and matcher without a transport, and

@@ -84,6 +84,14 @@ const (
 	// goes unheeded: URL, Field, Value. It is said once per key and
 	// field, for the first 1024 of them; then the record starts afresh.
 	EventUnreadableField
+	// EventUndecided: robots.txt was not applied to a request that
+	// [FailOpen] sent all the same, because the engine does not decide it:
+	// its path is longer than
+	// [github.com/polite-go/polite/robotstxt.MaxPathLength], or its
+	// decision would cost more than the engine spends on one: URL,
+	// Reason. Under [FailClosed] such a request is refused, with an
+	// EventRefused that gives the reason.
+	EventUndecided
 )
 
 var eventKindNames = [...]string{
@@ -96,6 +104,7 @@ var eventKindNames = [...]string{
 	EventBackoffCleared:    "backoff cleared",
 	EventHostEvicted:       "host evicted",
 	EventUnreadableField:   "unreadable field",
+	EventUndecided:         "robots.txt not applied",
 }
 
 // String returns the kind as the logger's messages name it, such as
@@ -157,6 +166,9 @@ func logEvents(l *slog.Logger) func(Event) {
 			} else {
 				attrs = append(attrs, slog.String("reason", ev.Reason))
 			}
+		case EventUndecided:
+			level = slog.LevelWarn
+			attrs = append(attrs, slog.String("url", ev.URL), slog.String("reason", ev.Reason))
 		case EventSent:
 			if ev.Duration >= slowWait {
 				msg = "polite: waited"

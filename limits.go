@@ -16,9 +16,11 @@ type Limits struct {
 	MaxOrigins int
 	// RobotsCacheBytes is the robots.txt cache's byte budget; 0: 256 MiB.
 	// It evicts large or hostile files rather than grow the heap. Each
-	// file counts as 16 times its size plus 2 KiB, a bound on what it
-	// keeps parsed and compiled. Past the budget, expired files go first,
-	// then files at random.
+	// file counts as the bound it gives of what it keeps parsed and
+	// compiled ([github.com/polite-go/polite/robotstxt.File.Cost]), plus
+	// 2 KiB: a few KiB for a typical file, 2 to 60 times the size of a
+	// file of 500 KiB by the rules it holds. Past the budget, expired
+	// files go first, then files at random.
 	RobotsCacheBytes int64
 	// MaxResolved bounds the host names whose address [WithPacingKeyIP]
 	// keeps; 0: 10,000. Past it, expired addresses are dropped first,

@@ -44,7 +44,11 @@ func configure(opts []Option) (config, error) {
 }
 
 // FailurePolicy says what the transport does when an origin's robots.txt is
-// unreachable: a 429 or 5xx answer, a network error or a timeout.
+// unreachable: a 429 or 5xx answer, a network error or a timeout. It also
+// decides a request that robots.txt does not: one whose path and query are
+// longer than [github.com/polite-go/polite/robotstxt.MaxPathLength], or
+// whose decision would cost more than the engine spends on one, against a
+// group with rules.
 type FailurePolicy int
 
 const (
@@ -55,6 +59,11 @@ const (
 	// FailClosed refuses every URL of such an origin with an error that
 	// matches [ErrRobotsBlocked], as RFC 9309 §2.3.1.4 asks ("the crawler
 	// MUST assume complete disallow").
+	//
+	// A request that robots.txt does not decide is refused under
+	// FailClosed, with a [*RobotsBlockedError] whose Reason says so, and
+	// sent under FailOpen, with an [EventUndecided] and, from
+	// [PoliteTransport.Check], a Decision whose Reason says so.
 	FailClosed
 )
 
@@ -168,8 +177,9 @@ func WithRobotsTimeout(d time.Duration) Option {
 	})
 }
 
-// WithRobotsFailure sets what happens when robots.txt is unreachable:
-// [FailOpen] (the default) or [FailClosed]. Any other value is an error.
+// WithRobotsFailure sets what happens when robots.txt is unreachable, or
+// does not decide a request: [FailOpen] (the default) or [FailClosed].
+// Any other value is an error.
 func WithRobotsFailure(p FailurePolicy) Option {
 	return optionFunc(func(c *config) error {
 		if p != FailOpen && p != FailClosed {
@@ -372,8 +382,8 @@ func WithEvents(hook func(Event)) Option {
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused], Warn for [EventRobotsUnreachable] and
-// [EventUnreadableField], and Info for the rest, but for [EventSent]: a
+// [EventRefused], Warn for [EventRobotsUnreachable], [EventUnreadableField]
+// and [EventUndecided], and Info for the rest, but for [EventSent]: a
 // request that waited a second or more for its turn is logged at Info as
 // "polite: waited", the others at Debug as "polite: sent". The attributes
 // are:
@@ -387,7 +397,7 @@ func WithEvents(hook func(Event)) Option {
 //	error, stale   EventRobotsUnreachable: why, and whether the last good copy stays in force
 //	error          backoff events: the error that came instead of a response
 //	rule           refusals: the rule that refused, when one did
-//	reason         refusals: why, when no rule did
+//	reason         refusals: why, when no rule did; EventUndecided: why robots.txt was not applied
 //	wait           EventSent: how long the request waited for its turn
 //	level, pause   EventBackoff: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none

@@ -61,11 +61,11 @@ func countsOf(prev *robotsRecord) *robotsCounts {
 	return prev.counts
 }
 
-// robotsCost is what a record of a file of n bytes may keep on the heap,
-// parsed and with every group's matcher compiled, as the robots cache's
-// budget counts it: 16 bytes a byte of the file, above the most measured
-// (BENCHMARKS.md), and 2 KiB for the record itself.
-func robotsCost(n int) int64 { return 16*int64(n) + 2<<10 }
+// robotsCost is what a record of file may keep on the heap, as the robots
+// cache's budget counts it: the bound that the file gives of itself,
+// parsed and with every group compiled ([robotstxt.File.Cost]), and 2 KiB
+// for the record.
+func robotsCost(file *robotstxt.File) int64 { return file.Cost() + 2<<10 }
 
 // crawlDelay returns the Crawl-delay of the groups of r's file that bind
 // the product token, not clamped; 0 when there is none or no file.
@@ -163,7 +163,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		case code >= 200 && code < 300:
 			body = b
 			r.file = robotstxt.Parse(body)
-			r.cost = robotsCost(len(body))
+			r.cost = robotsCost(r.file)
 			r.etag, r.modified, r.lifetime = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), lifetime(resp.Header)
 		case code == http.StatusNotModified && hop == 0 && prev != nil && prev.file != nil:
 			r.file, r.etag, r.modified, r.cost = prev.file, prev.etag, prev.modified, prev.cost

@@ -55,7 +55,8 @@ func (t *PoliteTransport) sharedRecord(f *RobotsFetch, prev *robotsRecord) *robo
 		err: f.Err, stale: f.Stale, etag: f.ETag, modified: f.LastModified, expires: f.Expires,
 		counts: countsOf(prev)}
 	if f.Body != nil {
-		r.file, r.cost = robotstxt.Parse(f.Body), robotsCost(len(f.Body))
+		r.file = robotstxt.Parse(f.Body)
+		r.cost = robotsCost(r.file)
 	}
 	r.disallow = t.closed(r)
 	return r

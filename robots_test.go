@@ -3,10 +3,14 @@ package polite
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/polite-go/polite/internal/robotstest"
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // get sends a GET for rawURL with the User-Agent ua ("" for none) through t.
@@ -189,5 +193,62 @@ func TestBlockedErrorSaysWhy(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "Disallow: /a/secret") {
 		t.Errorf("Error() = %q; want it to name the rule", err)
+	}
+}
+
+// TestUndecidedPathFollowsFailurePolicy checks the rule for paths too long
+// for robots.txt to decide: FailClosed refuses them with a
+// *RobotsBlockedError whose Reason says why, and FailOpen sends them, but
+// not silently: an EventUndecided, and Check's Reason, say so.
+func TestUndecidedPathFollowsFailurePolicy(t *testing.T) {
+	long := "http://h/" + strings.Repeat("a", robotstxt.MaxPathLength)
+	const why = "robots.txt not applied (robotstxt: a path of 8193 octets is not decided: longer than 8192 in normal form), and the policy is "
+	for _, tc := range []struct {
+		policy FailurePolicy
+		sent   bool
+	}{{FailOpen, true}, {FailClosed, false}} {
+		t.Run(tc.policy.String(), func(t *testing.T) {
+			var mu sync.Mutex
+			var events []Event
+			hook := func(ev Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				if ev.Kind != EventRobotsFetched && ev.Kind != EventSent {
+					ev.Time = time.Time{}
+					events = append(events, ev)
+				}
+			}
+			base := site("User-agent: *\nDisallow: /private/\n")
+			tr := New(base, opts(WithRobotsFailure(tc.policy), WithEvents(hook))...)
+			resp, err := get(tr, long, "")
+			var be *RobotsBlockedError
+			switch {
+			case tc.sent && err != nil:
+				t.Fatalf("RoundTrip = %v; want the request sent", err)
+			case tc.sent:
+				resp.Body.Close()
+			case !errors.As(err, &be) || be.Reason != why+tc.policy.String() || be.Rule != "":
+				t.Fatalf("RoundTrip = %v; want a *RobotsBlockedError whose Reason is %q", err, why+tc.policy.String())
+			}
+			wantKind := EventRefused
+			if tc.sent {
+				wantKind = EventUndecided
+			}
+			want := []Event{{Kind: wantKind, Key: "h", URL: long, Reason: why + tc.policy.String()}}
+			mu.Lock()
+			if !slices.Equal(events, want) {
+				t.Errorf("events %+v; want %+v", events, want)
+			}
+			mu.Unlock()
+
+			req, _ := http.NewRequest("GET", long, nil)
+			d, err := tr.Check(req)
+			if err != nil || d.Allowed != tc.sent || d.Reason != why+tc.policy.String() {
+				t.Errorf("Check = %+v, %v; want Allowed %v and Reason %q", d, err, tc.sent, why+tc.policy.String())
+			}
+			if ok := allowedBy(t, "User-agent: *\nDisallow:\n", "", long); !ok {
+				t.Errorf("a long path was refused by a file with no rules; want it allowed: no rule applies")
+			}
+		})
 	}
 }

@@ -123,12 +123,14 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	v, err := t.decide(ctx, tg, req.URL)
-	if err == nil && !v.allowed {
-		if tg.mode == RobotsReport {
-			t.report(v, tg, req.URL)
-		} else {
-			err = t.refusal(v, tg, req.URL)
-		}
+	switch {
+	case err != nil:
+	case !v.allowed && tg.mode == RobotsReport:
+		t.report(v, tg, req.URL)
+	case !v.allowed:
+		err = t.refusal(v, tg, req.URL)
+	case v.undecided != nil:
+		t.undecided(v, tg, req.URL)
 	}
 	if err != nil {
 		closeRequestBody(req)

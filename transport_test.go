@@ -497,7 +497,7 @@ func TestOneHostAcrossSchemesAndPorts(t *testing.T) {
 
 func TestCrawlDelayIsAFloor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := site("User-agent: *\nCrawl-delay: 5\n\nUser-agent: slowbot\nCrawl-delay: 3600\n")
+		base := site("User-agent: *\nCrawl-delay: 5\nDisallow:\n\nUser-agent: slowbot\nCrawl-delay: 3600\n")
 		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
 		for range 3 {
 			resp, err := get(tr, "http://h/x", "")

@@ -12,10 +12,22 @@
 //
 // [Parse] reads a file line by line. A line ends at CR, LF or CR LF; a '#'
 // starts a comment; a UTF-8 byte order mark is dropped; field names are
-// compared without regard to case. One or more user-agent lines start a
-// group, and its Allow, Disallow and Crawl-delay lines follow (§2.1);
-// a blank line does not end a group, and Sitemap and unknown lines do not
-// break one (§2.2.4). A Crawl-delay is in seconds, fractions allowed.
+// compared without regard to case; white space is spaces and tabs only, so
+// a path that ends in another space character, such as U+00A0, keeps it
+// (§2.2). One or more user-agent lines start a group, and its Allow,
+// Disallow and Crawl-delay lines follow (§2.1). Only an Allow or Disallow
+// line ends a group's user-agent lines: a blank line, a Crawl-delay, a
+// Sitemap or an unknown line does not (§2.2.4), so in
+//
+//	User-agent: bingbot
+//	Crawl-delay: 10
+//
+//	User-agent: *
+//	Disallow: /private/
+//
+// the two user-agent lines start one group, and its Disallow binds bingbot.
+// A Crawl-delay is in seconds, fractions allowed, and applies to every
+// name of its group, as its rules do.
 //
 // A file is read with the tolerance of §2.3.1.5: every line that is
 // understood is kept, and every other one is skipped without discarding
@@ -29,21 +41,37 @@
 //
 // # Which group binds
 //
-// A User-Agent header value chooses its group by its product token, the
-// leading run of letters, digits, '_' and '-' ([ProductToken]:
-// "MyBot/1.0 (+https://example.com/bot)" names "mybot"). The groups naming
-// that token, compared exactly and without regard to case, bind it and are
+// A User-Agent header value chooses its group by its product token
+// ([ProductToken]): the name of its first product, its leading run of
+// ASCII letters, digits, '_' and '-', lower-cased, which must end the value
+// or be followed by '/', a space or a tab. "MyBot/1.0
+// (+https://example.com/bot)" names "mybot", "Mozilla/5.0 (compatible;
+// MyBot/1.0)" names "mozilla", and "jävla-fanbot", whose name goes on past
+// its 'j', names none. §2.2.1 allows letters, '_' and '-' only; digits are
+// allowed as well, so that a crawler such as MJ12bot finds the group that
+// names it.
+//
+// A user-agent line names its group's crawler the same way: by the product
+// token of its value, with a '*' after the name dropped
+// ("Mediapartners-Google*" names "mediapartners-google"). Only the value
+// "*" itself names the catch-all group (§2.2.1): "*BadBot*" names no
+// crawler. A user-agent line that names none, such as `User-agent: "Vegi
+// bot"` or an empty one, still starts or continues a group, which then
+// binds no crawler; [File.Skipped] lists it. So a group binds a crawler
+// only when both give the same product token in full.
+//
+// The groups naming the product token, compared exactly, bind it and are
 // combined; with none, the "*" groups bind; with no "*" group, no rule
-// applies and everything is allowed (§2.2.1). [File.Group] returns what
-// binds, compiled once for each group token, so that every product token
-// that falls back to the "*" groups shares one; its Crawl-delay is the
-// largest of theirs.
+// applies and everything is allowed (§2.2.1). A User-Agent with no product
+// token is bound by the "*" groups. [File.Group] returns what binds; its
+// Crawl-delay is the largest of its groups'.
 //
 // # Matching
 //
-// A URL is decided on its escaped path and query, as
-// [net/url.URL.RequestURI] gives them, with percent-encoding normalised on
-// both sides: an escaped unreserved character is decoded ("%7E" is "~"),
+// A URL is decided on the path and query a server receives, as
+// [RequestPath] gives them (its escaped path and query, as
+// [net/url.URL.RequestURI] gives them, for a URL without Opaque), with
+// percent-encoding normalised on both sides: an escaped unreserved character is decoded ("%7E" is "~"),
 // other escapes are compared with upper-case hex ("%2f" is "%2F", and
 // still not "/"), and octets that may not stand bare in a URI, such as
 // non-ASCII ones, are escaped (§2.2.2). Then, as §2.2.2 and §2.2.3 say:
@@ -55,8 +83,9 @@
 //     anywhere else is the literal character, as "%24" is. A '*' in the
 //     URL is matched only by a rule that writes it "%2A".
 //   - Of the rules that match, the one whose pattern has the most octets,
-//     in normalised form, decides; of two equally long, an Allow wins. No
-//     match allows.
+//     in normalised form, decides; of two equally long, an Allow wins, and
+//     of two as long and of one kind, the first in the group. No match
+//     allows.
 //
 // One reading of §2.2.2's table is not followed: reserved characters are
 // compared as written, so "Disallow: /q?u=https://x" does not match the
@@ -68,13 +97,40 @@
 // /robots.txt itself is always allowed (§2.2.2). [Group.Decide] decides a
 // path against a group already bound, for a crawler's hot path.
 //
+// A group with rules does not decide a path longer than [MaxPathLength],
+// 8 KiB in normal form, nor a path whose decision would cost more than
+// its budget (below): Decide and Test return a [*DecideError], which
+// matches [ErrPathTooLong] or [ErrTooComplex], and the caller's policy
+// decides. Real files do not come near the budget: of the decisions that
+// corpus_test.go asks of 1,000 real files, the costliest spends 14% of it.
+//
 // # Cost
 //
-// No pattern becomes a regular expression: patterns are split at their
-// '*'s, the literal pieces of a group's wildcard rules are found in one
-// Aho–Corasick pass over the path, and only the rules whose pieces occur
-// are tried. Compiling a group is linear in its rules; a decision
-// allocates nothing once the path is in normal form, and takes no lock. A
-// [File] and its groups are safe for concurrent use by multiple
-// goroutines.
+// No pattern becomes a regular expression. A group's first three
+// decisions try each rule in turn, when that costs little, so that a file
+// used for a few decisions is never compiled; then the group is compiled
+// once, and the groups that give the same names with it. Its patterns are
+// split at their '*'s, the literal pieces of its wildcard rules are found
+// in one Aho–Corasick pass over the path, and only the rules whose pieces
+// occur are tried. A decision takes no lock, and once its group is
+// compiled allocates nothing when the path is in normal form. A [File] and its groups are safe for
+// concurrent use by multiple goroutines.
+//
+// Time. A decision on a path of n octets, in normal form, spends at most
+// 3n + 1,024 + n²/2,560 units of work, a unit being about one access to
+// memory that a cache may miss: 8,806 units for a path of 2 KiB and
+// 51,814 for one of 8 KiB. On the worst files found, 500 KiB of rules
+// written to make it work, a decision, made or given up at its budget,
+// takes at most 62 µs of CPU for a path of 2 KiB and 740 µs for one of
+// 8 KiB on the machine of BENCHMARKS.md; the first decisions of a group,
+// trying each rule in turn, spend at most 4,096 cheaper units more. A
+// decision is thus short enough to need no context: however its file is
+// written, it ends within a millisecond. Compiling a group, once, takes
+// time in proportion to its rules: 35 to 53 ms for 500 KiB of wildcard
+// rules.
+//
+// Memory. [File.Cost] bounds the heap that a file keeps, parsed and with
+// every group compiled: a few KiB for a typical file, and from 2 to 60
+// times the size of a file of 500 KiB, by the rules it holds. A cache of
+// files can count each by it.
 package robotstxt

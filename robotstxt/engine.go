@@ -8,7 +8,7 @@ import (
 )
 
 // ruleMatcher decides paths against the rules of one group, or of the
-// groups that bind one product token, as RFC 9309 §2.2.2 and §2.2.3 say:
+// groups that give the same names, as RFC 9309 §2.2.2 and §2.2.3 say:
 //
 //   - A pattern is matched from the first octet of the path.
 //   - '*' matches any run of octets, the empty run too.
@@ -18,7 +18,8 @@ import (
 //     matches what "/a%24b" matches.
 //   - Of the rules that match, the one whose pattern has the most octets
 //     decides (patterns come from normalizePath, so octets are counted in
-//     that form); of two equally long, an Allow wins. No match allows.
+//     that form); of two equally long, an Allow wins, and of two as long
+//     and of one kind, the first (beats). No match allows.
 //
 // Identical patterns are kept once; an Allow and a Disallow of one pattern
 // are the Allow. An empty pattern matches nothing, as "Disallow:" with no
@@ -47,9 +48,9 @@ import (
 // are tried, best first, and a list stops at its first match or at a
 // pattern that could not beat the best match so far. A try checks the
 // length of the path, the head, the tail and that each piece occurs, then
-// places the pieces, most of them from what the scan recorded; a piece that
-// occurs more often than the scan records is searched for with
-// strings.Index, and the search is remembered for the next pattern.
+// places the pieces, most of them from what the scan recorded; for a piece
+// that occurs more often than the scan records, all its occurrences are
+// found with strings.Index, once a decision (findAll).
 //
 // # Cost
 //
@@ -66,12 +67,13 @@ import (
 // A decision allocates nothing. For a path of n octets and h distinct
 // heads it costs O(n log h) to find the heads and O(n) for the automaton,
 // whose record of occurrences holds at most occCap a literal. Then, for
-// each pattern tried, it costs O(k) for the pattern's k pieces, plus a
-// search of at most n octets for each piece placed after the occurrences
-// recorded, which takes a piece that occurs more than occCap times. A
-// pattern is tried only if its key begins the path or occurs in it.
-// BenchmarkEngineWorst records the worst files found, with paths of 2 and
-// 8 KiB.
+// each pattern tried, it costs O(k log n) for the pattern's k pieces, plus
+// one search of the path for each literal that occurs more than occCap
+// times and is placed past those. A pattern is tried only if its key
+// begins the path or occurs in it. What the patterns tried cost grows
+// with the file, not the path, so a decision also counts its work
+// (workBudget) and stops at its budget. BenchmarkEngineWorst records the
+// worst files found, with paths of 2 and 8 KiB.
 type ruleMatcher struct {
 	heads prefixSet // the distinct heads
 	plain []ruleRef // per head: the best pattern with this head, no '*' and no final '$'
@@ -87,6 +89,7 @@ type ruleMatcher struct {
 	lits     []string // the distinct pieces and tails, sorted
 	ac       automaton
 	maxWild  ruleRef // the best of wild, whether or not it matches; none if empty
+	scanCost int     // units of work (workBudget) that a step of ac costs
 }
 
 // ruleRef names a rule with its rank: twice the length of its pattern,
@@ -107,8 +110,12 @@ func rankOf(r Rule) int32 {
 }
 
 // beats reports whether r decides over o: a longer pattern, or an Allow
-// of the same length over a Disallow.
-func (r ruleRef) beats(o ruleRef) bool { return r.rank > o.rank }
+// of the same length over a Disallow, or of two rules of the same length
+// and kind the one first in the group. So every way of matching reports
+// the same rule.
+func (r ruleRef) beats(o ruleRef) bool {
+	return r.rank > o.rank || r.rank == o.rank && r.rule < o.rule
+}
 
 func (r ruleRef) allow() bool { return r.rank&1 == 1 }
 
@@ -158,62 +165,58 @@ func shapeOf(pattern string) shape {
 // compileRules builds the matcher of rules. match reports rules by their
 // index in this slice.
 func compileRules(rules []Rule) *ruleMatcher {
-	m := &ruleMatcher{maxWild: noRule}
+	m := &ruleMatcher{maxWild: noRule, scanCost: 1}
 
-	// One rule per pattern, the Allow if there is one; take each apart.
-	order := make([]int32, 0, len(rules))
+	// Order the patterns by head, then pattern, the Allow of a pattern
+	// first: the distinct heads come in order, and a pattern's first rule
+	// is the one kept.
+	entries := make([]headEntry, 0, len(rules))
 	for i, r := range rules {
 		if r.Pattern != "" {
-			order = append(order, int32(i))
+			entries = append(entries, headEntry{headOf(r.Pattern), int32(i)})
 		}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(strings.Compare(rules[a].Pattern, rules[b].Pattern),
-			boolOrder(rules[a].Allow, rules[b].Allow), cmp.Compare(a, b))
+	slices.SortFunc(entries, func(a, b headEntry) int {
+		ra, rb := &rules[a.rule], &rules[b.rule]
+		return cmp.Or(strings.Compare(a.head, b.head), strings.Compare(ra.Pattern, rb.Pattern),
+			boolOrder(ra.Allow, rb.Allow), cmp.Compare(a.rule, b.rule))
 	})
-	order = slices.CompactFunc(order, func(a, b int32) bool { return rules[a].Pattern == rules[b].Pattern })
-	shapes := make([]shape, len(order))
-	headList := make([]string, 0, len(order))
-	nWild, nPieces, nUses := 0, 0, 0
-	for i, ri := range order {
-		s := shapeOf(rules[ri].Pattern)
-		shapes[i] = s
-		headList = append(headList, s.head)
-		if s.wild {
-			nWild++
-			nPieces += len(s.pieces)
-			nUses += len(s.pieces)
-			if s.tail != "" {
-				nUses++
-			}
+	entries = slices.CompactFunc(entries, func(a, b headEntry) bool { return rules[a.rule].Pattern == rules[b.rule].Pattern })
+	keys := make([]string, 0, len(entries))
+	for i, e := range entries {
+		if i == 0 || e.head != entries[i-1].head {
+			keys = append(keys, e.head)
 		}
 	}
-	slices.Sort(headList)
-	m.heads = newPrefixSet(slices.Compact(headList))
+	m.heads = newPrefixSet(keys)
 
 	// Patterns without '*' go to their head; the others are filed by key.
-	m.plain = make([]ruleRef, len(m.heads.keys))
-	m.exact = make([]ruleRef, len(m.heads.keys))
-	for i := range m.plain {
-		m.plain[i], m.exact[i] = noRule, noRule
+	refs := make([]ruleRef, 2*len(keys))
+	for i := range refs {
+		refs[i] = noRule
 	}
-	wild := make([]wildRule, 0, nWild) // from and seqEnd index pieces, for now
-	pieces := make([]int32, 0, nPieces)
-	uses := make([]litUse, 0, nUses)
-	for i, ri := range order {
-		s := shapes[i]
-		ref := ruleRef{rank: rankOf(rules[ri]), rule: ri}
-		h, _ := slices.BinarySearch(m.heads.keys, s.head)
-		switch {
-		case s.exact:
+	m.plain, m.exact = refs[:len(keys):len(keys)], refs[len(keys):]
+	var wild []wildRule // from and seqEnd index pieces, for now
+	var pieces []int32
+	var uses []litUse
+	h := -1
+	for i, e := range entries {
+		if i == 0 || e.head != entries[i-1].head {
+			h++
+		}
+		pattern := rules[e.rule].Pattern
+		ref := ruleRef{rank: rankOf(rules[e.rule]), rule: e.rule}
+		switch star := strings.IndexByte(pattern, '*'); {
+		case star < 0 && pattern[len(pattern)-1] == '$':
 			if ref.beats(m.exact[h]) {
 				m.exact[h] = ref
 			}
-		case !s.wild:
+		case star < 0:
 			if ref.beats(m.plain[h]) {
 				m.plain[h] = ref
 			}
 		default:
+			s := shapeOf(pattern)
 			w := wildRule{ruleRef: ref, head: int32(h), tail: -1, minLen: int32(len(s.head) + len(s.tail))}
 			if s.tail != "" {
 				uses = append(uses, litUse{s.tail, -1 - int32(len(wild))})
@@ -227,6 +230,9 @@ func compileRules(rules []Rule) *ruleMatcher {
 			w.seqEnd = int32(len(pieces))
 			wild = append(wild, w)
 		}
+	}
+	if len(wild) == 0 {
+		return m
 	}
 	// Number the distinct literals in sorted order.
 	slices.SortFunc(uses, func(a, b litUse) int { return strings.Compare(a.lit, b.lit) })
@@ -252,7 +258,27 @@ func compileRules(rules []Rule) *ruleMatcher {
 	if len(m.lits) > 0 {
 		m.ac = newAutomaton(m.lits)
 	}
+	if len(m.ac.nodes) > smallAutomaton {
+		m.scanCost = 3
+	}
 	return m
+}
+
+// headEntry is a rule, by its index, and the head of its pattern.
+type headEntry struct {
+	head string
+	rule int32
+}
+
+// headOf returns the head of pattern, as shapeOf does, allocating only
+// when pattern has a '$' that is not its last octet.
+func headOf(pattern string) string {
+	body, _ := strings.CutSuffix(pattern, "$")
+	if strings.IndexByte(body, '$') >= 0 {
+		body = strings.ReplaceAll(body, "$", "%24")
+	}
+	head, _, _ := strings.Cut(body, "*")
+	return head
 }
 
 // litUse is a literal of a pattern and where its index goes: pieces[at],
@@ -360,13 +386,19 @@ func appendDistinct(pieces, seq []int32) []int32 {
 	return append(pieces, sorted...)
 }
 
-// match reports whether path, normalised by normalizeTarget, is allowed,
-// and which rule decided: its index in the rules given to compileRules, or
-// -1 when no rule matched.
-func (m *ruleMatcher) match(path string) (allowed bool, rule int) {
+// match returns the rule that decides path, normalised by
+// normalizeTarget: the best of the rules that match it, with its index in
+// the rules given to compileRules; noRule when none matches, and so path
+// is allowed. It spends at most budget units of work (see workBudget) and
+// returns what is left: a negative number when the decision needed more,
+// and then the rule returned is not known to decide.
+func (m *ruleMatcher) match(path string, budget int) (ruleRef, int) {
 	best := noRule
+	budget -= m.heads.searchCost(len(path))
 	deepest := m.heads.deepest(path)
+	steps := 0
 	for h := deepest; h >= 0; h = m.heads.parent[h] {
+		steps++
 		if m.plain[h].beats(best) {
 			best = m.plain[h]
 		}
@@ -374,31 +406,37 @@ func (m *ruleMatcher) match(path string) (allowed bool, rule int) {
 			best = m.exact[h]
 		}
 	}
-	if m.maxWild.beats(best) {
-		best = m.matchWild(path, deepest, best)
+	budget -= steps / 4
+	if m.maxWild.beats(best) && budget >= 0 {
+		best, budget = m.matchWild(path, deepest, best, budget)
 	}
-	return best.rule < 0 || best.allow(), int(best.rule)
+	return best, budget
 }
 
 // matchWild returns the better of best and the best pattern with a '*'
-// that matches path. deepest is the longest head that begins path, or -1.
-func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef) ruleRef {
-	st := getMatchState(len(m.lits))
-	for h := deepest; h >= 0; h = m.heads.parent[h] {
+// that matches path, and the budget left. deepest is the longest head that
+// begins path, or -1.
+func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef, budget int) (ruleRef, int) {
+	st := getMatchState(len(m.lits), budget)
+	for h := deepest; h >= 0 && st.budget >= 0; h = m.heads.parent[h] {
 		best = m.try(st, path, m.headKeys[h], m.headKeys[h+1], best, true)
 	}
-	if filedUnderLits := int(m.litKeys[0]) < len(m.wild); filedUnderLits && m.maxWild.beats(best) {
+	if filedUnderLits := int(m.litKeys[0]) < len(m.wild); filedUnderLits && m.maxWild.beats(best) && st.budget >= 0 {
 		if !st.scanned {
 			m.scan(st, path)
 		}
 		for _, l := range st.found {
-			if m.litTop[l] > best.rank {
+			if st.budget < 0 {
+				break
+			}
+			if m.litTop[l] >= best.rank { // an equal rank may come first in the group
 				best = m.try(st, path, m.litKeys[l], m.litKeys[l+1], best, false)
 			}
 		}
 	}
+	budget = st.budget
 	matchStates.Put(st)
-	return best
+	return best, budget
 }
 
 // try returns the better of best and the first of the patterns wild[from:to],
@@ -410,6 +448,9 @@ func (m *ruleMatcher) try(st *matchState, path string, from, to int32, best rule
 		if !w.beats(best) {
 			break
 		}
+		if st.budget--; st.budget < 0 {
+			return best
+		}
 		if m.wildMatches(st, path, i, headed) {
 			return w.ruleRef
 		}
@@ -418,17 +459,24 @@ func (m *ruleMatcher) try(st *matchState, path string, from, to int32, best rule
 }
 
 // wildMatches reports whether wild[i] matches path. headed tells that its
-// head begins path.
+// head begins path. It reports false when the budget runs out.
 func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed bool) bool {
 	w := &m.wild[i]
 	n := int32(len(path))
 	head := m.heads.keys[w.head]
-	if n < w.minLen || !headed && !strings.HasPrefix(path, head) {
+	if n < w.minLen {
 		return false
+	}
+	if !headed {
+		st.budget -= len(head) / compareOctets
+		if !strings.HasPrefix(path, head) {
+			return false
+		}
 	}
 	end := n // where the pieces must end
 	if w.tail >= 0 {
 		tail := m.lits[w.tail]
+		st.budget -= len(tail) / compareOctets
 		if !strings.HasSuffix(path, tail) {
 			return false
 		}
@@ -442,12 +490,15 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 		m.scan(st, path)
 	}
 	for _, l := range m.literals(i) {
-		if st.lits[l].seen != st.gen {
+		if st.budget--; st.lits[l].seen != st.gen || st.budget < 0 {
 			return false
 		}
 	}
 	pos := int32(len(head))
 	for _, l := range pieces {
+		if st.budget--; st.budget < 0 {
+			return false
+		}
 		at := m.next(st, path, l, pos)
 		if at < 0 {
 			return false
@@ -480,6 +531,9 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 		return first
 	}
 	if !st.lasts {
+		if st.budget -= len(st.hits); st.budget < 0 {
+			return -1 // the decision stops
+		}
 		m.lastEnds(st)
 	}
 	last := ls.lastEnd - size
@@ -488,6 +542,7 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	}
 	if st.occ[ls.occTail].end-size >= pos { // one of the recorded occurrences
 		for k := ls.occHead; ; k = st.occ[k].next {
+			st.budget--
 			if start := st.occ[k].end - size; start >= pos {
 				return start
 			}
@@ -499,30 +554,66 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	if path[pos:pos+size] == lit { // as when a pattern repeats a piece
 		return pos
 	}
-	// An occurrence after the recorded ones starts in [pos, last]: search,
-	// but not again where an earlier search for l has looked.
-	end, after := ls.lastEnd, last
-	if ls.memoGen == st.gen {
-		if ls.memoFrom <= pos && pos <= ls.memoAt {
-			return ls.memoAt
-		}
-		if pos < ls.memoFrom {
-			end, after = ls.memoFrom+size-1, ls.memoAt
-		}
+	// An occurrence after the recorded ones: find them all, once a
+	// decision, and search them.
+	if ls.extGen != st.gen {
+		m.findAll(st, path, l)
 	}
-	at := after
-	var i int
-	if size == 1 {
-		i = strings.IndexByte(path[pos:end], lit[0])
-	} else {
-		i = strings.Index(path[pos:end], lit)
+	ext := st.ext[ls.extFrom:ls.extTo]
+	k, _ := slices.BinarySearch(ext, pos)
+	if k == len(ext) {
+		return -1 // only when findAll ran out of budget
 	}
-	if i >= 0 {
-		at = pos + int32(i)
-	}
-	ls.memoGen, ls.memoFrom, ls.memoAt = st.gen, pos, at
-	return at
+	return ext[k] // the last occurrence starts at or after pos
 }
+
+// findAll records in st.ext where each occurrence of literal l after the
+// recorded ones starts, and charges the budget for the search; it stops
+// with the budget.
+func (m *ruleMatcher) findAll(st *matchState, path string, l int32) {
+	lit := m.lits[l]
+	ls := &st.lits[l]
+	ls.extGen, ls.extFrom = st.gen, int32(len(st.ext))
+	from := int(st.occ[ls.occTail].end) - len(lit) + 1
+	if st.budget -= (len(path) - from) / searchOctets; st.budget < 0 {
+		ls.extTo = ls.extFrom
+		return
+	}
+	for st.budget >= 0 { // else the decision stops, and so does this list
+		i := strings.Index(path[from:], lit)
+		if i < 0 {
+			break
+		}
+		st.ext = append(st.ext, int32(from+i))
+		st.budget--
+		from += i + 1
+	}
+	ls.extTo = int32(len(st.ext))
+}
+
+// A decision spends at most workBudget units of work, so that no file,
+// however written, makes one take long (see Cost in the package doc). A
+// unit is about one access to memory that may not be cached: one pattern
+// tried, one literal checked or placed, one occurrence recorded or read,
+// four heads walked, compareOctets octets compared or searchOctets octets
+// searched with strings.Index. A step of the automaton, an octet read or a
+// failure link followed, is one unit, or three when it has more than
+// smallAutomaton nodes, which the caches of a processor do not hold.
+const (
+	compareOctets  = 32
+	searchOctets   = 4
+	smallAutomaton = 4 << 10
+)
+
+// workBudget returns the units of work that a decision on a path of n
+// octets, in normal form, may spend: 3n + 1,024 + n²/2,560, so 8,806
+// units for a path of 2 KiB and 51,814 for one of 8 KiB. On the worst
+// files found (BenchmarkEngineWorst), a unit costs at most about 7 ns
+// with a path of 2 KiB and 14 ns with one of 8 KiB on the machine of
+// BENCHMARKS.md, so a decision stays within 100 µs and 1 ms; the costliest
+// decision on the real files that corpus_test.go reads spends 14% of its
+// budget.
+func workBudget(n int) int { return 3*n + 1024 + n*n/2560 }
 
 // occCap is how many occurrences of each literal scan records.
 const occCap = 16
@@ -538,16 +629,22 @@ const occCap = 16
 // literal besides one a place.
 func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
+	// A step for each octet is charged now; the steps back along failure
+	// links, at most one an octet, as they come.
+	budget, step := st.budget-len(path)*m.scanCost, m.scanCost
+	if st.budget = budget; budget < 0 {
+		return
+	}
 	a := &m.ac
 	hits := st.hits[:0] // where a literal ends, and the state there
 	s := int32(0)
+scan:
 	for i := 0; i < len(path); i++ {
 		c := path[i]
 		if s == 0 {
 			for a.root[c] == 0 { // no literal starts here: skip
 				if i++; i == len(path) {
-					st.hits = hits
-					return
+					break scan
 				}
 				c = path[i]
 			}
@@ -557,6 +654,9 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 				if t := a.child(s, c); t != 0 {
 					s = t
 					break
+				}
+				if budget -= step; budget < 0 {
+					break scan // what it found is not used
 				}
 				if s = a.nodes[s].fail; s == 0 {
 					s = int32(a.root[c])
@@ -571,10 +671,13 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 		end := int32(i + 1)
 		hits = append(hits, acHit{end, s})
 		for ; v != 0; v = a.literalNode(a.nodes[v].fail) {
+			if budget--; budget < 0 {
+				break scan // what it found is not used
+			}
 			l := -1 - a.nodes[v].out
 			ls := &st.lits[l]
 			if ls.seen != st.gen {
-				*ls = litState{seen: st.gen, firstEnd: end, occHead: -1, memoGen: ls.memoGen}
+				*ls = litState{seen: st.gen, firstEnd: end, occHead: -1}
 				if m.litKeys[l] < m.litKeys[l+1] {
 					st.found = append(st.found, l)
 				}
@@ -592,11 +695,12 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 			ls.count++
 		}
 	}
-	st.hits = hits
+	st.hits, st.budget = hits, budget
 }
 
 // lastEnds records where the last occurrence of each literal that occurs
-// ends, reading the hits of scan backwards.
+// ends, reading the hits of scan backwards; its caller charges a unit a
+// hit.
 func (m *ruleMatcher) lastEnds(st *matchState) {
 	st.lasts = true
 	a := &m.ac
@@ -626,29 +730,31 @@ type matchState struct {
 	gen     uint32
 	scanned bool // scan has run
 	lasts   bool // lastEnds has run
+	budget  int  // the units of work the decision may still spend
 	lits    []litState
 	found   []int32 // the literals that occur and key patterns, by first end
 	hits    []acHit
 	occ     []occurrence
+	ext     []int32 // the occurrences that findAll found, literal by literal
 }
 
-// litState is what a decision knows of one literal. The fields but the
-// memo hold when seen is the decision's gen, the memo when memoGen is.
+// litState is what a decision knows of one literal. The fields hold when
+// seen is the decision's gen, the ones of findAll when extGen is too.
 type litState struct {
 	seen             uint32
 	firstEnd         int32 // where its first occurrence ends
 	lastEnd          int32 // where its last occurrence ends, once lastEnds has run
 	count            int32 // occurrences recorded, at most occCap
 	occHead, occTail int32 // the recorded occurrences, in order, in occ
-	memoGen          uint32
-	memoFrom         int32 // its next occurrence from any place in [memoFrom,
-	memoAt           int32 // memoAt] starts at memoAt
+	extGen           uint32
+	extFrom, extTo   int32 // where its other occurrences start: ext[extFrom:extTo]
 }
 
 var matchStates = sync.Pool{New: func() any { return new(matchState) }}
 
-// getMatchState returns a matchState for a matcher of lits literals.
-func getMatchState(lits int) *matchState {
+// getMatchState returns a matchState for a matcher of lits literals and a
+// decision that may spend budget units of work.
+func getMatchState(lits, budget int) *matchState {
 	st := matchStates.Get().(*matchState)
 	if len(st.lits) < lits {
 		st.lits = make([]litState, lits)
@@ -659,7 +765,7 @@ func getMatchState(lits int) *matchState {
 		clear(st.lits)
 		st.gen = 1
 	}
-	st.scanned, st.lasts = false, false
-	st.found, st.occ = st.found[:0], st.occ[:0]
+	st.scanned, st.lasts, st.budget = false, false, budget
+	st.found, st.occ, st.ext = st.found[:0], st.occ[:0], st.ext[:0]
 	return st
 }

@@ -54,7 +54,8 @@ func BenchmarkEngineDecision(b *testing.B) {
 		b.Run(fmt.Sprintf("rules=%d/engine", n), func(b *testing.B) {
 			m := compileRules(rules)
 			cputime.Loop(b, func() {
-				if ok, _ := m.match(normalizeTarget(u.RequestURI())); !ok {
+				path := normalizeTarget(u.RequestURI())
+				if ref, _ := m.match(path, workBudget(len(path))); ref.rule >= 0 && !ref.allow() {
 					b.Fatal("refused")
 				}
 			})
@@ -83,10 +84,11 @@ func BenchmarkRobotsMatch(b *testing.B) {
 		for _, n := range robotstest.RuleCounts {
 			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
 				g := Parse([]byte(robotstest.File(n, mix.every))).Group("benchbot")
-				if ok, _ := g.matcher.match(path); !ok {
+				m := g.parts[0].compiled()
+				if ok, _ := matchRule(m, path); !ok {
 					b.Fatal("the path is disallowed")
 				}
-				cputime.Loop(b, func() { g.matcher.match(path) })
+				cputime.Loop(b, func() { m.match(path, workBudget(len(path))) })
 			})
 		}
 	}
@@ -312,7 +314,53 @@ func engineWorstCases(size int) []engineWorstCase {
 		{"order/w-z-x-z", engineFile(engineOrder), "/wz" + engineNumbers("x", size-3, "z")[1:], false},
 		{"nested-heads/a-run", engineFile(engineNested), "/" + run("a", size-1), false},
 		engineRepeats(size),
+		engineAlternating(size),
+		engineAllFail(size),
 	}
+}
+
+// engineAlternating is rules "/*z<i>*x<i%2>*L*W" whose places of L alternate
+// between two far regions of the path, so that a search for L's next
+// occurrence never starts where the one before did: L is "a" 63 times and
+// "b", which occurs 16 times early, then once after x0 and once after x1,
+// each after a long run of "a"; W occurs only at the start, so no rule
+// matches; the z<i> occur in order, so the rules are tried in turn.
+func engineAlternating(size int) engineWorstCase {
+	lit := strings.Repeat("a", 63) + "b"
+	gap := (size - 2*len(lit)*8) / 4
+	var z strings.Builder
+	n := 0
+	for ; z.Len() < size-16*len(lit)-2*gap-40; n++ {
+		fmt.Fprintf(&z, "z%dy", n)
+	}
+	path := "/W" + z.String() + strings.Repeat(lit, 16) + "x0" + strings.Repeat("a", gap) + "b" + "x1" + strings.Repeat("a", gap) + "b"
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; i < n && b.Len() < engineMaxBytes-200; i++ {
+		fmt.Fprintf(&b, "Disallow: /*z%dy*x%d*%s*W\n", i, i%2, lit)
+	}
+	return engineWorstCase{"alternating/regions", b.String(), path[:min(len(path), size)], false}
+}
+
+// engineAllFail is 500 KiB of rules "/*<A>*<B>*Q" whose literals all occur
+// and whose last piece fails: A and B two octets of a 40-letter alphabet,
+// Q only at the start of the path. Every rule is tried, and each fails at
+// its last piece: the work grows with the rules, not the path.
+func engineAllFail(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-._~"
+	r := rand.New(rand.NewPCG(3, 3))
+	path := make([]byte, size)
+	path[0], path[1] = '/', 'Q'
+	for i := 2; i < size; i++ {
+		path[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < engineMaxBytes-40 {
+		i, j := 2+r.IntN(size-4), 2+r.IntN(size-4)
+		fmt.Fprintf(&b, "allow:/*%s*%s*Q\n", path[i:i+2], path[j:j+2])
+	}
+	return engineWorstCase{"all-fail/pairs", b.String(), string(path), false}
 }
 
 // engineRepeats is rules "/*K*Z*w" whose literals all occur, K once and Z
@@ -335,7 +383,9 @@ func engineRepeats(size int) engineWorstCase {
 }
 
 // BenchmarkEngineWorst is the decision on engineWorstCases, with paths of
-// 2 KiB and 8 KiB, and temoto's on the first of them.
+// 2 KiB and 8 KiB, and temoto's on the first of them. units/op is the work
+// the decision spent, of its budget (workBudget); a decision that runs out
+// of budget is not made, and reports "over".
 func BenchmarkEngineWorst(b *testing.B) {
 	for _, size := range []int{2 << 10, 8 << 10} {
 		for _, c := range engineWorstCases(size) {
@@ -343,10 +393,16 @@ func BenchmarkEngineWorst(b *testing.B) {
 			path := normalizeTarget(c.path)
 			b.Run(fmt.Sprintf("%s/%dKiB/engine", c.name, size>>10), func(b *testing.B) {
 				m := compileRules(rules)
-				if allowed, rule := m.match(path); (rule >= 0) != c.match || allowed == c.match {
-					b.Fatalf("match = %v, %d; want a match: %v", allowed, rule, c.match)
+				budget := workBudget(len(path))
+				ref, left := m.match(path, budget)
+				if left >= 0 && (ref.rule >= 0) != c.match {
+					b.Fatalf("match = %+v; want a match: %v", ref, c.match)
 				}
-				cputime.Loop(b, func() { m.match(path) })
+				cputime.Loop(b, func() { m.match(path, budget) })
+				b.ReportMetric(float64(budget-left), "units/op")
+				if left < 0 {
+					b.ReportMetric(1, "over")
+				}
 			})
 			if c.name == "xN/numbers+y" {
 				b.Run(fmt.Sprintf("%s/%dKiB/temoto", c.name, size>>10), func(b *testing.B) {

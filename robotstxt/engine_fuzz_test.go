@@ -80,7 +80,7 @@ func FuzzEngine(f *testing.F) {
 				plain = append(plain, r)
 			}
 		}
-		allowed, _ := compileRules(plain).match(path)
+		allowed, _ := matchRule(compileRules(plain), path)
 		if want := temotoGroupOf(t, plain).Test(path); allowed != want {
 			t.Fatalf("rules %v\n%s: engine allowed = %v; temoto says %v", plain, path, allowed, want)
 		}

@@ -2,6 +2,7 @@ package robotstxt
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -49,38 +50,42 @@ func bruteGlob(pattern, path string) bool {
 }
 
 // bruteDecide decides path by RFC 9309 §2.2.2 with bruteGlob: the longest
-// matching pattern, an Allow on a tie, allowed when none matches. prio is
-// the length of the deciding pattern, -1 when none matched.
-func bruteDecide(rules []Rule, path string) (allowed bool, prio int) {
-	allowed, prio = true, -1
-	for _, r := range rules {
+// matching pattern, an Allow on a tie, allowed when none matches; of two
+// rules as long and of one kind, the first. rule is its index, -1 when
+// none matched.
+func bruteDecide(rules []Rule, path string) (allowed bool, rule int) {
+	allowed, rule = true, -1
+	best := noRule
+	for i, r := range rules {
 		if r.Pattern == "" || !bruteGlob(r.Pattern, path) {
 			continue
 		}
-		if n := len(r.Pattern); n > prio || n == prio && r.Allow {
-			allowed, prio = r.Allow, n
+		if ref := (ruleRef{rank: rankOf(r), rule: int32(i)}); ref.beats(best) {
+			best, allowed, rule = ref, r.Allow, i
 		}
 	}
-	return allowed, prio
+	return allowed, rule
 }
 
-// checkDecision fails t unless m decides path as bruteDecide does, naming a
-// rule that matches path, is as long as the deciding pattern and of the
-// same kind.
+// matchRule returns m's decision on path, normalised: whether it is
+// allowed, and the index of the rule that decided, or -1.
+func matchRule(m *ruleMatcher, path string) (allowed bool, rule int) {
+	ref, _ := m.match(path, math.MaxInt)
+	return ref.rule < 0 || ref.allow(), int(ref.rule)
+}
+
+// checkDecision fails t unless m, and linearMatch, decide path as
+// bruteDecide does, by the same rule.
 func checkDecision(t *testing.T, rules []Rule, m *ruleMatcher, path string) {
 	t.Helper()
-	allowed, rule := m.match(path)
-	wantAllowed, prio := bruteDecide(rules, path)
+	wantAllowed, want := bruteDecide(rules, path)
+	allowed, rule := matchRule(m, path)
+	ref, _ := linearMatch(rules, path, math.MaxInt)
 	switch {
-	case allowed != wantAllowed:
-		t.Fatalf("match(%q) allowed = %v; want %v\nrules %v", path, allowed, wantAllowed, rules)
-	case prio < 0 && rule != -1:
-		t.Fatalf("match(%q) rule = %d (%v); want -1: no rule matches\nrules %v", path, rule, rules[rule], rules)
-	case prio < 0:
-	case rule < 0 || rule >= len(rules):
-		t.Fatalf("match(%q) rule = %d; want the index of a %d-octet rule\nrules %v", path, rule, prio, rules)
-	case !bruteGlob(rules[rule].Pattern, path) || len(rules[rule].Pattern) != prio || rules[rule].Allow != allowed:
-		t.Fatalf("match(%q) rule = %v; want a matching %d-octet rule that allows=%v\nrules %v", path, rules[rule], prio, allowed, rules)
+	case allowed != wantAllowed || rule != want:
+		t.Fatalf("match(%q) = %v by rule %d; want %v by rule %d\nrules %v", path, allowed, rule, wantAllowed, want, rules)
+	case int(ref.rule) != want:
+		t.Fatalf("linearMatch(%q) = rule %d; want rule %d\nrules %v", path, ref.rule, want, rules)
 	}
 }
 
@@ -194,7 +199,7 @@ func TestRuleMatcherRFC9309(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rules, m := engineGroup(tc.rules)
 			path := normalizeTarget(tc.uri)
-			allowed, i := m.match(path)
+			allowed, i := matchRule(m, path)
 			rule := ""
 			if i >= 0 {
 				rule = rules[i].String()
@@ -244,7 +249,7 @@ func TestShapeOf(t *testing.T) {
 
 func TestRuleMatcherEmpty(t *testing.T) {
 	for _, rules := range [][]Rule{nil, {{Pattern: ""}}, {{Allow: false, Pattern: ""}, {Allow: true, Pattern: ""}}} {
-		if allowed, rule := compileRules(rules).match("/x"); !allowed || rule != -1 {
+		if allowed, rule := matchRule(compileRules(rules), "/x"); !allowed || rule != -1 {
 			t.Errorf("rules %v: match = %v, %d; want true, -1", rules, allowed, rule)
 		}
 	}
@@ -258,7 +263,7 @@ func TestRuleMatcherReportsIndex(t *testing.T) {
 	}
 	m := compileRules(rules)
 	for path, want := range map[string]int{"/a/b": 0, "/a/bx": 2, "/b": 4, "/bb": -1} {
-		if _, got := m.match(path); got != want {
+		if _, got := matchRule(m, path); got != want {
 			t.Errorf("match(%q) rule = %d; want %d", path, got, want)
 		}
 	}
@@ -299,7 +304,7 @@ func TestRuleMatcherAgreesWithBruteForce(t *testing.T) {
 		for range 20 {
 			path := engineRandomPath(r)
 			checkDecision(t, rules, m, path)
-			if allowed, rule := m.match(path); !allowed {
+			if allowed, rule := matchRule(m, path); !allowed {
 				refused++
 				if strings.Contains(rules[rule].Pattern, "*") {
 					byWildcard++
@@ -360,7 +365,7 @@ func TestRuleMatcherAllocatesNothing(t *testing.T) {
 	} {
 		m := compileRules(tc.rules)
 		for _, path := range []string{"/", normalizeTarget(robotstest.Path), "/x12/y", long} {
-			if n := testing.AllocsPerRun(50, func() { m.match(path) }); n != 0 {
+			if n := testing.AllocsPerRun(50, func() { matchRule(m, path) }); n != 0 {
 				t.Errorf("%s: match of a %d-octet path allocates %v times; want 0", tc.name, len(path), n)
 			}
 		}
@@ -451,6 +456,32 @@ func TestRuleMatcherSize(t *testing.T) {
 		if got > bound || float64(got) > f.maxRatio*float64(lineBytes) {
 			t.Errorf("%s: %d bytes compiled from %d bytes of rules (%.2f times); want at most %d and %.2f times",
 				f.name, got, lineBytes, float64(got)/float64(lineBytes), bound, f.maxRatio)
+		}
+	}
+}
+
+// TestDecisionStaysWithinBudget checks, on the worst files found
+// (engineWorstCases), that a decision spends no more than its budget and
+// what its last steps may add, 2n for a path of n octets, and linearMatch
+// no more than linearBudget and n: it either decides within that or is
+// not made (ErrTooComplex), which is what bounds its time.
+func TestDecisionStaysWithinBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles 500 KiB files")
+	}
+	for _, size := range []int{2 << 10, 8 << 10} {
+		for _, c := range engineWorstCases(size) {
+			rules, _, _ := parseRobots([]byte(c.body)).rulesFor("x")
+			path := normalizeTarget(c.path)
+			budget := workBudget(len(path))
+			_, left := compileRules(rules).match(path, budget)
+			if spent := budget - left; spent > budget+2*len(path) {
+				t.Errorf("%s, %d octets: spent %d units; want at most %d and %d more", c.name, len(path), spent, budget, 2*len(path))
+			}
+			_, left = linearMatch(rules, path, linearBudget)
+			if spent := linearBudget - left; spent > linearBudget+len(path) {
+				t.Errorf("%s, %d octets: linearMatch spent %d units; want at most %d and %d more", c.name, len(path), spent, linearBudget, len(path))
+			}
 		}
 	}
 }

@@ -25,7 +25,11 @@ Sitemap: https://example.com/sitemap.xml
 		"https://example.com/docs/guide.pdf?page=2",
 	} {
 		u, _ := url.Parse(raw)
-		m := robots.Test("ExampleBot/1.0 (+https://example.com/bot)", u)
+		m, err := robots.Test("ExampleBot/1.0 (+https://example.com/bot)", u)
+		if err != nil {
+			fmt.Println(err) // a path longer than MaxPathLength
+			continue
+		}
 		fmt.Printf("%s allowed=%v rule=%q\n", u.RequestURI(), m.Allowed, m.Rule)
 	}
 	fmt.Println("crawl-delay:", robots.CrawlDelay("ExampleBot/1.0"))
@@ -66,7 +70,8 @@ Crawl-delay: 1s
 func ExampleFile_NumGroups() {
 	robots := robotstxt.Parse([]byte("<!doctype html>\n<html><body>Not found</body></html>\n"))
 	u, _ := url.Parse("https://example.com/private/")
-	fmt.Println("allowed:", robots.Test("ExampleBot", u).Allowed)
+	m, _ := robots.Test("ExampleBot", u)
+	fmt.Println("allowed:", m.Allowed)
 	fmt.Println("groups:", robots.NumGroups(), "sitemaps:", len(robots.Sitemaps()), "skipped:", robots.NumSkipped())
 	// Output:
 	// allowed: true
@@ -93,7 +98,11 @@ Crawl-delay: 0.5
 		"https://example.com/blog/",
 	} {
 		u, _ := url.Parse(raw)
-		allowed, rule := g.Decide(u.RequestURI())
+		allowed, rule, err := g.Decide(u.RequestURI())
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
 		fmt.Printf("%s allowed=%v rule=%q\n", u.RequestURI(), allowed, rule)
 	}
 	fmt.Println("other crawlers:", robots.Group("OtherBot").Agent())

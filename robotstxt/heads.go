@@ -1,6 +1,7 @@
 package robotstxt
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -10,11 +11,12 @@ import (
 type prefixSet struct {
 	keys   []string
 	parent []int32
+	steps  int // the steps of a binary search of keys, and one
 }
 
 // newPrefixSet returns the set of keys, which are sorted and distinct.
 func newPrefixSet(keys []string) prefixSet {
-	p := prefixSet{keys: slices.Clone(keys), parent: make([]int32, len(keys))}
+	p := prefixSet{keys: slices.Clone(keys), parent: make([]int32, len(keys)), steps: bits.Len(uint(len(keys))) + 1}
 	var stack []int32 // keys each a prefix of the next
 	for i, k := range keys {
 		for len(stack) > 0 && !strings.HasPrefix(k, keys[stack[len(stack)-1]]) {
@@ -59,4 +61,11 @@ func (p *prefixSet) deepest(s string) int32 {
 		i = p.parent[i]
 	}
 	return i
+}
+
+// searchCost returns the units of work (see workBudget) that deepest may
+// spend on a string of n octets: a comparison of up to n octets for each
+// step of its binary search, and one more octet by octet.
+func (p *prefixSet) searchCost(n int) int {
+	return p.steps*(1+n/compareOctets) + n/(compareOctets/2)
 }

@@ -15,7 +15,9 @@ import (
 // left to the engine in engine.go.
 type robotsFile struct {
 	groups       []robotsGroup
+	rules        int // in all groups
 	sitemaps     []string
+	cost         int64         // see File.Cost
 	skipped      int           // lines that were neither blank, comments nor understood
 	skippedLines []SkippedLine // the first maxSkippedLines of them
 }
@@ -43,12 +45,12 @@ const (
 // text is the line as written, without its line break; the record keeps
 // at most maxSkippedText bytes of it, cut before a character, with invalid
 // UTF-8 replaced.
-func (f *robotsFile) skip(lineNo int, text []byte, reason string) {
+func (f *robotsFile) skip(lineNo int, text string, reason string) {
 	f.skipped++
 	if len(f.skippedLines) == maxSkippedLines {
 		return
 	}
-	text = bytes.TrimSpace(text)
+	text = trimWS(text)
 	if cut := maxSkippedText; len(text) > cut {
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
@@ -56,16 +58,26 @@ func (f *robotsFile) skip(lineNo int, text []byte, reason string) {
 		text = text[:cut]
 	}
 	f.skippedLines = append(f.skippedLines, SkippedLine{
-		Line: lineNo, Text: strings.ToValidUTF8(string(text), "\uFFFD"), Reason: reason})
+		Line: lineNo, Text: strings.ToValidUTF8(strings.Clone(text), "\uFFFD"), Reason: reason})
 }
 
 // robotsGroup is one group as the file writes it: one or more user-agent
 // lines and the rules that follow them (§2.1). A [Group] combines the
 // groups that bind one product token.
 type robotsGroup struct {
-	agents     []string // product tokens, lower-cased; "*" for the default group
+	agents     []string // product tokens as written, compared without regard to case; "*" for the default group
 	rules      []Rule
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
+}
+
+// names reports whether the group names token, a product token or "*".
+func (g *robotsGroup) names(token string) bool {
+	for _, a := range g.agents {
+		if len(a) == len(token) && strings.EqualFold(a, token) {
+			return true
+		}
+	}
+	return false
 }
 
 // A Rule is one Allow or Disallow line of a robots.txt. The zero Rule is
@@ -92,52 +104,57 @@ func (r Rule) String() string {
 
 // parseRobots reads body. It never fails: what it cannot read is counted in
 // skipped, recorded in skippedLines while there is room, and otherwise
-// ignored. Lines end at CR, LF or CR LF and are numbered from 1.
+// ignored. Lines end at CR, LF or CR LF and are numbered from 1. The
+// values it keeps share one copy of body.
 func parseRobots(body []byte) *robotsFile {
 	f := &robotsFile{}
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
-	var cur *robotsGroup                                  // the group being read; nil before the first user-agent line
-	inRules := false                                      // cur has had a rule or Crawl-delay, so a user-agent line starts a new group
-	for lineNo := 1; len(body) > 0; lineNo++ {
-		var raw []byte
-		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
-			end := i + 1
-			if body[i] == '\r' && end < len(body) && body[end] == '\n' {
-				end++ // CR LF ends one line
-			}
-			raw, body = body[:i], body[end:]
-		} else {
-			raw, body = body, nil
+	// Every group's names and rules go to one slice each, group after
+	// group; each group takes its part at the end.
+	var agents []string
+	var rules []Rule
+	var ends [][2]int32                                            // each group's ends in agents and rules
+	var copied int64                                               // the bytes of the patterns normalisation wrote anew
+	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
+	var cur *robotsGroup                                           // the group being read; nil before the first user-agent line
+	inRules := false                                               // cur has had an Allow or Disallow line, so a user-agent line starts a new group
+	lines := lineReader{text: text, cr: -1, lf: -1}
+	if n := strings.Count(text, ":"); n > 0 { // a rule's line has one: spare growing rules
+		rules = make([]Rule, 0, n)
+	}
+	for lineNo := 1; ; lineNo++ {
+		raw, ok := lines.next()
+		if !ok {
+			break
 		}
 		line := raw
-		if i := bytes.IndexByte(line, '#'); i >= 0 {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
-		line = bytes.TrimSpace(line)
+		line = trimWS(line)
 		if len(line) == 0 {
 			continue
 		}
-		colon := bytes.IndexByte(line, ':')
+		colon := strings.IndexByte(line, ':')
 		if colon < 0 {
 			f.skip(lineNo, raw, skipNoColon)
 			continue
 		}
-		key := strings.ToLower(string(bytes.TrimSpace(line[:colon])))
-		value := string(bytes.TrimSpace(line[colon+1:]))
-		switch key {
-		case "user-agent", "useragent", "user agent":
-			token := agentToken(value)
-			if token == "" {
-				f.skip(lineNo, raw, skipNoToken)
-				continue
-			}
+		value := trimWS(line[colon+1:])
+		switch key := fieldOf(trimWS(line[:colon])); key {
+		case fieldUserAgent:
 			if cur == nil || inRules {
 				f.groups = append(f.groups, robotsGroup{})
 				cur = &f.groups[len(f.groups)-1]
+				ends = append(ends, [2]int32{int32(len(agents)), int32(len(rules))})
 				inRules = false
 			}
-			cur.agents = append(cur.agents, token)
-		case "allow", "disallow":
+			if token := agentName(value); token != "" {
+				agents = append(agents, token)
+				ends[len(ends)-1][0]++
+			} else {
+				f.skip(lineNo, raw, skipNoToken) // it still starts or continues the group
+			}
+		case fieldAllow, fieldDisallow:
 			if cur == nil {
 				f.skip(lineNo, raw, skipOutsideGroup) // it binds no one
 				continue
@@ -150,24 +167,28 @@ func parseRobots(body []byte) *robotsFile {
 				f.skip(lineNo, raw, skipNotPath) // §2.2.2
 				continue
 			}
-			cur.rules = append(cur.rules, Rule{Allow: key == "allow", Pattern: normalizePath(value)})
-		case "crawl-delay", "crawldelay":
-			secs, err := strconv.ParseFloat(value, 64)
+			pattern := normalizePath(value)
+			if pattern != value {
+				copied += allocSize(len(pattern))
+			}
+			rules = append(rules, Rule{Allow: key == fieldAllow, Pattern: pattern})
+			ends[len(ends)-1][1]++
+		case fieldCrawlDelay:
 			if cur == nil {
 				f.skip(lineNo, raw, skipDelayOutside)
 				continue
 			}
+			secs, err := strconv.ParseFloat(value, 64)
 			if err != nil || secs < 0 || math.IsInf(secs, 0) || math.IsNaN(secs) {
 				f.skip(lineNo, raw, skipBadDelay)
 				continue
 			}
-			inRules = true
 			d := time.Duration(math.MaxInt64)
 			if secs < float64(math.MaxInt64)/float64(time.Second) {
 				d = time.Duration(secs * float64(time.Second))
 			}
 			cur.crawlDelay = max(cur.crawlDelay, d)
-		case "sitemap", "site-map":
+		case fieldSitemap:
 			if value != "" && !isSitemapURL(value) {
 				f.skip(lineNo, raw, skipBadSitemap)
 				continue
@@ -179,7 +200,103 @@ func parseRobots(body []byte) *robotsFile {
 			f.skip(lineNo, raw, skipUnknownField)
 		}
 	}
+	a, r := int32(0), int32(0)
+	for i, e := range ends {
+		f.groups[i].agents = agents[a:e[0]:e[0]]
+		f.groups[i].rules = rules[r:e[1]:e[1]]
+		a, r = e[0], e[1]
+	}
+	f.rules = len(rules)
+	f.cost = fileCost(f, text, cap(agents), cap(rules), copied)
 	return f
+}
+
+// lineReader cuts a text into lines, which end at CR, LF or CR LF. It
+// remembers where the next CR and LF are, so that a file of one kind of
+// line end is read in one pass, however long.
+type lineReader struct {
+	text   string
+	at     int // where the next line starts
+	cr, lf int // the next CR and LF at or after at; -1 before the first look, len(text) for none
+}
+
+// next returns the next line, without its end, or ok false at the end.
+func (r *lineReader) next() (line string, ok bool) {
+	if r.at >= len(r.text) {
+		return "", false
+	}
+	if r.cr < r.at {
+		r.cr = indexFrom(r.text, r.at, '\r')
+	}
+	if r.lf < r.at {
+		r.lf = indexFrom(r.text, r.at, '\n')
+	}
+	end, next := r.lf, r.lf+1
+	if r.cr < r.lf {
+		end, next = r.cr, r.cr+1
+		if next == r.lf {
+			next++ // CR LF ends one line
+		}
+	}
+	line, r.at = r.text[r.at:end], next
+	return line, true
+}
+
+// indexFrom returns the index of the first c in s at or after from, or
+// len(s) if there is none.
+func indexFrom(s string, from int, c byte) int {
+	if i := strings.IndexByte(s[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(s)
+}
+
+// The fields of a robots.txt line that the reader understands.
+const (
+	fieldUnknown = iota
+	fieldUserAgent
+	fieldAllow
+	fieldDisallow
+	fieldCrawlDelay
+	fieldSitemap
+)
+
+// fieldOf returns the field that key names, compared without regard to
+// case: "user-agent" (or "useragent", "user agent"), "allow", "disallow",
+// "crawl-delay" (or "crawldelay"), "sitemap" (or "site-map").
+func fieldOf(key string) int {
+	switch len(key) {
+	case 5:
+		if strings.EqualFold(key, "allow") {
+			return fieldAllow
+		}
+	case 7:
+		if strings.EqualFold(key, "sitemap") {
+			return fieldSitemap
+		}
+	case 8:
+		if strings.EqualFold(key, "disallow") {
+			return fieldDisallow
+		} else if strings.EqualFold(key, "site-map") {
+			return fieldSitemap
+		}
+	case 9:
+		if strings.EqualFold(key, "useragent") {
+			return fieldUserAgent
+		}
+	case 10:
+		if strings.EqualFold(key, "user-agent") || strings.EqualFold(key, "user agent") || strings.EqualFold(key, "crawldelay") {
+			if key[0]|0x20 == 'c' {
+				return fieldCrawlDelay
+			}
+			return fieldUserAgent
+		}
+	case 11:
+		if strings.EqualFold(key, "crawl-delay") {
+			return fieldCrawlDelay
+		}
+	}
+	return fieldUnknown
 }
 
 // rulesFor returns the rules that bind the product token (lower-case): those
@@ -191,14 +308,10 @@ func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Durat
 			continue
 		}
 		for i := range f.groups {
-			g := &f.groups[i]
-			for _, a := range g.agents {
-				if a == want {
-					rules = append(rules, g.rules...)
-					crawlDelay = max(crawlDelay, g.crawlDelay)
-					agent = want
-					break
-				}
+			if g := &f.groups[i]; g.names(want) {
+				rules = append(rules, g.rules...)
+				crawlDelay = max(crawlDelay, g.crawlDelay)
+				agent = want
 			}
 		}
 		if agent != "" {
@@ -208,31 +321,78 @@ func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Durat
 	return nil, 0, ""
 }
 
-// agentToken reads the product token of a user-agent line's value: "*", or
-// the leading letters, digits, '_' and '-', lower-cased. "Googlebot/2.1"
-// names "googlebot".
-func agentToken(value string) string {
-	if strings.HasPrefix(value, "*") {
+// agentName reads the name that a user-agent line's value gives its
+// group, as written: "*" for the value "*" alone, else its product token,
+// as [ProductToken] reads it; "" when it has none, and then the line names
+// no crawler. A '*' right after the product token is dropped:
+// "Mediapartners-Google*" names "Mediapartners-Google". "*BadBot*" and
+// "Jävla-Foobot" name no crawler.
+func agentName(value string) string {
+	if value == "*" {
 		return "*"
 	}
-	return ProductToken(value)
+	n := tokenEnd(value)
+	if n > 0 && n < len(value) && value[n] == '*' && (n+1 == len(value) || endsToken(value[n+1])) {
+		return value[:n]
+	}
+	return tokenOf(value)
 }
 
 // ProductToken returns the product token of a User-Agent header value, the
 // name that chooses its group, lower-cased: "mybot" for
-// "MyBot/1.0 (+https://example.com/bot)". It is the value's leading run of
-// letters, digits, '_' and '-', so "" for a value that starts with
-// anything else.
+// "MyBot/1.0 (+https://example.com/bot)". The product token is the value's
+// first product name: its leading run of ASCII letters, digits, '_' and
+// '-', which must end the value or be followed by '/' (a version), a
+// space or a tab. A value with no such run has none, and ProductToken
+// returns "": so for "jävla-fanbot", whose name goes on past the letter
+// 'j', or for " MyBot" or "(compatible)".
 func ProductToken(ua string) string {
+	token := tokenOf(ua)
+	for i := range len(token) {
+		if 'A' <= token[i] && token[i] <= 'Z' {
+			return strings.ToLower(token)
+		}
+	}
+	return token
+}
+
+// tokenOf returns the product token of ua as written, or "".
+func tokenOf(ua string) string {
+	n := tokenEnd(ua)
+	if n == 0 || n < len(ua) && !endsToken(ua[n]) {
+		return ""
+	}
+	return ua[:n]
+}
+
+// tokenEnd returns the length of s's leading run of token octets.
+func tokenEnd(s string) int {
 	n := 0
-	for n < len(ua) && isTokenByte(ua[n]) {
+	for n < len(s) && isTokenByte(s[n]) {
 		n++
 	}
-	return strings.ToLower(ua[:n])
+	return n
 }
+
+// endsToken reports whether c may follow a product token: a '/' before its
+// version, or white space before the next product or a comment.
+func endsToken(c byte) bool { return c == '/' || c == ' ' || c == '\t' }
 
 func isTokenByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// trimWS returns s without its leading and trailing spaces and tabs, the
+// white space of RFC 9309's grammar (§2.2). Other octets stay: a path
+// that ends in U+00A0 keeps it.
+func trimWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // normalizePath puts a rule's path pattern in the form that normalizeTarget
@@ -272,6 +432,12 @@ func bareBytes(literal string) byteSet {
 func normalize(p string, bare *byteSet) string {
 	i := 0
 	for i < len(p) {
+		for i+4 <= len(p) && bare[p[i]] && bare[p[i+1]] && bare[p[i+2]] && bare[p[i+3]] {
+			i += 4 // most paths are bare octets: four at a go
+		}
+		if i == len(p) {
+			break
+		}
 		if c := p[i]; bare[c] {
 			i++
 		} else if c == '%' && i+2 < len(p) && isUpperHex(p[i+1]) && isUpperHex(p[i+2]) &&

@@ -15,8 +15,8 @@ func TestParseRobots(t *testing.T) {
 		t.Fatalf("groups = %d; want 2", len(f.groups))
 	}
 	g := f.groups[0]
-	if strings.Join(g.agents, ",") != "a,b" || g.crawlDelay != 2500*time.Millisecond || len(g.rules) != 1 {
-		t.Errorf("group 0 = %+v; want agents a,b, crawl-delay 2.5s, one rule", g)
+	if strings.Join(g.agents, ",") != "A,b" || g.crawlDelay != 2500*time.Millisecond || len(g.rules) != 1 {
+		t.Errorf("group 0 = %+v; want agents A,b, crawl-delay 2.5s, one rule", g)
 	}
 	if strings.Join(f.sitemaps, " ") != "http://h/1.xml http://h/2.xml" {
 		t.Errorf("sitemaps = %q", f.sitemaps)
@@ -62,13 +62,123 @@ func TestProductToken(t *testing.T) {
 	for ua, want := range map[string]string{
 		"MyBot/1.0 (+https://example.com/bot)": "mybot",
 		"Mozilla/5.0 (compatible; MyBot/1.0)":  "mozilla",
+		"Googlebot/2.1":                        "googlebot",
 		"my_bot-2":                             "my_bot-2",
+		"Foo Bar":                              "foo",
+		"Foo\tBar":                             "foo",
 		"":                                     "",
 		" leading":                             "",
+		"(compatible; MyBot/1.0)":              "",
+		"jävla-fanbot":                         "", // the name goes on past "j"
+		"Mail.RU_Bot/2.0":                      "", // and past "Mail"
+		"MyBot;1.0":                            "",
+		"*":                                    "",
 	} {
 		if got := ProductToken(ua); got != want {
 			t.Errorf("ProductToken(%q) = %q; want %q", ua, got, want)
 		}
+	}
+}
+
+// TestAgentName checks which crawler a user-agent line's value names:
+// "*" only for "*" itself (RFC 9309 §2.2.1), a product token as
+// ProductToken reads one, or none.
+func TestAgentName(t *testing.T) {
+	for value, want := range map[string]string{
+		"*":                           "*",
+		"Googlebot":                   "Googlebot",
+		"Googlebot-Image/1.0":         "Googlebot-Image",
+		"Sogou web spider":            "Sogou",
+		"Mediapartners-Google*":       "Mediapartners-Google", // a '*' after the name is dropped
+		"facebookexternalhit/*":       "facebookexternalhit",
+		"*BadBot*":                    "",
+		"* BadBot":                    "",
+		"*\u00a0":                     "", // only SP and HTAB are white space
+		"foo*bot":                     "",
+		"Jävla-Foobot":                "",
+		"Mail.RU_Bot":                 "",
+		`"Vegi bot"`:                  "",
+		"":                            "",
+		"Googlebot, Bingbot":          "",
+		"Mozilla/5.0 (compatible; X)": "Mozilla",
+	} {
+		if got := agentName(value); got != want {
+			t.Errorf("agentName(%q) = %q; want %q", value, got, want)
+		}
+	}
+}
+
+// TestReadingGroups holds the ways real files write their groups, each
+// read as RFC 9309 §2.1, §2.2.1 and §2.2.4 say.
+func TestReadingGroups(t *testing.T) {
+	tests := []struct {
+		name   string
+		robots string
+		ua     string
+		path   string
+		want   Match // Agent is filled in from ua
+	}{
+		{"2.2.4 a Crawl-delay line does not end the user-agent lines: the Disallow binds bingbot",
+			"User-agent: bingbot\nCrawl-delay: 10\n\nUser-agent: *\nDisallow: /private/\n",
+			"bingbot/2.0", "/private/x", Match{Group: "bingbot", Rule: "Disallow: /private/"}},
+		{"2.2.4 a Crawl-delay line does not end the user-agent lines: and binds *",
+			"User-agent: bingbot\nCrawl-delay: 10\n\nUser-agent: *\nDisallow: /private/\n",
+			"other", "/private/x", Match{Group: "*", Rule: "Disallow: /private/"}},
+		{"2.2.4 a Sitemap line does not end the user-agent lines",
+			"User-agent: a\nSitemap: https://h/s.xml\nUser-agent: b\nDisallow: /x\n",
+			"a", "/x", Match{Group: "a", Rule: "Disallow: /x"}},
+		{"2.2.4 an unknown line does not end the user-agent lines",
+			"User-agent: a\nNoindex: /y\nUser-agent: b\nDisallow: /x\n",
+			"a", "/x", Match{Group: "a", Rule: "Disallow: /x"}},
+		{"2.1 a rule line ends them: a user-agent line after it starts a group",
+			"User-agent: a\nDisallow: /x\nUser-agent: b\nDisallow: /y\n",
+			"a", "/y", Match{Allowed: true, Group: "a"}},
+		{"2.1 an empty Disallow line ends them too",
+			"User-agent: a\nDisallow:\nUser-agent: b\nDisallow: /y\n",
+			"a", "/y", Match{Allowed: true, Group: "a"}},
+		{"2.2.1 *BadBot* is not the catch-all group",
+			"User-agent: *BadBot*\nDisallow: /\n",
+			"mybot", "/x", Match{Allowed: true}},
+		{"2.2.1 *BadBot* binds no crawler, not even badbot",
+			"User-agent: *BadBot*\nDisallow: /\n\nUser-agent: *\nDisallow: /private/\n",
+			"BadBot", "/x", Match{Allowed: true, Group: "*"}},
+		{"2.2.1 a name with a '*' after it binds the name",
+			"User-agent: Mediapartners-Google*\nDisallow: /\n",
+			"Mediapartners-Google", "/x", Match{Group: "mediapartners-google", Rule: "Disallow: /"}},
+		{"2.2.1 a user-agent line with no product token opens a group that binds no crawler",
+			"User-agent: *\nDisallow: /sandbox\n\nUser-agent: \"Vegi bot (we follow your robots.txt)\"\nDisallow: /\n",
+			"mybot", "/x", Match{Allowed: true, Group: "*"}},
+		{"2.2.1 an empty user-agent line opens a group that binds no crawler",
+			"User-agent: *\nDisallow: /sandbox\n\nUser-agent:\nDisallow: /\n",
+			"mybot", "/x", Match{Allowed: true, Group: "*"}},
+		{"2.2.1 a user-agent line with no product token continues a group",
+			"User-agent: a\nUser-agent: \"Vegi bot\"\nDisallow: /x\n",
+			"a", "/x", Match{Group: "a", Rule: "Disallow: /x"}},
+		{"2.2 white space is SP and HTAB: a path keeps its trailing U+00A0",
+			"User-agent: *\nDisallow: /a\u00a0\t \n",
+			"mybot", "/a", Match{Allowed: true, Group: "*"}},
+		{"2.2 white space is SP and HTAB: the U+00A0 is the path's",
+			"User-agent: *\nDisallow: /a\u00a0\t \n",
+			"mybot", "/a%C2%A0", Match{Group: "*", Rule: "Disallow: /a%C2%A0"}},
+		{"2.2.1 two names that differ do not bind each other",
+			"User-Agent: Jävla-Foobot\nDisallow: /\n",
+			"jävla-fanbot", "/foo/bar.html", Match{Allowed: true}},
+		{"2.2.1 two names that differ do not bind each other: names cut at a dot",
+			"User-Agent: Mail.Ru\nDisallow: /\n",
+			"Mail.RU_Bot/2.0", "/x", Match{Allowed: true}},
+		{"2.2.1 the product token of a User-Agent is its first product's name",
+			"User-Agent: Sogou web spider\nDisallow: /\n",
+			"Sogou inst spider/4.0", "/x", Match{Group: "sogou", Rule: "Disallow: /"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			want.Agent = ProductToken(tc.ua)
+			got, err := Parse([]byte(tc.robots)).Test(tc.ua, mustURL(t, "http://h"+tc.path))
+			if got != want || err != nil {
+				t.Errorf("Test(%q, %q) = %+v, %v; want %+v\nrobots.txt:\n%s", tc.ua, tc.path, got, err, want, tc.robots)
+			}
+		})
 	}
 }
 

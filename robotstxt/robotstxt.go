@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,16 +15,22 @@ import (
 //
 // A File is safe for concurrent use by multiple goroutines.
 type File struct {
-	file  *robotsFile
-	named map[string]bool // the product tokens that some group names, "*" too
-	rules int
+	file *robotsFile
 
-	// bound holds the bindings compiled so far, by the group token that
+	// classes holds the groups compiled so far, by the names they give:
+	// the groups that give the same names always bind together, and are
+	// compiled together once, however many names they have and however
+	// many bindings share them. Guarded by mu.
+	classes map[string]*groupPart
+	// bound holds the bindings made so far, by the group token that
 	// binds: read without a lock on every decision, replaced by a copy
-	// with one more under mu, so that each group is compiled once, and
-	// shared by every product token it binds.
+	// with one more under mu.
 	bound atomic.Pointer[map[string]*Group]
-	mu    sync.Mutex // serialises compiling
+	// named holds the product tokens that some group names, lower-cased,
+	// once a second binding is made: a File bound once, as one decided
+	// from scratch is, looks its names over instead.
+	named atomic.Pointer[map[string]bool]
+	mu    sync.Mutex // serialises compiling and binding
 
 	// last is the User-Agent or token asked for last and its Group: most
 	// transports send one User-Agent, whose decisions then cost one atomic
@@ -37,18 +44,79 @@ type tokenBinding struct {
 	b     *Group
 }
 
-// A Group is the rules that bind a User-Agent, compiled: those of every
-// group of the file that names its product token, combined; else those of
-// every "*" group; or none, when no group binds (RFC 9309 §2.2.1).
-// [File.Group] returns it, compiled once for each group token: every
-// product token that falls back to the "*" groups shares one. Its
-// decisions take no lock, and allocate nothing once a path is in normal
-// form.
+// A Group is the rules that bind a User-Agent: those of every group of the
+// file that names its product token, combined; else those of every "*"
+// group; or none, when no group binds (RFC 9309 §2.2.1). [File.Group]
+// returns it, made once for each group token: every product token that
+// falls back to the "*" groups shares one. The groups of the file that
+// give the same names are compiled together, once, when a Group first
+// needs them; a Group that combines groups giving different names decides
+// by each of their matchers. Its decisions take no lock, and once it is
+// compiled allocate nothing when a path is in normal form.
 type Group struct {
-	group   string // the group token: a product token, "*", or "" for none
-	rules   []Rule
-	delay   time.Duration
-	matcher *ruleMatcher
+	group string // the group token: a product token, "*", or "" for none
+	parts []*groupPart
+	// single is the matcher of a Group of one part, once compiled: the
+	// common case, which a decision reaches in one step.
+	single atomic.Pointer[ruleMatcher]
+	delay  time.Duration
+	rules  int
+}
+
+// groupPart is the groups of the file that give the same names, which a
+// Group combines, with their rules and, once compiled, their matcher.
+//
+// A part decides its first linearDecisions paths by trying each rule in
+// turn (linearMatch), when that takes at most linearBudget units of work,
+// and compiles when it does not, or for the decision after: a File that
+// decides a few paths, as a crawler's first requests to a site do, seldom
+// pays for compiling. Those units are cheap, a rule or a few octets each,
+// and not counted in the decision's budget (workBudget): a decision that
+// linearMatch gives up on is made by the compiled matcher, with the whole
+// budget.
+type groupPart struct {
+	rules  []Rule
+	linear int // the units that linearMatch spends before searching the path
+
+	uses    atomic.Int32 // decisions asked of the part
+	once    sync.Once    // compiles it
+	matcher atomic.Pointer[ruleMatcher]
+}
+
+// linearDecisions is how many decisions a part makes before it compiles,
+// and linearBudget the units of work that linearMatch may spend on one.
+const (
+	linearDecisions = 3
+	linearBudget    = 4 << 10
+)
+
+// newGroupPart returns the part of rules, not compiled.
+func newGroupPart(rules []Rule) *groupPart {
+	p := &groupPart{rules: rules}
+	for _, r := range rules {
+		p.linear += 1 + len(r.Pattern)/compareOctets
+	}
+	return p
+}
+
+// match returns the rule of the part that decides target, a path in
+// normal form, and the budget left, as ruleMatcher.match does.
+func (p *groupPart) match(target string, budget int) (ruleRef, int) {
+	if m := p.matcher.Load(); m != nil {
+		return m.match(target, budget)
+	}
+	if p.uses.Add(1) <= linearDecisions && p.linear <= linearBudget {
+		if ref, left := linearMatch(p.rules, target, linearBudget); left >= 0 {
+			return ref, budget
+		}
+	}
+	return p.compiled().match(target, budget)
+}
+
+// compiled returns the part's matcher, compiling it the first time.
+func (p *groupPart) compiled() *ruleMatcher {
+	p.once.Do(func() { p.matcher.Store(compileRules(p.rules)) })
+	return p.matcher.Load()
 }
 
 // Parse reads a robots.txt body with the tolerance of RFC 9309
@@ -56,14 +124,7 @@ type Group struct {
 // [File.Skipped] lists. It reads the whole body; a crawler reads at
 // most the first 500 KiB of a file (§2.5).
 func Parse(body []byte) *File {
-	r := &File{file: parseRobots(body), named: make(map[string]bool)}
-	for _, g := range r.file.groups {
-		for _, a := range g.agents {
-			r.named[a] = true
-		}
-		r.rules += len(g.rules)
-	}
-	return r
+	return &File{file: parseRobots(body)}
 }
 
 // Match is the decision of a robots.txt for one User-Agent and URL.
@@ -85,22 +146,23 @@ type Match struct {
 // value, fetch u. It matches the path and query that the server receives,
 // as [RequestPath] gives them, as RFC 9309 §2.2.2 and §2.2.3 say;
 // /robots.txt itself is always allowed, and a u whose request names no
-// path is not.
-func (r *File) Test(userAgent string, u *url.URL) Match {
+// path is not. It fails only as [Group.Decide] does, for a path it does
+// not decide; the Match then has Allowed false and no Rule.
+func (r *File) Test(userAgent string, u *url.URL) (Match, error) {
 	token := ProductToken(userAgent)
 	b := r.Group(token)
 	m := Match{Agent: token, Group: b.group}
 	path, ok := RequestPath(u)
 	switch {
 	case !ok:
-		return m
+		return m, nil
 	case isRobotsTxt(path):
 		m.Allowed = true
-		return m
+		return m, nil
 	}
-	allowed, rule := b.Decide(path)
+	allowed, rule, err := b.Decide(path)
 	m.Allowed, m.Rule = allowed, rule.String()
-	return m
+	return m, err
 }
 
 // CrawlDelay returns the Crawl-delay of the groups that bind userAgent, the
@@ -130,10 +192,11 @@ func (r *File) Sitemaps() []string { return slices.Clone(r.file.sitemaps) }
 func (r *File) NumGroups() int { return len(r.file.groups) }
 
 // NumRules returns the number of Allow and Disallow rules in all groups.
-func (r *File) NumRules() int { return r.rules }
+func (r *File) NumRules() int { return r.file.rules }
 
 // A SkippedLine is a line of a robots.txt that the reader did not
-// understand and so ignored.
+// understand and so ignored, or a user-agent line that names no crawler,
+// which still starts or continues a group.
 type SkippedLine struct {
 	// Line is the line's number, from 1. A line ends at CR, LF or CR LF.
 	Line int
@@ -155,8 +218,8 @@ func (r *File) Skipped() []SkippedLine { return slices.Clone(r.file.skippedLines
 func (r *File) NumSkipped() int { return r.file.skipped }
 
 // Group returns the [Group] that binds userAgent, a User-Agent header value
-// or its product token ("MyBot/1.0" or "mybot"), compiling it the first
-// time. It never returns nil.
+// or its product token ("MyBot/1.0" or "mybot"), compiling the groups it
+// needs the first time. It never returns nil.
 func (r *File) Group(userAgent string) *Group {
 	if l := r.last.Load(); l != nil && l.token == userAgent {
 		return l.b
@@ -166,17 +229,23 @@ func (r *File) Group(userAgent string) *Group {
 	return b
 }
 
-// bindGroup returns what binds token, through the bindings by group.
+// bindGroup returns what binds token, through the bindings by group token.
 func (r *File) bindGroup(token string) *Group {
+	bound := r.bound.Load()
+	if bound != nil {
+		if b := (*bound)[token]; b != nil && token != "" {
+			return b // a token that some group names
+		}
+	}
 	group := ""
 	switch {
-	case r.named[token]:
+	case r.names(token):
 		group = token
-	case r.named["*"]:
+	case r.names("*"):
 		group = "*"
 	}
-	if m := r.bound.Load(); m != nil {
-		if b := (*m)[group]; b != nil {
+	if bound != nil {
+		if b := (*bound)[group]; b != nil {
 			return b
 		}
 	}
@@ -185,19 +254,75 @@ func (r *File) bindGroup(token string) *Group {
 	old := r.bound.Load()
 	if old != nil {
 		if b := (*old)[group]; b != nil {
-			return b // compiled while this call waited
+			return b // bound while this call waited
 		}
 	}
 	b := &Group{group: group}
-	if group != "" {
-		b.rules, b.delay, _ = r.file.rulesFor(group)
+	for i := range r.file.groups {
+		g := &r.file.groups[i]
+		if group == "" || !g.names(group) {
+			continue
+		}
+		b.delay = max(b.delay, g.crawlDelay)
+		b.rules += len(g.rules)
+		key := strings.ToLower(strings.Join(g.agents, "\n"))
+		part := r.classes[key]
+		if part == nil {
+			part = r.compileClass(key, i)
+		} else if slices.Contains(b.parts, part) {
+			continue
+		}
+		b.parts = append(b.parts, part)
 	}
-	b.matcher = compileRules(b.rules)
 	m := make(map[string]*Group, 1)
 	if old != nil {
 		maps.Copy(m, *old)
 	}
 	m[group] = b
 	r.bound.Store(&m)
+	if len(m) == 2 {
+		named := make(map[string]bool)
+		for i := range r.file.groups {
+			for _, a := range r.file.groups[i].agents {
+				named[strings.ToLower(a)] = true
+			}
+		}
+		r.named.Store(&named)
+	}
 	return b
+}
+
+// compileClass makes the part of the groups that give the names of key,
+// the first of them at index first, and keeps it in r.classes. r.mu is
+// held.
+func (r *File) compileClass(key string, first int) *groupPart {
+	rules := r.file.groups[first].rules
+	for i := first + 1; i < len(r.file.groups); i++ {
+		if g := &r.file.groups[i]; len(g.rules) > 0 && strings.EqualFold(strings.Join(g.agents, "\n"), key) {
+			rules = append(slices.Clip(rules), g.rules...)
+		}
+	}
+	part := newGroupPart(rules)
+	if r.classes == nil {
+		r.classes = make(map[string]*groupPart)
+	}
+	r.classes[key] = part
+	return part
+}
+
+// names reports whether a group of the file names token, a product token
+// or "*".
+func (r *File) names(token string) bool {
+	if token == "" {
+		return false
+	}
+	if named := r.named.Load(); named != nil {
+		return (*named)[token]
+	}
+	for i := range r.file.groups {
+		if r.file.groups[i].names(token) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package robotstxt
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -43,8 +44,8 @@ func TestRobotsTest(t *testing.T) {
 		{"x", "http://h/%7Eexample/%2A", Match{true, "x", "*", ""}},
 	}
 	for _, tc := range tests {
-		if got := r.Test(tc.ua, mustURL(t, tc.url)); got != tc.want {
-			t.Errorf("Test(%q, %s) = %+v; want %+v", tc.ua, tc.url, got, tc.want)
+		if got, err := r.Test(tc.ua, mustURL(t, tc.url)); got != tc.want || err != nil {
+			t.Errorf("Test(%q, %s) = %+v, %v; want %+v", tc.ua, tc.url, got, err, tc.want)
 		}
 	}
 }
@@ -52,8 +53,8 @@ func TestRobotsTest(t *testing.T) {
 func TestRobotsNoGroupBinds(t *testing.T) {
 	r := Parse([]byte("User-agent: other\nDisallow: /\nCrawl-delay: 3\n"))
 	want := Match{Allowed: true, Agent: "mybot"}
-	if got := r.Test("MyBot", mustURL(t, "http://h/x")); got != want {
-		t.Errorf("Test = %+v; want %+v", got, want)
+	if got, err := r.Test("MyBot", mustURL(t, "http://h/x")); got != want || err != nil {
+		t.Errorf("Test = %+v, %v; want %+v", got, err, want)
 	}
 	if d := r.CrawlDelay("MyBot"); d != 0 {
 		t.Errorf("CrawlDelay = %v; want 0", d)
@@ -64,7 +65,7 @@ func TestRobotsNoGroupBinds(t *testing.T) {
 }
 
 func TestRobotsCrawlDelayAndSitemaps(t *testing.T) {
-	r := Parse([]byte("Sitemap: http://h/1.xml\nUser-agent: a\nCrawl-delay: 2\n\nUser-agent: *\nCrawl-delay: 0.5\n\nUser-agent: a\nCrawl-delay: 4\nSitemap: http://h/2.xml\n"))
+	r := Parse([]byte("Sitemap: http://h/1.xml\nUser-agent: a\nCrawl-delay: 2\nDisallow:\n\nUser-agent: *\nCrawl-delay: 0.5\nDisallow:\n\nUser-agent: a\nCrawl-delay: 4\nSitemap: http://h/2.xml\n"))
 	for ua, want := range map[string]time.Duration{"a/1.0": 4 * time.Second, "b": 500 * time.Millisecond} {
 		if got := r.CrawlDelay(ua); got != want {
 			t.Errorf("CrawlDelay(%q) = %v; want %v", ua, got, want)
@@ -107,8 +108,10 @@ func TestRobotsSkipped(t *testing.T) {
 	if got := r.Skipped(); !slices.Equal(got, want) {
 		t.Errorf("Skipped =\n%q\nwant\n%q", got, want)
 	}
-	if r.NumSkipped() != len(want) || r.NumRules() != 1 || r.NumGroups() != 1 {
-		t.Errorf("NumSkipped, NumRules, NumGroups = %d, %d, %d; want %d, 1, 1", r.NumSkipped(), r.NumRules(), r.NumGroups(), len(want))
+	// "User-agent: /" names no crawler, but opens a group: Allow: /ok is
+	// its rule, and binds no one.
+	if r.NumSkipped() != len(want) || r.NumRules() != 1 || r.NumGroups() != 2 {
+		t.Errorf("NumSkipped, NumRules, NumGroups = %d, %d, %d; want %d, 1, 2", r.NumSkipped(), r.NumRules(), r.NumGroups(), len(want))
 	}
 }
 
@@ -153,7 +156,7 @@ func TestRobotsSharesMatchers(t *testing.T) {
 			defer wg.Done()
 			for j := range 100 {
 				ua := fmt.Sprintf("bot%d-%d", i, j)
-				if m := r.Test(ua, mustURL(t, "http://h/x.pdf")); m.Allowed || m.Group != "*" {
+				if m, _ := r.Test(ua, mustURL(t, "http://h/x.pdf")); m.Allowed || m.Group != "*" {
 					t.Errorf("Test(%q) = %+v; want refused by the * group", ua, m)
 					return
 				}
@@ -188,15 +191,15 @@ func TestGroup(t *testing.T) {
 		"/other":   {true, Rule{}},
 		"/%2A":     {true, Rule{}},
 	} {
-		if allowed, rule := g.Decide(path); allowed != want.allowed || rule != want.rule {
-			t.Errorf("Decide(%q) = %v, %+v; want %v, %+v", path, allowed, rule, want.allowed, want.rule)
+		if allowed, rule, err := g.Decide(path); allowed != want.allowed || rule != want.rule || err != nil {
+			t.Errorf("Decide(%q) = %v, %+v, %v; want %v, %+v", path, allowed, rule, err, want.allowed, want.rule)
 		}
 	}
 	if c := r.Group("c"); c.NumRules() != 0 || c.CrawlDelay() != 7*time.Second {
 		t.Errorf("group c: %d rules, Crawl-delay %v; want 0, 7s", c.NumRules(), c.CrawlDelay())
 	}
 	star := r.Group("other")
-	if allowed, rule := star.Decide("/robots.txt"); star.Agent() != "*" || allowed || rule.String() != "Disallow: /" {
+	if allowed, rule, _ := star.Decide("/robots.txt"); star.Agent() != "*" || allowed || rule.String() != "Disallow: /" {
 		t.Errorf("Group(other) = %q, deciding /robots.txt %v by %q; want *, refused by Disallow: / (only Test exempts it)",
 			star.Agent(), allowed, rule)
 	}
@@ -208,5 +211,83 @@ func TestGroup(t *testing.T) {
 	}
 	if s := (Rule{}).String(); s != "" {
 		t.Errorf("Rule{}.String() = %q; want \"\"", s)
+	}
+}
+
+// TestGroupCompiledOnce checks that a group of the file is compiled once,
+// however many names it has and however many product tokens ask for it,
+// that groups giving the same names are compiled together, and that a
+// product token named by several groups is decided by the best rule of all
+// of them (RFC 9309 §2.2.1, §2.2.2).
+func TestGroupCompiledOnce(t *testing.T) {
+	var b strings.Builder
+	for i := range 16 {
+		fmt.Fprintf(&b, "User-agent: bot%d\n", i)
+	}
+	b.WriteString("Disallow: /*x*y$\nDisallow: /a/\n\nUser-agent: bot3\nAllow: /a/b\n\nUser-agent: *\nDisallow: /\n\nUser-agent: *\nAllow: /b/ok\n")
+	r := Parse([]byte(b.String()))
+	for i := range 16 {
+		r.Group(fmt.Sprintf("Bot%d/1.0", i))
+	}
+	if n := len(*r.bound.Load()); n != 16 {
+		t.Errorf("%d bindings for 16 product tokens; want 16", n)
+	}
+	if n := len(r.classes); n != 2 || r.Group("bot0").parts[0] != r.Group("bot15").parts[0] || len(r.Group("other").parts) != 1 {
+		t.Errorf("%d classes compiled for 16 tokens of one group and one of another; want 2, the first shared, and the * groups one", n)
+	}
+	for _, tc := range []struct {
+		ua, path string
+		allowed  bool
+		rule     string
+	}{
+		{"bot3", "/a/b/c", true, "Allow: /a/b"},
+		{"bot3", "/a/c", false, "Disallow: /a/"},
+		{"bot3", "/zxqy", false, "Disallow: /*x*y$"},
+		{"bot4", "/a/b/c", false, "Disallow: /a/"},
+		{"other", "/a/b/c", false, "Disallow: /"},
+		{"other", "/b/ok", true, "Allow: /b/ok"},
+	} {
+		allowed, rule, err := r.Group(tc.ua).Decide(tc.path)
+		if allowed != tc.allowed || rule.String() != tc.rule || err != nil {
+			t.Errorf("Group(%q).Decide(%q) = %v, %q, %v; want %v, %q", tc.ua, tc.path, allowed, rule, err, tc.allowed, tc.rule)
+		}
+	}
+}
+
+// TestDecidePathTooLong checks the rule for long paths: a group with rules
+// decides a path of up to MaxPathLength octets in normal form, and refuses
+// to decide a longer one with an error that matches ErrPathTooLong.
+func TestDecidePathTooLong(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /private/\n\nUser-agent: free\nCrawl-delay: 1\n"))
+	g := r.Group("mybot")
+	for _, tc := range []struct {
+		name string
+		path string
+		ok   bool
+	}{
+		{"MaxPathLength octets", "/" + strings.Repeat("a", MaxPathLength-1), true},
+		{"one more", "/" + strings.Repeat("a", MaxPathLength), false},
+		{"short, but long in normal form", "/" + strings.Repeat("*", MaxPathLength/3+1), false},
+		{"long, but short in normal form", "/" + strings.Repeat("%41", MaxPathLength/2), true},
+		{"8 MiB", "/" + strings.Repeat("a", 8<<20), false},
+	} {
+		allowed, rule, err := g.Decide(tc.path)
+		var de *DecideError
+		switch {
+		case tc.ok && (err != nil || !allowed):
+			t.Errorf("%s: Decide = %v, %q, %v; want allowed", tc.name, allowed, rule, err)
+		case !tc.ok && (!errors.Is(err, ErrPathTooLong) || !errors.As(err, &de) || de.Length != len(tc.path) || allowed):
+			t.Errorf("%s: Decide = %v, %v; want not allowed, and a *DecideError of length %d that matches ErrPathTooLong",
+				tc.name, allowed, err, len(tc.path))
+		case !tc.ok && !strings.HasPrefix(err.Error(), "robotstxt: "):
+			t.Errorf("%s: error %q; want it prefixed with the package's name", tc.name, err)
+		}
+	}
+	long := mustURL(t, "http://h/"+strings.Repeat("a", MaxPathLength))
+	if m, err := r.Test("mybot", long); !errors.Is(err, ErrPathTooLong) || m.Allowed || m.Group != "*" {
+		t.Errorf("Test of a long path = %+v, %v; want not allowed, bound by *, and ErrPathTooLong", m, err)
+	}
+	if m, err := r.Test("free", long); err != nil || !m.Allowed {
+		t.Errorf("Test of a long path for a group with no rules = %+v, %v; want allowed: no rule applies", m, err)
 	}
 }

@@ -50,8 +50,8 @@ func TestTestOpaque(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := f.Test("MyBot", tt.u).Allowed; got != tt.want {
-				t.Errorf("Test(%#v).Allowed = %v; want %v", tt.u, got, tt.want)
+			if m, _ := f.Test("MyBot", tt.u); m.Allowed != tt.want {
+				t.Errorf("Test(%#v).Allowed = %v; want %v", tt.u, m.Allowed, tt.want)
 			}
 		})
 	}

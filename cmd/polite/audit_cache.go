@@ -34,10 +34,12 @@ func newDecisionCache() *decisionCache {
 }
 
 // decide returns g's decision on path; id is g's number, from 1, which
-// tells its decisions apart from other groups'.
+// tells its decisions apart from other groups'. A path that the engine
+// does not decide (longer than robotstxt.MaxPathLength, or past its work
+// budget) counts as allowed: no rule is known to refuse it.
 func (c *decisionCache) decide(id uint32, g *robotstxt.Group, path []byte) (bool, robotstxt.Rule) {
 	if len(path) > maxCachedPath {
-		return g.Decide(string(path))
+		return decideOrAllow(g, string(path))
 	}
 	h := maphash.Bytes(c.seed, path) + uint64(id)*0x9E3779B97F4A7C15
 	s := &c.slots[h&(decisionSlots-1)]
@@ -45,7 +47,16 @@ func (c *decisionCache) decide(id uint32, g *robotstxt.Group, path []byte) (bool
 		return s.allowed, s.rule
 	}
 	p := string(path)
-	allowed, rule := g.Decide(p)
+	allowed, rule := decideOrAllow(g, p)
 	*s = decisionSlot{group: id, path: p, allowed: allowed, rule: rule}
+	return allowed, rule
+}
+
+// decideOrAllow returns g's decision on path, allowed when g does not decide it.
+func decideOrAllow(g *robotstxt.Group, path string) (bool, robotstxt.Rule) {
+	allowed, rule, err := g.Decide(path)
+	if err != nil {
+		return true, robotstxt.Rule{}
+	}
 	return allowed, rule
 }

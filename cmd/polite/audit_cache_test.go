@@ -20,12 +20,22 @@ func TestDecisionCache(t *testing.T) {
 		for _, p := range paths {
 			for i, g := range groups {
 				allowed, rule := c.decide(uint32(i+1), g, []byte(p))
-				wantAllowed, wantRule := g.Decide(p)
+				wantAllowed, wantRule, _ := g.Decide(p)
 				if allowed != wantAllowed || rule != wantRule {
 					t.Errorf("round %d: group %s, %.20q: %v %q; want %v %q", round, g.Agent(), p, allowed, rule, wantAllowed, wantRule)
 				}
 			}
 		}
+	}
+}
+
+// TestDecisionCacheUndecided checks that a path the engine does not decide,
+// longer than robotstxt.MaxPathLength, counts as allowed.
+func TestDecisionCacheUndecided(t *testing.T) {
+	g := robotstxt.Parse([]byte("User-agent: *\nDisallow: /\n")).Group("*")
+	long := "/" + strings.Repeat("x", robotstxt.MaxPathLength)
+	if allowed, rule := newDecisionCache().decide(1, g, []byte(long)); !allowed || rule != (robotstxt.Rule{}) {
+		t.Errorf("a path past MaxPathLength: %v %q; want allowed, no rule", allowed, rule)
 	}
 }
 

@@ -1,0 +1,164 @@
+package robotstxt
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// compileAll binds every product token that f names, and one it does not,
+// and compiles every part they bind: all that decisions on f may build.
+func compileAll(f *File) {
+	f.Group("no-group-names-this-token")
+	for i := range f.file.groups {
+		for _, a := range f.file.groups[i].agents {
+			for _, p := range f.Group(strings.ToLower(a)).parts {
+				p.compiled()
+			}
+		}
+	}
+	for _, p := range f.Group("no-group-names-this-token").parts {
+		p.compiled()
+	}
+}
+
+// heapKept returns the bytes of heap that n Files parsed from body and
+// compiled keep, each, measured after a collection before and after:
+// runtime.GC returns once the heap is swept.
+// Other allocations of the process can only add to what it measures, so
+// when that passes limit it measures twice more and returns the least.
+func heapKept(body []byte, n int, limit func(*File) int64) (kept int64, f *File) {
+	kept = -1
+	for range 3 {
+		files := make([]*File, n)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range files {
+			files[i] = Parse(body)
+			compileAll(files[i])
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(files)
+		if k := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(n); kept < 0 || k < kept {
+			kept = k
+		}
+		if f = files[0]; kept <= limit(f) {
+			break
+		}
+	}
+	return kept, f
+}
+
+// checkCost fails t unless what Files parsed from body keep, compiled,
+// stays within their Cost. It returns the Cost and the bytes kept. When
+// quick, it first counts the bytes that parsing and compiling allocate, an
+// upper bound of what they keep, and measures the heap only when those are
+// more than the Cost.
+func checkCost(t *testing.T, name string, body []byte, quick bool) (cost, kept int64) {
+	t.Helper()
+	if quick {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f := Parse(body)
+		compileAll(f)
+		runtime.ReadMemStats(&after)
+		if allocated := int64(after.TotalAlloc - before.TotalAlloc); allocated <= f.Cost() {
+			return f.Cost(), allocated
+		}
+	}
+	copies := 1
+	if len(body) < 64<<10 {
+		copies = 4 // a small file keeps little: measure more of it
+	}
+	kept, f := heapKept(body, copies, (*File).Cost)
+	if cost = f.Cost(); kept > cost {
+		t.Errorf("%s: %d bytes of robots.txt keep %d bytes compiled; Cost says at most %d", name, len(body), kept, cost)
+	}
+	return cost, kept
+}
+
+// costFiles are files written to make the engine keep much: 500 KiB of
+// rules of each kind that engine_bench_test.go knows, and of pieces of
+// non-ASCII characters, each octet of which normalisation writes as
+// three; one group of 16 names; rules with a '$' inside; many groups of
+// one rule, each bound; and lines the reader skips.
+func costFiles() map[string]string {
+	r := rand.New(rand.NewPCG(4, 4))
+	nonASCII := func(int) string {
+		var b strings.Builder
+		b.WriteString("Disallow: /")
+		for range 4 {
+			b.WriteByte('*')
+			for range 4 {
+				b.WriteRune(rune(0x4e00 + r.IntN(2000)))
+			}
+		}
+		return b.String()
+	}
+	var names strings.Builder
+	for i := range 16 {
+		fmt.Fprintf(&names, "User-agent: Bot%d\n", i)
+	}
+	var groups strings.Builder // of a size that binding each of its names takes no long
+	for i := 0; groups.Len() < 64<<10; i++ {
+		fmt.Fprintf(&groups, "User-agent: b%d\nDisallow: /*p%d*q\n", i, i)
+	}
+	return map[string]string{
+		"plain":     engineFile(enginePlain),
+		"xN":        engineFile(engineXN),
+		"random":    engineFile(engineRandomPieces),
+		"long":      engineFile(engineLongRules),
+		"non-ASCII": engineFile(nonASCII),
+		"16-names":  names.String() + engineFile(engineRandomPieces)[len("User-agent: *\n"):],
+		"dollars":   engineFile(func(i int) string { return fmt.Sprintf("Disallow: /a$%d*$b$c*$", i) }),
+		"groups":    groups.String(),
+		"skipped":   strings.Repeat("nonsense \xff\xfe line, not a field of robots.txt\n", 20000),
+		"sitemaps":  strings.Repeat("Sitemap: https://example.com/sitemap.xml\n", 12000),
+		"typical":   typicalFile,
+	}
+}
+
+const typicalFile = "User-agent: *\nDisallow: /private/\nAllow: /private/press/\nDisallow: /*.pdf$\nCrawl-delay: 2\n\nSitemap: https://example.com/sitemap.xml\n"
+
+// TestCostBoundsHeap checks that Cost bounds the heap that a compiled File
+// keeps, on the files of costFiles and on the real files of the corpus,
+// and that it is not far above it on plain files.
+func TestCostBoundsHeap(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("measures the heap of 500 KiB files, slowly in -short mode and under the race detector")
+	}
+	for name, body := range costFiles() {
+		cost, kept := checkCost(t, name, []byte(body), false)
+		t.Logf("%-10s %7d bytes of file: Cost %9d (%5.1f×), kept %9d (%5.1f×)", name, len(body),
+			cost, float64(cost)/float64(len(body)), kept, float64(kept)/float64(len(body)))
+	}
+	t.Run("corpus", func(t *testing.T) {
+		files := corpusFiles(t)
+		var most float64
+		for _, cf := range files {
+			cost, kept := checkCost(t, cf.name, cf.body, false)
+			if kept > 0 {
+				most = max(most, float64(cost)/float64(kept))
+			}
+		}
+		t.Logf("%d files, each within its Cost, which is at most %.1f times what a file keeps", len(files), most)
+	})
+}
+
+// FuzzCost checks that Cost bounds the heap that any file keeps once
+// compiled: the bytes allocated to parse and compile it, or when those are
+// more, the heap measured after a collection.
+//
+//	go test -run '^$' -fuzz '^FuzzCost$' -fuzztime 100000x ./robotstxt
+func FuzzCost(f *testing.F) {
+	f.Add([]byte(typicalFile))
+	f.Add([]byte("User-agent: a\nUser-agent: B\nDisallow: /*x$y*z$\nAllow: /é*ü\n\nUser-agent: *\nDisallow: *\n"))
+	f.Add([]byte("Sitemap: s\nnonsense\nUser-agent: a b\nDisallow: /%7e*%2f**$\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkCost(t, "input", body, true)
+	})
+}
