@@ -96,6 +96,9 @@ type config struct {
 	robotsFailure   FailurePolicy
 	global          *rate.Limiter
 	hooks           emitter // WithEvents' hooks and WithLogger's, in order
+
+	// usage is WithUsage's policy (usage.go).
+	usage usagePolicy
 }
 
 // defaultConfig is the configuration of a transport built with no option.

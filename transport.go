@@ -34,6 +34,10 @@ type PoliteTransport struct {
 	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacing
 	fieldNotes     fieldNotes // unreadable rate-limit fields reported
+
+	// usage is the uses declared, and what to do when robots.txt
+	// disallows one (usage.go).
+	usage usagePolicy
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
@@ -62,6 +66,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
 		events:         cfg.hooks,
+		usage:          cfg.usage,
 	}
 	if _, plain := base.(*http.Transport); plain {
 		t.robotsAway = base // it adds no header of its own
@@ -118,6 +123,9 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		err = t.refusal(v, tg, req.URL)
 	case v.undecided != nil:
 		t.undecided(v, tg, req.URL)
+	}
+	if err == nil && t.usage.on() {
+		err = t.checkUsage(v, tg, req.URL)
 	}
 	if err != nil {
 		closeRequestBody(req)
