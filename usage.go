@@ -107,7 +107,8 @@ type UsageBlockedError struct {
 	Uses []robotstxt.Category
 	// Usage is every preference that robots.txt states for the URL.
 	Usage robotstxt.Usage
-	// Rules are the lines that state it, as "Content-Usage: / train-ai=n".
+	// Rules are the lines that disallow those uses, as
+	// "Content-Usage: / train-ai=n".
 	Rules []string
 }
 
@@ -147,12 +148,7 @@ func (t *PoliteTransport) usageOf(v verdict, u *url.URL) (pref, blocked robotstx
 	if pref, err = v.binding.Usage(path); err != nil {
 		return pref, blocked, err
 	}
-	for _, use := range t.usage.uses {
-		if pref.Of(use) == robotstxt.No {
-			blocked = blocked.With(use, robotstxt.No)
-		}
-	}
-	return pref, blocked, nil
+	return pref, pref.Disallowed(t.usage.uses...), nil
 }
 
 // checkUsage holds a request to u, which robots.txt lets through with
@@ -169,7 +165,9 @@ func (t *PoliteTransport) checkUsage(v verdict, tg target, u *url.URL) error {
 		path, _ := robotstxt.RequestPath(u)
 		matched, _ := v.binding.UsageRules(path)
 		for _, r := range matched {
-			rules = append(rules, r.String())
+			if r.Usage.Disallowed(t.usage.uses...) != (robotstxt.Usage{}) {
+				rules = append(rules, r.String())
+			}
 		}
 	}
 	if t.usage.mode == UsageReport {

@@ -126,6 +126,19 @@ func (u Usage) With(c Category, p Preference) Usage {
 	return u
 }
 
+// Disallowed returns the uses among uses that u states [No] for, each
+// No: what u keeps a crawler of those uses from. It is the zero Usage
+// when u disallows none of them.
+func (u Usage) Disallowed(uses ...Category) Usage {
+	var d Usage
+	for _, c := range uses {
+		if u.Of(c) == No {
+			d = d.With(c, No)
+		}
+	}
+	return d
+}
+
 // Combine returns the preferences of u and v together, each category's
 // combined by [Preference.Combine]: what the two statements say of a use,
 // the most restrictive winning.
