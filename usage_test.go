@@ -291,3 +291,16 @@ func TestUsageURLError(t *testing.T) {
 		t.Errorf("Get: %v; want a *url.Error matching ErrUsageBlocked", err)
 	}
 }
+
+// TestUsageBlockedRules checks that the error names only the lines that
+// disallow a declared use.
+func TestUsageBlockedRules(t *testing.T) {
+	s := newUsageSite(t, "User-agent: *\nContent-Usage: search=y, train-ai=y\nContent-Signal: ai-train=no, search=no\n")
+	tr := New(s.Client().Transport, opts(WithUsage(UsageEnforce, robotstxt.TrainAI))...)
+	_, err := get(tr, s.URL+"/x", "")
+	var ue *UsageBlockedError
+	if !errors.As(err, &ue) || !slices.Equal(ue.Rules, []string{"Content-Signal: ai-train=no, search=no"}) ||
+		!slices.Equal(ue.Uses, []robotstxt.Category{robotstxt.TrainAI}) || ue.Usage.String() != "train-ai=n, search=n" {
+		t.Errorf("RoundTrip: %v; want a *UsageBlockedError naming the Content-Signal line", err)
+	}
+}

@@ -202,6 +202,16 @@ func TestUsageWithAndAll(t *testing.T) {
 	if u.Of("zeta") != Yes || u.Of("alpha") != Unknown || u.Of(AIInput) != Unknown {
 		t.Errorf("Of: zeta %v, alpha %v, ai-input %v", u.Of("zeta"), u.Of("alpha"), u.Of(AIInput))
 	}
+	u = u.With("omega", No)
+	for uses, want := range map[string]string{"train-ai,search,omega": "train-ai=n, omega=n", "search,zeta": "", "": ""} {
+		var cats []Category
+		for c := range strings.SplitSeq(uses, ",") {
+			cats = append(cats, Category(c))
+		}
+		if got := u.Disallowed(cats...).String(); got != want {
+			t.Errorf("Disallowed(%s) = %q; want %q", uses, got, want)
+		}
+	}
 }
 
 // TestUsageRules checks how a group's Content-Usage rules and
