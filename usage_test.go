@@ -11,20 +11,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/polite-go/polite/internal/robotstest"
 	"github.com/polite-go/polite/robotstxt"
 )
 
 // attachRobots is the robots.txt of draft-ietf-aipref-attach-05 §3.4.
-const attachRobots = `User-Agent: *
-Allow: /
-Disallow: /never/
-Content-Usage: train-ai=n
-Content-Usage: /ai-ok/ train-ai=y
-
-User-Agent: ExampleBot
-Allow: /
-Content-Usage: train-ai=y
-`
+const attachRobots = robotstest.AttachExample
 
 // usageSite is an httptest server that serves robots as /robots.txt and
 // "ok" elsewhere, with the header fields of hdr, names and values in

@@ -6,19 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/polite-go/polite/internal/robotstest"
 )
 
 // attachExample is the robots.txt of draft-ietf-aipref-attach-05 §3.4.
-const attachExample = `User-Agent: *
-Allow: /
-Disallow: /never/
-Content-Usage: train-ai=n
-Content-Usage: /ai-ok/ train-ai=y
-
-User-Agent: ExampleBot
-Allow: /
-Content-Usage: train-ai=y
-`
+const attachExample = robotstest.AttachExample
 
 // mustUsage parses a Content-Usage statement that the test knows is good.
 func mustUsage(t *testing.T, s string) Usage {

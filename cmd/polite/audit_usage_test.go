@@ -67,20 +67,6 @@ func TestAuditCheckColumn(t *testing.T) {
 	}
 }
 
-// auditUsageRobots is the robots.txt of draft-ietf-aipref-attach-05 §3.4,
-// with a Content-Signal line.
-const auditUsageRobots = `User-Agent: *
-Allow: /
-Disallow: /never/
-Content-Usage: train-ai=n
-Content-Usage: /ai-ok/ train-ai=y
-Content-Signal: search=yes
-
-User-Agent: ExampleBot
-Allow: /
-Content-Usage: train-ai=y
-`
-
 // TestAuditUsage checks the usage_pref column: a crawler declaring
 // train-ai breaks it on content whose preference is train-ai=n, and not on
 // a URL robots.txt disallows, which counts as disallowed; a crawler with
@@ -93,7 +79,7 @@ func TestAuditUsage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := newAuditor([]robotsVersion{versionOf(auditUsageRobots, math.MinInt64)}, defaultRetryAfter, false, []requestCheck{usageCheck{uses}})
+	a := newAuditor([]robotsVersion{versionOf(usageRobots, math.MinInt64)}, defaultRetryAfter, false, []requestCheck{usageCheck{uses}})
 	log := clfAt("a", 0, "/test", 200, "GPTBot/1.0") + // 1: train-ai=n
 		clfAt("a", 10, "/ai-ok/test", 200, "GPTBot/1.0") + // 2: train-ai=y
 		clfAt("a", 20, "/never/test", 200, "GPTBot/1.0") + // 3: disallowed, no preference
@@ -116,7 +102,7 @@ func TestAuditUsage(t *testing.T) {
 	// Through the command: the column, and -fail-on.
 	dir := t.TempDir()
 	robots, logFile := dir+"/robots.txt", dir+"/access.log"
-	if err := os.WriteFile(robots, []byte(auditUsageRobots), 0o644); err != nil {
+	if err := os.WriteFile(robots, []byte(usageRobots), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(logFile, []byte(log), 0o644); err != nil {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/polite-go/polite/internal/robotstest"
 )
 
 const checkRobots = `User-agent: *
@@ -292,17 +294,7 @@ func runCheckCases(t *testing.T, tests []checkCase) {
 
 // usageRobots is the robots.txt of draft-ietf-aipref-attach-05 §3.4, with
 // a Content-Signal line as Cloudflare writes it.
-const usageRobots = `User-Agent: *
-Allow: /
-Disallow: /never/
-Content-Usage: train-ai=n
-Content-Usage: /ai-ok/ train-ai=y
-Content-Signal: search=yes
-
-User-Agent: ExampleBot
-Allow: /
-Content-Usage: train-ai=y
-`
+var usageRobots = strings.Replace(robotstest.AttachExample, "/ai-ok/ train-ai=y\n", "/ai-ok/ train-ai=y\nContent-Signal: search=yes\n", 1)
 
 // TestCheckUsage checks the usage preferences check shows for each URL,
 // -use, and the usage lines of each group.
