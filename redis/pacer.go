@@ -2,6 +2,7 @@ package politeredis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -23,9 +24,9 @@ import (
 // transport gives it that already, and a caller may leave fields zero for
 // their defaults. Every process that paces the same hosts must use the
 // same policy and the same options. Idle hosts' keys expire by themselves.
-// The Pacer keeps no goroutine running: the ones it starts to send queued
-// calls in pipelines end when the queue is empty (see Calls and waits in
-// the package documentation). It closes nothing; the client stays the
+// The Pacer keeps no goroutine running: the ones it starts to send its
+// calls end when their queue is empty (see Calls and waits in the package
+// documentation). It closes nothing; the client stays the
 // caller's. An invalid option makes NewPacer panic with a
 // [*polite.ConfigError].
 func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.PacingPolicy) polite.Pacer {
@@ -102,8 +103,8 @@ func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o option
 		policy:   policy,
 		o:        o,
 		scripts:  newScripts(policy, o.lease),
-		admits:   &batcher{client: client, timeout: o.timeout},
-		releases: &batcher{client: client, timeout: o.timeout},
+		admits:   &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
+		releases: &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
 		fallback: sync.OnceValue(func() polite.Pacer {
 			p, err := polite.NewMemoryPacer(policy, 0)
 			if err != nil {
@@ -175,32 +176,37 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 		}
 	}()
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := ended(ctx); err != nil {
 			return nil, err
 		}
 		h := p.servers.of(ctx, keys[0])
 		if !p.o.failClose && h.skip() {
-			return p.alone(ctx, key, partition, crawlDelay)
+			if l, err := p.alone(ctx, h, key, partition, crawlDelay); err != errBack {
+				return l, err
+			}
+			continue
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
-		r, err := p.acquire(ctx, key, partition, keys, floor, id)
+		sent := time.Now()
+		r, err := p.acquire(ctx, h, key, partition, keys, floor, id)
 		if err != nil {
-			switch ctx.Err() {
+			switch err := ended(ctx); err {
 			case context.Canceled:
-				return nil, ctx.Err()
+				return nil, err
 			case context.DeadlineExceeded:
 				// Redis did not answer within the request's deadline: the
-				// next requests should not wait for it either.
-				if !p.o.failClose {
+				// next requests should not wait for it either, if it had
+				// time to answer; if not, giving back the lease judges it.
+				if !p.o.failClose && p.fairTry(sent) {
 					h.failed(err)
 				}
-				return nil, ctx.Err()
+				return nil, err
 			}
 			if p.o.failClose {
 				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
 			h.failed(err)
-			return p.alone(ctx, key, partition, crawlDelay)
+			continue // in memory, until the next probe
 		}
 		h.answered()
 		if p.carrying.Load() {
@@ -235,10 +241,11 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 }
 
 // acquire runs the admission script for a request of partition to key,
-// whose Redis keys are keys, with Crawl-delay floor and lease id, and
-// returns its reply as integers. When the call fails or ctx ends after it was sent,
-// the lease it took, or may take when the server runs it, is given back.
-func (p *pacer) acquire(ctx context.Context, key, partition string, keys []string, floor, id string) ([]int64, error) {
+// whose Redis keys are keys on server h, with Crawl-delay floor and lease
+// id, and returns its reply as integers. When the call fails or ctx ends
+// after it was sent, the lease it took, or may take when the server runs
+// it, is given back.
+func (p *pacer) acquire(ctx context.Context, h *health, key, partition string, keys []string, floor, id string) ([]int64, error) {
 	orphan := func(cmd *redis.Cmd) {
 		if cmd == nil {
 			return // never sent
@@ -253,7 +260,7 @@ func (p *pacer) acquire(ctx context.Context, key, partition string, keys []strin
 	if p.carrying.Load() {
 		args, carried = p.withCarry(key, args)
 	}
-	cmd, err := p.admits.run(ctx, p.admit, keys, args, orphan)
+	cmd, err := p.admits.run(ctx, h.node, p.admit, keys, args, orphan)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +277,10 @@ func (p *pacer) acquire(ctx context.Context, key, partition string, keys []strin
 	p.repaired(key, r)
 	return r, nil
 }
+
+// errBack says that the outage of a key's server ended while a request
+// waited in memory.
+var errBack = errors.New("politeredis: the server answers again")
 
 // reply returns the reply of a script as integers: its own, then 1 when
 // the script replaced a stored value that was not a state.
@@ -301,12 +312,20 @@ func (p *pacer) repaired(key string, r []int64) {
 	}
 }
 
-// alone paces a request of partition to key in this process's memory, and
-// remembers to carry what it did into Redis when the key's server answers
-// again.
-func (p *pacer) alone(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
+// alone paces a request of partition to key in this process's memory while
+// h, the key's server, is down, and remembers to carry what it did into
+// Redis when the server answers again. When the outage ends while the
+// request waits, it returns errBack, for the request to ask Redis: the
+// other processes start there, and would not see its start in time.
+func (p *pacer) alone(ctx context.Context, h *health, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
 	p.touch(key, crawlDelay)
-	l, err := p.fallback().Acquire(ctx, key, partition, crawlDelay)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.outage(), cancel)()
+	l, err := p.fallback().Acquire(mctx, key, partition, crawlDelay)
+	if err != nil && ctx.Err() == nil && mctx.Err() != nil {
+		return nil, errBack
+	}
 	if err == nil {
 		p.carryMu.Lock()
 		if _, ok := p.carries[key]; ok || len(p.carries) < maxCarries {
@@ -445,7 +464,7 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 			p.abandon(l.key, l.id)
 		}
 	}
-	cmd, err := p.releases.run(l.ctx, p.release, keys, p.argv(args...), orphan)
+	cmd, err := p.releases.run(l.ctx, h.node, p.release, keys, p.argv(args...), orphan)
 	if err != nil {
 		return polite.Change{} // the request's context ended; orphan gives the lease back
 	}
