@@ -97,8 +97,11 @@
 // # Pacing
 //
 // Requests are paced per key: by default the host name, whatever the
-// scheme and port ([WithPacingKey] chooses another). A request starts no
-// sooner than
+// scheme and port. [WithPacingKey] chooses another: [PacingKeyOrigin]
+// (scheme, host and port), [PacingKeyDomain] (the registrable domain, by
+// the Public Suffix List) or a function of the URL; [WithPacingKeyIP]
+// paces by the address the host resolves to, so that the sites of one
+// server share one pace. A request starts no sooner than
 //
 //	max(lastStart + pace·(1 + Jitter·U), blockedUntil, quota)
 //	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay))
@@ -162,7 +165,15 @@
 //
 // The names in capitals are the fields of [PacingPolicy], which
 // [WithPacing] sets; each field's documentation gives its default and
-// why, and [None] turns off the part a field documents it for.
+// why, and [None] turns off the part a field documents it for. The policy
+// is per key: [WithPacingRules] gives the keys of a host, or of a domain
+// and its subdomains, a policy of their own merged over the transport's
+// (the most specific rule wins), and [WithPacingFunc] lets a function
+// choose; any field may be set per key, RecoverAfter and MaxBandwidth
+// included, and a Crawl-delay and a Retry-After remain floors on what
+// they set. A key's MaxBandwidth caps the bytes a second read from its
+// response bodies, all of them together, in each process. Quota
+// partitions are kept within each key, whatever its policy.
 //
 // # Errors and cancellation
 //
@@ -175,8 +186,10 @@
 // [*RobotsBlockedError], report RetryableError() false, which
 // aws-sdk-go-v2's retryer asks, so that it stops at once; other retry
 // policies must be told to stop on them (package politesdk's Refused).
-// Responses, 429 and 503 included, are returned untouched and never
-// retried; an error from the
+// A request whose host [WithPacingKeyIP] cannot resolve fails with a
+// [*ResolveError], and one whose key [WithPacingFunc] gives an invalid
+// policy with a [*ConfigError]; neither is sent. Responses, 429 and 503
+// included, are returned untouched and never retried; an error from the
 // base transport is returned as it is, and a base that answers with
 // neither a response nor an error makes an error. Through [http.Client],
 // errors arrive wrapped in a [*url.Error], so test them with [errors.Is]
@@ -184,8 +197,9 @@
 //
 // # Memory
 //
-// Pacing state is kept for at most MaxKeys keys and robots.txt for at
-// most MaxOrigins origins, within RobotsCacheBytes: the fields of
+// Pacing state is kept for at most MaxKeys keys, robots.txt for at most
+// MaxOrigins origins within RobotsCacheBytes, and the addresses of the IP
+// key for at most MaxResolved names: the fields of
 // [Limits], which [WithLimits] sets. Past the bound, keys
 // with nothing left to enforce are dropped first, then keys whose pause
 // and pace are over (forgetting a remembered backoff level), but never a

@@ -152,7 +152,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if away {
 			rt = t.robotsAway
 		}
-		resp, b, err := t.sendRobots(rt, tk, req.WithContext(ctx))
+		resp, b, err := t.sendRobots(rt, tk, req.WithContext(keepDialTarget(ctx, req.Context())))
 		if resp != nil {
 			r.status = resp.StatusCode
 		}
@@ -241,7 +241,14 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	tk, err := t.admit(ctx, t.PacingKey(req.URL), "", 0)
+	key, dial, err := t.pacingKeyOf(ctx, req.URL)
+	if err != nil {
+		return nil, ticket{}, err
+	}
+	if dial != nil {
+		req = req.WithContext(withDialTarget(ctx, dial))
+	}
+	tk, err := t.admit(ctx, key, "", 0)
 	if err != nil {
 		return nil, ticket{}, err
 	}
@@ -319,7 +326,7 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, 
 		t.freeHop(h, tk, req)
 		return
 	}
-	t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
+	t.release(tk, t.sentKey(req), req.URL, classify(resp, err, nil), resp, err)
 	h.resp, h.err = resp, err
 	switch {
 	case err != nil:
@@ -343,7 +350,7 @@ func (t *PoliteTransport) freeHop(h *robotsHop, tk ticket, req *http.Request) {
 	}
 	h.mu.Unlock()
 	if free {
-		t.release(tk, t.PacingKey(req.URL), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
+		t.release(tk, t.sentKey(req), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
 	}
 }
 

@@ -52,7 +52,8 @@ type RobotsStats struct {
 }
 
 // Stats returns a snapshot of every key the transport tracks, ordered by
-// key: keys with pacing state, and keys with only a cached robots.txt. It
+// key: keys with pacing state, and keys with only a cached robots.txt,
+// each with the policy in force for it (KeyState.Policy). It
 // is safe to call while requests run, and costs time in proportion to the
 // keys tracked; with a Pacer that a fleet shares, it reads their state
 // from the Pacer's store ([StatsPacer]), and fails when that fails or ctx
@@ -92,6 +93,10 @@ func (t *PoliteTransport) Stats(ctx context.Context) ([]HostStats, error) {
 	})
 	out := make([]HostStats, 0, len(byKey))
 	for _, s := range byKey {
+		if s.Policy == (PacingPolicy{}) { // a key the Pacer did not report
+			p, _ := t.policies.forKey(s.Key)
+			s.Policy = *p
+		}
 		var floor time.Duration
 		for _, r := range s.Robots {
 			floor = max(floor, r.CrawlDelay)

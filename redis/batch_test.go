@@ -90,7 +90,7 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
 	var backoffs atomic.Int64
-	p := NewPacer(client, WithKeyPrefix(prefix), FailWhenUnreachable())(policy).(*pacer)
+	p := NewPacer(client, WithKeyPrefix(prefix), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
 	ctx := context.Background()
 	key := func(i int) string { return "host" + strconv.Itoa(i) + ".example" }
 	leases := make([]polite.Lease, n)
@@ -173,7 +173,7 @@ func TestReleaseOnHungServer(t *testing.T) {
 	defer c.Close()
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 100}
 	const timeout = 500 * time.Millisecond
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(timeout))(policy)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(timeout))(polite.Policies{Default: policy})
 	var leases []polite.Lease
 	for range 50 {
 		l, err := p.Acquire(context.Background(), "a", "", 0)
@@ -242,7 +242,7 @@ func TestAbandonedAdmission(t *testing.T) {
 	c := newClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(3*time.Second))(policy)
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(3*time.Second))(polite.Policies{Default: policy})
 	// The server has the scripts, then the first admissions take 600ms,
 	// and those that queue behind them go in a pipeline at 600ms that
 	// takes 1s. The steps are far apart, so that a busy machine keeps

@@ -27,7 +27,7 @@ func loggedPacer(c redis.UniversalClient, opts ...PacerOption) (*pacer, *syncBuf
 	log := &syncBuffer{}
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None}
 	opts = append([]PacerOption{WithKeyPrefix(freshPrefix()), WithLogger(slog.New(slog.NewTextHandler(log, nil)))}, opts...)
-	return NewPacer(c, opts...)(policy).(*pacer), log
+	return NewPacer(c, opts...)(polite.Policies{Default: policy}).(*pacer), log
 }
 
 // inRedis fails t unless key's next request is admitted by Redis, not
@@ -310,7 +310,7 @@ func TestCallHeldPastContext(t *testing.T) {
 		n.AddHook(slowCalls{d: time.Second, deaf: true, match: func(cmd redis.Cmder) bool { return cmd.Name() == "command" }})
 	})
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(polite.Policies{Default: policy}).(*pacer)
 	inTime := func(what string, f func(ctx context.Context)) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -93,7 +93,7 @@ func (p *pacer) giveBack(batch []orphan) []orphan {
 func (p *pacer) call(ctx context.Context, script *redis.Script, key string, extra ...string) (*call, *health) {
 	keys := p.keys(key)
 	h := p.servers.of(ctx, keys[0])
-	return &call{script: script, keys: keys, args: p.argv(extra...), server: h.node}, h
+	return &call{script: script, keys: keys, args: p.withPolicy(key, p.argv(extra...)), server: h.node}, h
 }
 
 // withCarry returns args with what this process did for key in its

@@ -82,7 +82,10 @@
 // go-redis sends them by EVALSHA and loads them when the server lacks
 // them. The policy and the lease duration are constants
 // in their text, so that a call passes only what changes; Pacers with the
-// same policy share the scripts. Their clock is the server's TIME, the one
+// same policy share the scripts. A key with a policy of its own, which
+// polite.WithPacingRules or polite.WithPacingFunc gives it, passes that
+// policy with each call instead, so that no policy costs a script of its
+// own. Their clock is the server's TIME, the one
 // clock of the fleet. Jitter draws are made by the caller and passed in,
 // so the scripts are deterministic.
 //

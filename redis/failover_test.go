@@ -104,7 +104,7 @@ func TestFailover(t *testing.T) {
 		defer c.Close()
 		log := &syncBuffer{}
 		ps[i] = &proc{log: log, p: NewPacer(c, WithKeyPrefix(prefix),
-			WithLogger(slog.New(slog.NewTextHandler(log, nil))))(policy).(*pacer)}
+			WithLogger(slog.New(slog.NewTextHandler(log, nil))))(polite.Policies{Default: policy}).(*pacer)}
 	}
 	var worst time.Duration
 	stop := make(chan struct{})

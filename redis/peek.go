@@ -25,7 +25,7 @@ func (p *pacer) Ready(ctx context.Context, key, partition string, crawlDelay tim
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
 	cmd, err := within(cctx, func(ctx context.Context) *redis.Cmd {
-		return p.peek.Run(ctx, p.client, keys, p.argv(us(max(crawlDelay, 0)), partition)...)
+		return p.peek.Run(ctx, p.client, keys, p.withPolicy(key, p.argv(us(max(crawlDelay, 0)), partition))...)
 	})
 	var r []int64
 	if err == nil {
@@ -118,6 +118,7 @@ func (p *pacer) keyState(key string, r []int64) polite.KeyState {
 		ks.LastStart = now.Add(-µs(r[7]))
 		ks.Requests, ks.Backoffs, ks.RetryAfters = uint64(r[8]), uint64(r[9]), uint64(r[10])
 	}
-	ks.Busy = p.policy.MaxInFlight != polite.None && ks.InFlight >= p.policy.MaxInFlight || ks.Waiting > 0
+	ks.Policy = p.policy(key)
+	ks.Busy = ks.Policy.MaxInFlight != polite.None && ks.InFlight >= ks.Policy.MaxInFlight || ks.Waiting > 0
 	return ks
 }

@@ -51,7 +51,7 @@ func BenchmarkStats(b *testing.B) {
 // used statsKeys keys, with the server's statistics reset.
 func usedKeys(b *testing.B) (*redis.Client, *pacer) {
 	c := newClient(b)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced()).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: unpaced()}).(*pacer)
 	ctx := context.Background()
 	for i := range statsKeys {
 		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", "", 0)

@@ -73,7 +73,7 @@ func TestGhostLease(t *testing.T) {
 	c := hungClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	keys := []string{"a", "b", "c", "d", "piped"}
 	if l, err := p.Acquire(context.Background(), "load", "", 0); err != nil { // the server has the script
@@ -118,7 +118,7 @@ func TestGhostLease(t *testing.T) {
 func TestTombstone(t *testing.T) {
 	c := newClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
 	ctx := context.Background()
 	if err := p.cancel.Run(ctx, c, p.keys("a"), p.argv("late")...).Err(); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func stopWhileLeased(t *testing.T, timeout, deadline time.Duration, release func
 	c := hungClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(timeout))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(timeout))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	ctx := context.Background()
 	if deadline > 0 {
@@ -224,7 +224,7 @@ func TestCorruptState(t *testing.T) {
 				prefix := freshPrefix()
 				policy := polite.PacingPolicy{Jitter: polite.None, LatencyFactor: polite.None}
 				p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(prefix),
-					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(policy)
+					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(polite.Policies{Default: policy})
 				request := func() time.Time {
 					t.Helper()
 					l, err := p.Acquire(context.Background(), "a", "", 0)
@@ -270,7 +270,7 @@ func TestRecoveryKeepsPace(t *testing.T) {
 	const pace = 300 * time.Millisecond
 	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 50 * time.Millisecond
 	var (
 		mu     sync.Mutex
@@ -352,7 +352,7 @@ func TestWaiterInMemoryBackOnRedis(t *testing.T) {
 	c := hungClient(t)
 	const pace = time.Second
 	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(200*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(200*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 100 * time.Millisecond
 	acquire := func(key string) (polite.Lease, time.Time) {
 		t.Helper()
