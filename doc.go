@@ -109,6 +109,15 @@
 // [WithRobotsModeFunc] per origin, whichever comes last; and
 // [ContextWithRobotsMode] per request, over both.
 //
+// A crawler that declares its uses with [WithUsage] (training AI models,
+// a search index, input to a model as it answers) is held to the usage
+// preferences of robots.txt too: the Content-Usage rules of
+// draft-ietf-aipref-attach-05 and the Content-Signal lines of Cloudflare's
+// Content Signals Policy, which package [robotstxt] reads. A URL whose
+// preference is "n" for a declared use is refused with a
+// [*UsageBlockedError], or counted in [UsageReport] mode.
+// [PoliteTransport.ResponseUsage] adds a response's own fields.
+//
 // # Pacing
 //
 // Requests are paced per key: by default the host name, whatever the
