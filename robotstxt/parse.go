@@ -121,7 +121,7 @@ func parseRobots(body []byte) *robotsFile {
 	var copied int64                                               // the bytes of the patterns normalisation wrote anew
 	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
 	var cur *robotsGroup                                           // the group being read; nil before the first user-agent line
-	inRules := false                                               // cur has had an Allow or Disallow line, so a user-agent line starts a new group
+	inRules := false                                               // cur has had a rule (Allow, Disallow or Content-Usage), so a user-agent line starts a new group
 	lines := lineReader{text: text, cr: -1, lf: -1}
 	if n := strings.Count(text, ":"); n > 0 { // a rule's line has one: spare growing rules
 		rules = make([]Rule, 0, n)
