@@ -71,6 +71,10 @@ func TestCheck(t *testing.T) {
 					t.Errorf("Check(%s).Robots.FetchedAt = %v; want %v if robots.txt was consulted (%v)", tt.url, got.Robots.FetchedAt, t0, consulted)
 				}
 				got.Robots.Err, got.Robots.FetchedAt = nil, time.Time{}
+				if want := (PacingPolicy{Jitter: None}).Effective(); got.Policy != want {
+					t.Errorf("Check(%s).Policy = %+v; want the transport's, %+v", tt.url, got.Policy, want)
+				}
+				got.Policy = PacingPolicy{}
 				if !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("Check(%s) =\n%+v; want\n%+v", tt.url, got, tt.want)
 				}

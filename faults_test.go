@@ -345,7 +345,7 @@ func TestRobotsTimeoutWithABaseThatIgnoresItsContext(t *testing.T) {
 					return respond(r, 200, "ok"), nil
 				}}
 				var cp *countingPacer
-				tr := New(base, opts(WithRobotsTimeout(timeout), WithPacer(func(p PacingPolicy) Pacer {
+				tr := New(base, opts(WithRobotsTimeout(timeout), WithPacer(func(p Policies) Pacer {
 					mp, _ := NewMemoryPacer(p, 0)
 					cp = &countingPacer{Pacer: &externalOnly{mp}}
 					return cp

@@ -22,10 +22,14 @@ type Limits struct {
 	// file of 500 KiB by the rules it holds. Past the budget, expired
 	// files go first, then files at random.
 	RobotsCacheBytes int64
+	// MaxResolved bounds the host names whose address [WithPacingKeyIP]
+	// keeps; 0: 10,000. Past it, expired addresses are dropped first,
+	// then others at random; a name dropped is looked up again.
+	MaxResolved int
 }
 
 // defaultLimits are the bounds of a transport built with no [WithLimits].
-var defaultLimits = Limits{MaxKeys: 10_000, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}
+var defaultLimits = Limits{MaxKeys: 10_000, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20, MaxResolved: 10_000}
 
 // WithLimits sets the bounds that l sets (the non-zero ones); the others
 // keep what earlier options gave them, or their defaults. A negative bound
@@ -47,6 +51,8 @@ func (l Limits) validate(option string) error {
 		return bad("MaxOrigins", l.MaxOrigins)
 	case l.RobotsCacheBytes < 0:
 		return bad("RobotsCacheBytes", l.RobotsCacheBytes)
+	case l.MaxResolved < 0:
+		return bad("MaxResolved", l.MaxResolved)
 	}
 	return nil
 }
@@ -57,6 +63,7 @@ func (l Limits) over(base Limits) Limits {
 	setNonZero(&base.MaxKeys, l.MaxKeys)
 	setNonZero(&base.MaxOrigins, l.MaxOrigins)
 	setNonZero(&base.RobotsCacheBytes, l.RobotsCacheBytes)
+	setNonZero(&base.MaxResolved, l.MaxResolved)
 	return base
 }
 

@@ -82,20 +82,26 @@ func (p FailurePolicy) String() string {
 // when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent       string
-	pacing          PacingPolicy               // Effective: every field set
-	limits          Limits                     // every field set
-	pacingKey       PacingKeyFunc              // nil: PacingKeyHost
-	quotaPartition  func(*http.Request) string // nil: none
-	newPacer        func(PacingPolicy) Pacer   // nil: the in-memory pacer
-	robotsStore     RobotsStore                // nil: none
-	robotsMode      RobotsMode                 // when robotsModeFunc is nil
-	robotsModeFunc  func(*url.URL) RobotsMode  // nil: robotsMode for every origin
-	robotsTransport http.RoundTripper          // nil: the base
+	pacing          PacingPolicy                      // Effective: every field set
+	limits          Limits                            // every field set
+	pacingKey       PacingKeyFunc                     // nil: PacingKeyHost, or the IP key when resolver is set
+	resolver        Resolver                          // the IP key's; nil: not the IP key
+	quotaPartition  func(*http.Request) string        // nil: none
+	rules           *ruleIndex                        // WithPacingRules', unmerged; nil: none
+	policyFunc      func(string) (PacingPolicy, bool) // WithPacingFunc's; nil: none
+	newPacer        func(Policies) Pacer              // nil: the in-memory pacer
+	robotsStore     RobotsStore                       // nil: none
+	robotsMode      RobotsMode                        // when robotsModeFunc is nil
+	robotsModeFunc  func(*url.URL) RobotsMode         // nil: robotsMode for every origin
+	robotsTransport http.RoundTripper                 // nil: the base
 	robotsTTL       time.Duration
 	robotsTimeout   time.Duration
 	robotsFailure   FailurePolicy
 	global          *rate.Limiter
 	hooks           emitter // WithEvents' hooks and WithLogger's, in order
+
+	// usage is WithUsage's policy (usage.go).
+	usage usagePolicy
 }
 
 // defaultConfig is the configuration of a transport built with no option.
@@ -199,16 +205,20 @@ func WithGlobalLimiter(l *rate.Limiter) Option {
 
 // WithPacingKey sets the key requests are paced by: [PacingKeyHost], the
 // default, paces each host name apart, whatever its scheme and port;
-// [PacingKeyOrigin] paces each scheme, host and port apart; any other
-// function groups URLs as it likes (by registrable domain, say). It is
-// given http and https URLs with a host and must be safe for concurrent
-// use; a URL for which it returns "" is paced by its host. Nil is an error.
+// [PacingKeyOrigin] paces each scheme, host and port apart;
+// [PacingKeyDomain] each registrable domain, its subdomains together; any
+// other function groups URLs as it likes. It is given http and https URLs
+// with a host and must be safe for concurrent use; a URL for which it
+// returns "" is paced by its host. Nil is an error. To pace by server
+// address, see [WithPacingKeyIP].
+// It and [WithPacingKeyIP] make one setting: the later replaces the
+// earlier.
 func WithPacingKey(f PacingKeyFunc) Option {
 	return optionFunc(func(c *config) error {
 		if f == nil {
 			return &ConfigError{Option: "WithPacingKey", Reason: "must not be nil"}
 		}
-		c.pacingKey = f
+		c.pacingKey, c.resolver = f, nil
 		return nil
 	})
 }
@@ -375,7 +385,7 @@ func WithEvents(hook func(Event)) Option {
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused], Warn for [EventRobotsUnreachable], [EventUnreadableField]
+// [EventRefused] and [EventUsageRefused], Warn for [EventRobotsUnreachable], [EventUnreadableField]
 // and [EventUndecided], and Info for the rest, but for [EventSent]: a
 // request that waited a second or more for its turn is logged at Info as
 // "polite: waited", the others at Debug as "polite: sent". The attributes
@@ -395,6 +405,7 @@ func WithEvents(hook func(Event)) Option {
 //	level, pause   EventBackoff: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none
 //	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes
+//	disallowed     usage events: the declared uses disallowed, as "train-ai=n"; rule: the lines that say so
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {

@@ -30,6 +30,7 @@ func TestInvalidOptions(t *testing.T) {
 		{"negative MaxKeys", WithLimits(Limits{MaxKeys: -1}), "WithLimits", "MaxKeys", -1},
 		{"negative MaxOrigins", WithLimits(Limits{MaxKeys: 5, MaxOrigins: -1}), "WithLimits", "MaxOrigins", -1},
 		{"negative RobotsCacheBytes", WithLimits(Limits{RobotsCacheBytes: -1}), "WithLimits", "RobotsCacheBytes", int64(-1)},
+		{"negative MaxResolved", WithLimits(Limits{MaxResolved: -1}), "WithLimits", "MaxResolved", -1},
 		{"nil pacing key", WithPacingKey(nil), "WithPacingKey", "", nil},
 		{"nil pacer", WithPacer(nil), "WithPacer", "", nil},
 		{"nil robots store", WithRobotsStore(nil), "WithRobotsStore", "", nil},

@@ -11,13 +11,27 @@ import (
 	"time"
 )
 
-// pacerConfig is what the in-memory pacer needs besides the policy.
+// pacerConfig is what the in-memory pacer needs.
 type pacerConfig struct {
-	policy      delayPolicy
-	maxInFlight int     // requests in flight per host, >= 1
-	maxHosts    int     // soft bound on tracked hosts, >= 1
-	events      emitter // evictions are reported to it, outside locks; set by setEvents before first use
+	policy      delayPolicy // the default policy's
+	maxInFlight int         // the default policy's requests in flight per host, >= 1
+	policies    Policies    // the default policy, Effective, and the keys' own; a nil Override: none
+	maxHosts    int         // soft bound on tracked hosts, >= 1
+	events      emitter     // evictions are reported to it, outside locks; set by setEvents before first use
 }
+
+// keyPolicy is a policy that the in-memory pacer runs on some keys, worked
+// out once: the default, shared by the keys with no policy of their own,
+// or one of theirs.
+type keyPolicy struct {
+	delayPolicy
+	maxInFlight int          // requests in flight per key, >= 1
+	policy      PacingPolicy // Effective, as KeyState shows it
+}
+
+// maxInterned bounds the distinct policies of keys that the pacer shares
+// between the keys that have them; past it, each key keeps its own copy.
+const maxInterned = 1024
 
 // memoryPacer is the in-memory pacer. Each host has a next allowed start,
 // as the policy computes it. Nothing is reserved ahead of time: the head of
@@ -40,9 +54,14 @@ type pacerConfig struct {
 // host never delays another.
 type memoryPacer struct {
 	cfg    pacerConfig
+	def    *keyPolicy // the policy of keys with none of their own: defPol
+	defPol keyPolicy  // kept here, beside cfg, where the requests read it
 	clock  clock
 	shards [shardCount]pacerShard
 	size   atomic.Int64 // hosts in all shards; changed under the shard's mu
+
+	internMu sync.Mutex                  // guards interned
+	interned map[PacingPolicy]*keyPolicy // the policies keys have of their own, each once
 
 	sweepMu sync.Mutex   // serialises sweeps
 	sweepAt atomic.Int64 // inserting into a pacer this large first sweeps it; stored under sweepMu
@@ -75,6 +94,8 @@ type hostState struct {
 	// While nobody is queued, a request starts without it.
 	turn chan struct{}
 
+	pol *keyPolicy // the policy in force for the key, chosen when its state is made
+
 	// users counts goroutines inside acquire for this host. It is raised
 	// under its shard's mu, so a sweep, which holds that lock, never evicts
 	// a host that a goroutine has looked up and not yet left.
@@ -90,13 +111,39 @@ type hostState struct {
 // newMemoryPacer returns a pacer for cfg, whose values the options have
 // validated.
 func newMemoryPacer(cfg pacerConfig) *memoryPacer {
-	p := &memoryPacer{cfg: cfg, clock: newClock()}
+	p := &memoryPacer{cfg: cfg, clock: newClock(), interned: make(map[PacingPolicy]*keyPolicy)}
+	p.defPol = keyPolicy{delayPolicy: cfg.policy, maxInFlight: cfg.maxInFlight, policy: cfg.policies.Default}
+	p.def = &p.defPol
 	for i := range p.shards {
 		p.shards[i].hosts = make(map[string]*hostState)
 	}
 	p.sweepAt.Store(int64(cfg.maxHosts))
 	p.retryAt.Store(math.MaxInt64)
 	return p
+}
+
+// policyOf returns the policy in force for key: the default, or the one
+// cfg.policies gives key, shared with the keys that have the same.
+func (p *memoryPacer) policyOf(key string) *keyPolicy {
+	if p.cfg.policies.Override == nil {
+		return p.def
+	}
+	pp := p.cfg.policies.For(key)
+	if pp == p.cfg.policies.Default {
+		return p.def
+	}
+	p.internMu.Lock()
+	defer p.internMu.Unlock()
+	kp := p.interned[pp]
+	if kp == nil {
+		dp := pp.delayPolicy()
+		dp.rand = p.cfg.policy.rand
+		kp = &keyPolicy{delayPolicy: dp, maxInFlight: pp.maxInFlight(), policy: pp}
+		if len(p.interned) < maxInterned {
+			p.interned[pp] = kp
+		}
+	}
+	return kp
 }
 
 // shard returns the shard that holds key.
@@ -190,8 +237,8 @@ var errQuotaHeld = errors.New("polite: the partition's quota holds the request")
 // that the key itself would let start sooner, or 0 when they do not hold
 // it. h.mu must be held.
 func (p *memoryPacer) heldUntil(h *hostState, now instant, partition string) instant {
-	q := p.cfg.policy.quotaNext(&h.pace, now, partition)
-	if q <= now || q <= p.cfg.policy.keyNext(&h.pace, now, 0) {
+	q := h.pol.quotaNext(&h.pace, now, partition)
+	if q <= now || q <= h.pol.keyNext(&h.pace, now, 0) {
 		return 0
 	}
 	return q
@@ -246,14 +293,30 @@ func (p *memoryPacer) use(key string) *hostState {
 		s.mu.Lock()
 		h = s.hosts[key] // another goroutine may have inserted it meanwhile
 	}
+	if h == nil && p.cfg.policies.Override != nil {
+		// Asked outside the lock: Override is the caller's code.
+		s.mu.Unlock()
+		pol := p.policyOf(key)
+		s.mu.Lock()
+		if h = s.hosts[key]; h == nil {
+			h = p.insert(s, key, pol)
+		}
+	}
 	if h == nil {
-		h = &hostState{key: key, turn: make(chan struct{}, 1)}
-		h.turn <- struct{}{}
-		s.hosts[key] = h
-		p.size.Add(1)
+		h = p.insert(s, key, p.def)
 	}
 	h.users.Add(1)
 	s.mu.Unlock()
+	return h
+}
+
+// insert puts a new state for key, under policy pol, in s, whose mu is
+// held.
+func (p *memoryPacer) insert(s *pacerShard, key string, pol *keyPolicy) *hostState {
+	h := &hostState{key: key, turn: make(chan struct{}, 1), pol: pol}
+	h.turn <- struct{}{}
+	s.hosts[key] = h
+	p.size.Add(1)
 	return h
 }
 
@@ -267,7 +330,7 @@ func (p *memoryPacer) checkDeadline(ctx context.Context, h *hostState, floor tim
 	}
 	h.mu.Lock()
 	now := p.clock.now()
-	next := p.cfg.policy.earliest(&h.pace, now, floor, partition, ahead)
+	next := h.pol.earliest(&h.pace, now, floor, partition, ahead)
 	h.mu.Unlock()
 	return p.deadlineError(h.key, now, next, deadline)
 }
@@ -291,13 +354,14 @@ func (p *memoryPacer) Ready(ctx context.Context, key, partition string, crawlDel
 	}
 	h := p.lookup(key)
 	if h == nil {
-		return KeyState{Key: key, Pace: p.cfg.policy.pace(&paceState{}, p.clock.now(), crawlDelay)}, nil
+		pol := p.policyOf(key)
+		return KeyState{Key: key, Pace: pol.pace(&paceState{}, p.clock.now(), crawlDelay), Policy: pol.policy}, nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := p.clock.now()
 	ks := p.stateLocked(h, now, crawlDelay, partition)
-	ks.Next = p.clock.timeOf(p.cfg.policy.earliest(&h.pace, now, crawlDelay, partition, h.queued))
+	ks.Next = p.clock.timeOf(h.pol.earliest(&h.pace, now, crawlDelay, partition, h.queued))
 	return ks, nil
 }
 
@@ -313,7 +377,7 @@ func (p *memoryPacer) lookup(key string) *hostState {
 func (p *memoryPacer) fetchingRobots(t ticket) {
 	if h := t.h; h != nil {
 		h.mu.Lock()
-		p.cfg.policy.fetchingRobots(&h.pace)
+		h.pol.fetchingRobots(&h.pace)
 		h.mu.Unlock()
 	}
 }
@@ -322,7 +386,7 @@ func (p *memoryPacer) fetchingRobots(t ticket) {
 func (p *memoryPacer) fetchedRobots(t ticket, crawlDelay time.Duration) {
 	if h := t.h; h != nil {
 		h.mu.Lock()
-		p.cfg.policy.fetchedRobots(&h.pace, crawlDelay)
+		h.pol.fetchedRobots(&h.pace, crawlDelay)
 		h.mu.Unlock()
 	}
 }
@@ -361,7 +425,7 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 			h.mu.Unlock()
 			return ticket{}, errQuotaHeld
 		}
-		next := p.cfg.policy.nextAllowed(&h.pace, now, floor, partition)
+		next := h.pol.nextAllowed(&h.pace, now, floor, partition)
 		var wake <-chan time.Time // nil: only a response or ctx can help
 		if next > now {
 			if deadline, ok := ctx.Deadline(); ok {
@@ -370,7 +434,7 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 					return ticket{}, err
 				}
 			}
-			d := time.Duration(p.cfg.policy.wakeAt(&h.pace, now, next) - now)
+			d := time.Duration(h.pol.wakeAt(&h.pace, now, next) - now)
 			if timer == nil {
 				timer = time.NewTimer(d)
 			} else {
@@ -398,10 +462,10 @@ func (p *memoryPacer) admit(ctx context.Context, h *hostState, floor time.Durati
 // tryStart starts a request of partition on h at now, if its next allowed
 // start has come and a slot is free. h.mu must be held.
 func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration, partition string) (ticket, bool) {
-	if now < p.cfg.policy.nextAllowed(&h.pace, now, floor, partition) || h.inFlight >= p.cfg.maxInFlight {
+	if now < h.pol.nextAllowed(&h.pace, now, floor, partition) || h.inFlight >= h.pol.maxInFlight {
 		return ticket{}, false
 	}
-	p.cfg.policy.start(&h.pace, now, floor, partition)
+	h.pol.start(&h.pace, now, floor, partition)
 	h.inFlight++
 	return ticket{start: now, h: h, partition: partition}, true
 }
@@ -418,7 +482,7 @@ func (p *memoryPacer) observe(t ticket, o Outcome) Change {
 	if h.inFlight > 0 {
 		h.inFlight--
 	}
-	change := p.cfg.policy.learn(&h.pace, t.start, now, t.partition, &o)
+	change := h.pol.learn(&h.pace, t.start, now, t.partition, &o)
 	until := h.pace.blockedUntil
 	if h.pace.quotas != nil {
 		until = max(until, h.pace.quotaUntil(t.partition))
@@ -462,7 +526,7 @@ func (p *memoryPacer) snapshot() []KeyState {
 		h.mu.Lock()
 		now := p.clock.now()
 		ks := p.stateLocked(h, now, h.pace.floor, "")
-		ks.Next = p.clock.timeOf(p.cfg.policy.nextAllowed(&h.pace, now, h.pace.floor, ""))
+		ks.Next = p.clock.timeOf(h.pol.nextAllowed(&h.pace, now, h.pace.floor, ""))
 		out = append(out, ks)
 		h.mu.Unlock()
 	}
@@ -476,8 +540,8 @@ func (p *memoryPacer) stateLocked(h *hostState, now instant, floor time.Duration
 	s := &h.pace
 	return KeyState{
 		Key:         h.key,
-		Busy:        h.inFlight >= p.cfg.maxInFlight || h.queued > 0,
-		Pace:        max(p.cfg.policy.pace(s, now, floor), s.quotaSpread(now, partition)),
+		Busy:        h.inFlight >= h.pol.maxInFlight || h.queued > 0,
+		Pace:        max(h.pol.pace(s, now, floor), s.quotaSpread(now, partition)),
 		Level:       s.levelAt(now),
 		PausedUntil: p.clock.timeOf(max(s.blockedUntil, s.quotaUntil(partition))),
 		Latency:     s.est,
@@ -487,6 +551,7 @@ func (p *memoryPacer) stateLocked(h *hostState, now instant, floor time.Duration
 		Requests:    s.requests,
 		Backoffs:    s.backoffs,
 		RetryAfters: s.retryAfters,
+		Policy:      h.pol.policy,
 	}
 }
 
@@ -514,9 +579,9 @@ func (p *memoryPacer) sweep() (evicted []string) {
 		return nil
 	}
 	began := p.clock.now()
-	evicted = p.evict(evicted, func(h *hostState, now instant) bool { return p.cfg.policy.idle(&h.pace, now) })
+	evicted = p.evict(evicted, func(h *hostState, now instant) bool { return h.pol.idle(&h.pace, now) })
 	if p.size.Load() > int64(p.cfg.maxHosts) {
-		evicted = p.evict(evicted, func(h *hostState, now instant) bool { return p.cfg.policy.startable(&h.pace, now) })
+		evicted = p.evict(evicted, func(h *hostState, now instant) bool { return h.pol.startable(&h.pace, now) })
 	}
 	now := p.clock.now()
 	p.sweepAt.Store(max(int64(p.cfg.maxHosts), 2*p.size.Load()))
@@ -561,7 +626,7 @@ func (p *memoryPacer) freeAt(now instant) instant {
 		for _, h := range s.hosts {
 			h.mu.Lock()
 			if h.inFlight == 0 && h.users.Load() == 0 {
-				at = min(at, p.cfg.policy.free(&h.pace, now))
+				at = min(at, h.pol.free(&h.pace, now))
 			}
 			h.mu.Unlock()
 		}

@@ -123,44 +123,53 @@ type KeyState struct {
 	Backoffs uint64
 	// RetryAfters counts backoff signals that carried a Retry-After.
 	RetryAfters uint64
+	// Policy is the policy in force for the key, Effective: the
+	// transport's, or the one a rule or [WithPacingFunc] gives the key.
+	Policy PacingPolicy
 }
 
-// NewMemoryPacer returns the transport's own in-memory Pacer for policy
-// p, keeping state for at most maxKeys keys (a soft bound; 0: 10,000). It
-// runs p.Effective(), so that NewMemoryPacer(PacingPolicy{}, 0) paces by
-// the defaults. An invalid p (see [PacingPolicy.Validate]) or a negative
-// maxKeys is a [*ConfigError]. It is what a transport uses without
-// [WithPacer]; a Pacer of a fleet may use it as its fallback when its
-// shared store is out of reach. It is a [ReadyPacer] and a [StatsPacer].
-func NewMemoryPacer(p PacingPolicy, maxKeys int) (Pacer, error) {
-	if err := p.validate("NewMemoryPacer"); err != nil {
+// NewMemoryPacer returns the transport's own in-memory Pacer for the
+// policies ps, keeping state for at most maxKeys keys (a soft bound; 0:
+// 10,000). It runs ps.Default.Effective(), so that
+// NewMemoryPacer(Policies{}, 0) paces by the defaults, and for a key that
+// ps.Override gives a policy of its own, that policy ([Policies.For]),
+// asked when the pacer first keeps the key's state and kept with it. An
+// invalid ps.Default (see [PacingPolicy.Validate]) or a negative maxKeys
+// is a [*ConfigError]. It is what a transport uses without [WithPacer]; a
+// Pacer of a fleet may use it as its fallback when its shared store is
+// out of reach. It is a [ReadyPacer] and a [StatsPacer].
+func NewMemoryPacer(ps Policies, maxKeys int) (Pacer, error) {
+	if err := ps.Default.validate("NewMemoryPacer"); err != nil {
 		return nil, err
 	}
 	if maxKeys < 0 {
 		return nil, &ConfigError{Option: "NewMemoryPacer", Value: maxKeys, Reason: "maxKeys must not be negative"}
 	}
-	return newMemoryPacer(memoryPacerConfig(p.Effective(), maxKeys)), nil
+	return newMemoryPacer(memoryPacerConfig(ps, maxKeys)), nil
 }
 
 // memoryPacerConfig returns the configuration of an in-memory pacer for
-// p, an Effective policy, that keeps at most maxKeys keys (0: the
+// ps, whose Default is valid, that keeps at most maxKeys keys (0: the
 // default).
-func memoryPacerConfig(p PacingPolicy, maxKeys int) pacerConfig {
+func memoryPacerConfig(ps Policies, maxKeys int) pacerConfig {
 	if maxKeys == 0 {
 		maxKeys = defaultLimits.MaxKeys
 	}
-	return pacerConfig{policy: p.delayPolicy(), maxInFlight: p.maxInFlight(), maxHosts: maxKeys}
+	ps.Default = ps.Default.Effective()
+	return pacerConfig{policy: ps.Default.delayPolicy(), maxInFlight: ps.Default.maxInFlight(), policies: ps, maxHosts: maxKeys}
 }
 
 // WithPacer makes the transport pace requests with the Pacer that
-// newPacer returns for the transport's policy, instead of its own. The
-// policy newPacer is given is the [PacingPolicy.Effective] one: each field
-// its default, the value an option gave, or [None]. The transport's
-// events report what the Pacer's releases change; Ready, Check and Stats
-// report its state when it is a [ReadyPacer] and a [StatsPacer]. Nil is
-// an error, and so is a nil Pacer returned: New panics with a
-// [*ConfigError].
-func WithPacer(newPacer func(PacingPolicy) Pacer) Option {
+// newPacer returns for the transport's policies, instead of its own. The
+// [Policies] newPacer is given have the [PacingPolicy.Effective] policy
+// of the transport as their Default (each field its default, the value an
+// option gave, or [None]), and an Override when [WithPacingRules] or
+// [WithPacingFunc] give some keys their own; the Pacer must run, for each
+// key, the policy that [Policies.For] says. The transport's events report
+// what the Pacer's releases change; Ready, Check and Stats report its
+// state when it is a [ReadyPacer] and a [StatsPacer]. Nil is an error,
+// and so is a nil Pacer returned: New panics with a [*ConfigError].
+func WithPacer(newPacer func(Policies) Pacer) Option {
 	return optionFunc(func(c *config) error {
 		if newPacer == nil {
 			return &ConfigError{Option: "WithPacer", Reason: "must not be nil"}

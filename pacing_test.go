@@ -47,8 +47,8 @@ func (l countingLease) Release(o Outcome) Change {
 func TestWithPacer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var cp *countingPacer
-		var got PacingPolicy
-		tr := New(site("User-agent: *\nCrawl-delay: 2\n"), WithPacing(PacingPolicy{Jitter: None, MaxInFlight: 3}), WithPacer(func(p PacingPolicy) Pacer {
+		var got Policies
+		tr := New(site("User-agent: *\nCrawl-delay: 2\n"), WithPacing(PacingPolicy{Jitter: None, MaxInFlight: 3}), WithPacer(func(p Policies) Pacer {
 			got = p
 			mp, err := NewMemoryPacer(p, 0)
 			if err != nil {
@@ -59,8 +59,8 @@ func TestWithPacer(t *testing.T) {
 		}))
 		want := defaultPacing // the Effective policy
 		want.Jitter, want.MaxInFlight = None, 3
-		if got != want {
-			t.Errorf("policy %+v; want %+v", got, want)
+		if got.Default != want || got.Override != nil {
+			t.Errorf("policies %+v; want %+v and no override", got, want)
 		}
 		t0 := time.Now()
 		for range 2 {
@@ -98,5 +98,5 @@ func TestWithPacerNil(t *testing.T) {
 			t.Errorf("New panicked with %v; want a *ConfigError of WithPacer", err)
 		}
 	}()
-	New(http.DefaultTransport, WithPacer(func(PacingPolicy) Pacer { return nil }))
+	New(http.DefaultTransport, WithPacer(func(Policies) Pacer { return nil }))
 }

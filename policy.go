@@ -2,6 +2,7 @@ package polite
 
 import (
 	"math"
+	"reflect"
 	"time"
 )
 
@@ -61,6 +62,15 @@ type PacingPolicy struct {
 	// comes back to full pace slowly after an incident. None: successes
 	// never lower it; only 30 minutes without a signal forget it.
 	RecoverAfter int
+	// MaxBandwidth caps the bytes per second read from the response
+	// bodies of one key, all its bodies together: a body is read no
+	// faster than the key's share allows, waiting within its request's
+	// context, as Heritrix's maxPerHostBandwidthUsageKbSec does. It counts
+	// the pages a program reads, not the transport's own robots.txt
+	// fetches, and it is kept in each process, whatever the [Pacer]: a
+	// fleet of N processes reads N times the cap. 0: no cap, the default.
+	// None: no cap, for a [PacingRule] to lift the transport's.
+	MaxBandwidth int64
 }
 
 // defaultPacing is the policy of a transport built with no [WithPacing]:
@@ -90,25 +100,25 @@ func WithPacing(p PacingPolicy) Option {
 // LatencyFactor that is NaN or infinite, as a *ConfigError naming the field.
 func (p PacingPolicy) Validate() error { return p.validate("PacingPolicy") }
 
-// validate is Validate, its error naming option.
+// validate is Validate, its error naming option. It allocates only for
+// an error: the transport validates the policies of WithPacingFunc on
+// every request.
 func (p PacingPolicy) validate(option string) error {
-	for _, f := range []struct {
-		name  string
-		value any
-		bad   string // why value is invalid; "" when it is not
-	}{
-		{"BaseDelay", p.BaseDelay, negative(p.BaseDelay)},
-		{"Jitter", p.Jitter, badFactor(p.Jitter)},
-		{"LatencyFactor", p.LatencyFactor, badFactor(p.LatencyFactor)},
-		{"MaxDelay", p.MaxDelay, negative(p.MaxDelay)},
-		{"MaxCrawlDelay", p.MaxCrawlDelay, negative(p.MaxCrawlDelay)},
-		{"BackoffBase", p.BackoffBase, negative(p.BackoffBase)},
-		{"MaxBackoff", p.MaxBackoff, negative(p.MaxBackoff)},
-		{"MaxInFlight", p.MaxInFlight, negative(p.MaxInFlight)},
-		{"RecoverAfter", p.RecoverAfter, negative(p.RecoverAfter)},
+	for _, f := range [...]struct{ name, bad string }{
+		{"BaseDelay", negative(p.BaseDelay)},
+		{"Jitter", badFactor(p.Jitter)},
+		{"LatencyFactor", badFactor(p.LatencyFactor)},
+		{"MaxDelay", negative(p.MaxDelay)},
+		{"MaxCrawlDelay", negative(p.MaxCrawlDelay)},
+		{"BackoffBase", negative(p.BackoffBase)},
+		{"MaxBackoff", negative(p.MaxBackoff)},
+		{"MaxInFlight", negative(p.MaxInFlight)},
+		{"RecoverAfter", negative(p.RecoverAfter)},
+		{"MaxBandwidth", negative(p.MaxBandwidth)},
 	} {
 		if f.bad != "" {
-			return &ConfigError{Option: option, Field: f.name, Value: f.value, Reason: f.bad}
+			value := reflect.ValueOf(p).FieldByName(f.name).Interface()
+			return &ConfigError{Option: option, Field: f.name, Value: value, Reason: f.bad}
 		}
 	}
 	return nil
@@ -148,6 +158,7 @@ func (p PacingPolicy) over(base PacingPolicy) PacingPolicy {
 	setNonZero(&base.MaxBackoff, p.MaxBackoff)
 	setNonZero(&base.MaxInFlight, p.MaxInFlight)
 	setNonZero(&base.RecoverAfter, p.RecoverAfter)
+	setNonZero(&base.MaxBandwidth, p.MaxBandwidth)
 	return base
 }
 
@@ -174,6 +185,10 @@ func (p PacingPolicy) maxInFlight() int {
 	}
 	return p.MaxInFlight
 }
+
+// bandwidth returns the MaxBandwidth of p in bytes per second, 0 for no
+// cap.
+func (p PacingPolicy) bandwidth() int64 { return max(p.MaxBandwidth, 0) }
 
 // number is the type of a field of PacingPolicy.
 type number interface{ ~int | ~int64 | ~float64 }

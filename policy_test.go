@@ -107,11 +107,11 @@ func TestMerge(t *testing.T) {
 		{"before APIDefaults, a field it sets", []Option{WithPacing(PacingPolicy{MaxInFlight: 64, RecoverAfter: 3}), APIDefaults()}, api, Limits{}},
 		{"before APIDefaults, a field it leaves", []Option{WithPacing(PacingPolicy{MaxCrawlDelay: 5 * time.Second}), APIDefaults()},
 			with(api, func(p *PacingPolicy) { p.MaxCrawlDelay = 5 * time.Second }), Limits{}},
-		{"one limit", []Option{WithLimits(Limits{MaxKeys: 5})}, PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20}},
+		{"one limit", []Option{WithLimits(Limits{MaxKeys: 5})}, PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 10_000, RobotsCacheBytes: 256 << 20, MaxResolved: 10_000}},
 		{"limits field by field", []Option{WithLimits(Limits{MaxKeys: 5, RobotsCacheBytes: 1 << 20}), WithLimits(Limits{MaxOrigins: 7})},
-			PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 7, RobotsCacheBytes: 1 << 20}},
+			PacingPolicy{}, Limits{MaxKeys: 5, MaxOrigins: 7, RobotsCacheBytes: 1 << 20, MaxResolved: 10_000}},
 		{"the last limit wins", []Option{WithLimits(Limits{MaxKeys: 5, MaxOrigins: 6}), WithLimits(Limits{MaxKeys: 9})},
-			PacingPolicy{}, Limits{MaxKeys: 9, MaxOrigins: 6, RobotsCacheBytes: 256 << 20}},
+			PacingPolicy{}, Limits{MaxKeys: 9, MaxOrigins: 6, RobotsCacheBytes: 256 << 20, MaxResolved: 10_000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestNewMemoryPacer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p, err := NewMemoryPacer(tt.p, 0)
+				p, err := NewMemoryPacer(Policies{Default: tt.p}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -207,7 +207,7 @@ func TestNewMemoryPacerInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewMemoryPacer(tt.p, tt.maxKeys)
+			p, err := NewMemoryPacer(Policies{Default: tt.p}, tt.maxKeys)
 			var ce *ConfigError
 			if p != nil || !errors.As(err, &ce) || ce.Option != "NewMemoryPacer" || ce.Field != tt.wantField {
 				t.Errorf("NewMemoryPacer = %v, %v; want a *ConfigError of NewMemoryPacer naming %q", p, err, tt.wantField)

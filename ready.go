@@ -21,6 +21,10 @@ type Readiness struct {
 	// fresh, or not needed (robots.txt is off for the request): otherwise
 	// the request would first wait for a fetch.
 	RobotsKnown bool
+	// Policy is the pacing policy in force for the request's key,
+	// Effective: the transport's, or the one a rule or [WithPacingFunc]
+	// gives the key.
+	Policy PacingPolicy
 }
 
 // Ready reports when a request like req could start, as things stand: the
@@ -44,7 +48,7 @@ func (t *PoliteTransport) Ready(req *http.Request) (Readiness, error) {
 			floor = r.crawlDelay(tg.token)
 		}
 	}
-	r := Readiness{RobotsKnown: known}
+	r := Readiness{RobotsKnown: known, Policy: t.policyOf(tg)}
 	if rp := t.pacer.ready; rp != nil {
 		ks, err := rp.Ready(req.Context(), tg.pacingKey, tg.partition, floor)
 		if err != nil {

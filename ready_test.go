@@ -30,6 +30,10 @@ func TestReady(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if want := (PacingPolicy{Jitter: None}).Effective(); r.Policy != want {
+				t.Errorf("Ready(%s).Policy = %+v; want the transport's, %+v", u, r.Policy, want)
+			}
+			r.Policy = PacingPolicy{}
 			return r
 		}
 		if got := ready("http://h/a"); got != (Readiness{}) {

@@ -1,11 +1,14 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/polite-go/polite/robotstxt"
 )
@@ -14,13 +17,15 @@ import (
 // and pacing sides need to know of a request, worked out once, before
 // either of them runs.
 type target struct {
-	origin     originKey  // whose robots.txt applies
-	pacingKey  string     // whose pace
-	partition  string     // whose rate-limit quota, within the pacing key: WithQuotaPartition's
-	mode       RobotsMode // what robots.txt does to the request
-	token      string     // product token that chooses the robots.txt group
-	addUA      bool       // the transport sets its User-Agent, on a copy of the request
-	robotsPath bool       // the request is for /robots.txt itself, which is always allowed
+	origin     originKey     // whose robots.txt applies
+	pacingKey  string        // whose pace
+	partition  string        // whose rate-limit quota, within the pacing key: WithQuotaPartition's
+	dial       *dialTarget   // with the IP key, the address that pacingKey names, which the dial goes to; else nil
+	policy     *PacingPolicy // the policy in force for pacingKey, when WithPacingFunc or a bandwidth cap needs it; else nil
+	mode       RobotsMode    // what robots.txt does to the request
+	token      string        // product token that chooses the robots.txt group
+	addUA      bool          // the transport sets its User-Agent, on a copy of the request
+	robotsPath bool          // the request is for /robots.txt itself, which is always allowed
 }
 
 // errNilURL is the error for a request without a URL.
@@ -38,8 +43,23 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 		return tg, true, fmt.Errorf("polite: %q names no host", req.URL.Host)
 	}
 	tg.pacingKey = tg.origin.host // PacingKeyHost's, without working it out again
-	if t.pacingKey != nil {
-		tg.pacingKey = t.PacingKey(req.URL)
+	switch {
+	case t.ips != nil:
+		tg.pacingKey, tg.dial, err = t.ips.key(req.Context(), tg.origin.host)
+		if err != nil {
+			return tg, true, err
+		}
+	case t.pacingKey != nil:
+		if k := t.pacingKey(req.URL); k != "" {
+			tg.pacingKey = k
+		}
+	}
+	if t.policies.fn != nil || t.bandwidth != nil {
+		// WithPacingFunc's policy may be invalid, and a cap is applied to
+		// the body; rules alone are for the Pacer, which asks itself.
+		if tg.policy, err = t.policies.forKey(tg.pacingKey); err != nil {
+			return tg, true, err
+		}
 	}
 	if t.quotaPartition != nil {
 		tg.partition = t.quotaPartition(req)
@@ -198,21 +218,77 @@ func PacingKeyOrigin(u *url.URL) string {
 	return k.String()
 }
 
-// originPacingKey returns the key that t paces requests to origin k by.
+// PacingKeyDomain is a [PacingKeyFunc] that paces each registrable domain
+// apart, its subdomains with it: the host's public suffix, by the Public
+// Suffix List of golang.org/x/net/publicsuffix (its private section too),
+// and one label more, so that "www.example.co.uk" and "shop.example.co.uk"
+// share "example.co.uk", while "a.github.io" and "b.github.io", whose
+// suffix github.io is, are two keys. A host that is an IP address, or a
+// public suffix itself ("localhost", "co.uk"), is its own key.
+func PacingKeyDomain(u *url.URL) string {
+	h := hostKey(u)
+	if mayBeIP(h) {
+		return h // an IP address, or a name that no domain can have
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {
+		return d
+	}
+	return h
+}
+
+// originPacingKey returns the key that t paces requests to origin k by,
+// without looking anything up: with the IP key, the address in its cache,
+// or the host name when there is none.
 func (t *PoliteTransport) originPacingKey(k originKey) string {
-	if t.pacingKey == nil {
+	switch {
+	case t.ips != nil:
+		if key, ok := t.ips.peek(k.host); ok {
+			return key
+		}
+		return k.host
+	case t.pacingKey == nil:
 		return k.host // PacingKeyHost's
 	}
-	return t.PacingKey(&url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port})
+	return t.PacingKey(k.url())
+}
+
+// url returns a URL of k's origin, with the port explicit.
+func (k originKey) url() *url.URL {
+	return &url.URL{Scheme: k.scheme, Host: hostForURL(k.host) + ":" + k.port}
 }
 
 // PacingKey returns the key that t paces requests to u by, an http or
 // https URL: a fleet that partitions its URLs by it shares no pacing state.
+// With [WithPacingKeyIP] it looks the host up when its address is not
+// cached, and returns "" when that fails; [PoliteTransport.PacingKeyContext]
+// says why.
 func (t *PoliteTransport) PacingKey(u *url.URL) string {
-	if t.pacingKey != nil {
+	k, _ := t.PacingKeyContext(context.Background(), u)
+	return k
+}
+
+// PacingKeyContext is [PoliteTransport.PacingKey] within ctx: with
+// [WithPacingKeyIP], a lookup that fails is a [*ResolveError], and one
+// that ctx ends is ctx's error, as RoundTrip would return them. With the
+// other keys it never fails.
+func (t *PoliteTransport) PacingKeyContext(ctx context.Context, u *url.URL) (string, error) {
+	k, _, err := t.pacingKeyOf(ctx, u)
+	return k, err
+}
+
+// pacingKeyOf is PacingKeyContext, with the IP key's dial target.
+func (t *PoliteTransport) pacingKeyOf(ctx context.Context, u *url.URL) (string, *dialTarget, error) {
+	switch {
+	case t.ips != nil:
+		h := hostKey(u)
+		if h == "" {
+			return "", nil, fmt.Errorf("polite: %q names no host", u.Host)
+		}
+		return t.ips.key(ctx, h)
+	case t.pacingKey != nil:
 		if k := t.pacingKey(u); k != "" {
-			return k
+			return k, nil, nil
 		}
 	}
-	return hostKey(u)
+	return hostKey(u), nil, nil
 }

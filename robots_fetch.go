@@ -48,8 +48,10 @@ type robotsRecord struct {
 
 // robotsCounts counts what an origin's robots.txt did to requests.
 type robotsCounts struct {
-	refused     atomic.Uint64 // requests refused
-	wouldRefuse atomic.Uint64 // requests RobotsReport let through that it would have refused
+	refused          atomic.Uint64 // requests refused
+	wouldRefuse      atomic.Uint64 // requests RobotsReport let through that it would have refused
+	usageRefused     atomic.Uint64 // requests refused for a use its usage preferences disallow (usage.go)
+	usageWouldRefuse atomic.Uint64 // such requests that UsageReport let through
 }
 
 // countsOf returns prev's counts, so that every copy of an origin's record
@@ -150,7 +152,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if away {
 			rt = t.robotsAway
 		}
-		resp, b, err := t.sendRobots(rt, tk, req.WithContext(ctx))
+		resp, b, err := t.sendRobots(rt, tk, req.WithContext(keepDialTarget(ctx, req.Context())))
 		if resp != nil {
 			r.status = resp.StatusCode
 		}
@@ -239,7 +241,14 @@ func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*ht
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	tk, err := t.admit(ctx, t.PacingKey(req.URL), "", 0)
+	key, dial, err := t.pacingKeyOf(ctx, req.URL)
+	if err != nil {
+		return nil, ticket{}, err
+	}
+	if dial != nil {
+		req = req.WithContext(withDialTarget(ctx, dial))
+	}
+	tk, err := t.admit(ctx, key, "", 0)
 	if err != nil {
 		return nil, ticket{}, err
 	}
@@ -317,7 +326,7 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, 
 		t.freeHop(h, tk, req)
 		return
 	}
-	t.release(tk, t.PacingKey(req.URL), req.URL, classify(resp, err, nil), resp, err)
+	t.release(tk, t.sentKey(req), req.URL, classify(resp, err, nil), resp, err)
 	h.resp, h.err = resp, err
 	switch {
 	case err != nil:
@@ -341,7 +350,7 @@ func (t *PoliteTransport) freeHop(h *robotsHop, tk ticket, req *http.Request) {
 	}
 	h.mu.Unlock()
 	if free {
-		t.release(tk, t.PacingKey(req.URL), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
+		t.release(tk, t.sentKey(req), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
 	}
 }
 

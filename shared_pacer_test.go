@@ -33,10 +33,10 @@ func (s readyShared) Ready(ctx context.Context, key, partition string, crawlDela
 func (s readyShared) Stats(ctx context.Context) ([]KeyState, error) { return s.p.Stats(ctx) }
 
 // newSharedPacer returns a Pacer for WithPacer that two transports share.
-func newSharedPacer(t *testing.T, optional bool) func(PacingPolicy) Pacer {
+func newSharedPacer(t *testing.T, optional bool) func(Policies) Pacer {
 	var once sync.Once
 	var shared Pacer
-	return func(p PacingPolicy) Pacer {
+	return func(p Policies) Pacer {
 		once.Do(func() {
 			mp, err := NewMemoryPacer(p, 0)
 			if err != nil {

@@ -22,7 +22,8 @@ type PoliteTransport struct {
 	robotsAway     http.RoundTripper          // robots.txt redirects to another host go through it; nil: not followed
 	userAgent      string                     // set on requests without one, and on robots.txt fetches
 	defaultToken   string                     // product token of userAgent, or of Go's default User-Agent
-	pacingKey      PacingKeyFunc              // nil: PacingKeyHost
+	pacingKey      PacingKeyFunc              // nil: PacingKeyHost, or the IP key when ips is set
+	ips            *resolveCache              // the IP key's addresses; nil: not the IP key
 	quotaPartition func(*http.Request) string // nil: every request in the partition ""
 	robotsMode     RobotsMode                 // for requests that robotsModeFunc and the context leave alone
 	robotsModeFunc func(*url.URL) RobotsMode  // nil: robotsMode
@@ -33,7 +34,13 @@ type PoliteTransport struct {
 	robots         *robotsCache
 	store          RobotsStore // nil: robots.txt is this transport's alone
 	pacer          pacing
+	policies       policySet  // the policy of each key
+	bandwidth      *bandwidth // the byte buckets of keys whose bandwidth is capped; nil when no policy caps it
 	fieldNotes     fieldNotes // unreadable rate-limit fields reported
+
+	// usage is the uses declared, and what to do when robots.txt
+	// disallows one (usage.go).
+	usage usagePolicy
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
@@ -42,12 +49,15 @@ type PoliteTransport struct {
 // with a [*ConfigError] when an option is given an invalid value; use
 // [Validate] to report it instead.
 func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	cfg, err := configure(opts)
 	if err != nil {
 		panic(err)
+	}
+	switch {
+	case base == nil && cfg.resolver != nil:
+		base = ipBase()
+	case base == nil:
+		base = http.DefaultTransport
 	}
 	t := &PoliteTransport{
 		base:           base,
@@ -62,6 +72,14 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
 		events:         cfg.hooks,
+		usage:          cfg.usage,
+	}
+	if cfg.resolver != nil {
+		t.ips = newResolveCache(cfg.resolver, cfg.limits.MaxResolved)
+	}
+	t.policies = policySet{def: cfg.pacing, rules: cfg.rules.merge(cfg.pacing), fn: cfg.policyFunc}
+	if t.policies.mayCap() {
+		t.bandwidth = newBandwidth(cfg.limits.MaxKeys)
 	}
 	if _, plain := base.(*http.Transport); plain {
 		t.robotsAway = base // it adds no header of its own
@@ -74,8 +92,8 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	}
 	var p Pacer
 	if cfg.newPacer == nil {
-		p = newMemoryPacer(memoryPacerConfig(cfg.pacing, cfg.limits.MaxKeys))
-	} else if p = cfg.newPacer(cfg.pacing.Effective()); p == nil {
+		p = newMemoryPacer(memoryPacerConfig(t.policies.policies(), cfg.limits.MaxKeys))
+	} else if p = cfg.newPacer(t.policies.policies()); p == nil {
 		panic(&ConfigError{Option: "WithPacer", Reason: "the function returned a nil Pacer"})
 	}
 	t.pacer = newPacing(p, cfg.hooks)
@@ -119,6 +137,9 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case v.undecided != nil:
 		t.undecided(v, tg, req.URL)
 	}
+	if err == nil && t.usage.on() {
+		err = t.checkUsage(v, tg, req.URL)
+	}
 	if err != nil {
 		closeRequestBody(req)
 		return nil, err
@@ -131,6 +152,9 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			out.Header = make(http.Header)
 		}
 		out.Header.Set("User-Agent", t.userAgent)
+	}
+	if tg.dial != nil { // the IP key: the dial goes where the key says
+		out = out.WithContext(withDialTarget(ctx, tg.dial))
 	}
 	// Nothing may come between the start and the call: what did would
 	// count as the server's latency, and a wait there would bring the
@@ -145,10 +169,17 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if !t.events.on() {
-		return t.send(tk, tg.pacingKey, out)
+		resp, err := t.send(tk, tg.pacingKey, out)
+		if t.bandwidth != nil && resp != nil {
+			t.capBody(ctx, tg.pacingKey, tg.policy, resp)
+		}
+		return resp, err
 	}
 	waited := time.Since(asked)
 	resp, err := t.send(tk, tg.pacingKey, out)
+	if t.bandwidth != nil && resp != nil {
+		t.capBody(ctx, tg.pacingKey, tg.policy, resp)
+	}
 	// Reported after the call, which the hook must not delay.
 	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
 	if resp != nil {
@@ -182,6 +213,18 @@ func (t *PoliteTransport) send(tk ticket, key string, req *http.Request) (*http.
 	return resp, err
 }
 
+// capBody has resp's body read through the bucket of key, whose policy
+// is pol (nil: the transport's), when that policy caps the key's
+// bandwidth. RoundTrip calls it only when some policy may.
+func (t *PoliteTransport) capBody(ctx context.Context, key string, pol *PacingPolicy, resp *http.Response) {
+	if pol == nil {
+		pol = &t.policies.def
+	}
+	if rate := pol.bandwidth(); rate > 0 {
+		t.bandwidth.capBody(ctx, resp, key, rate)
+	}
+}
+
 // release ends tk's request to u, admitted to key, with o, and reports
 // what that changed in the key's backoff, with the response's status or
 // the error that caused it. Events go out after the Pacer's release,
@@ -213,7 +256,10 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 	if !ok || t.pacer.ready == nil {
 		return nil
 	}
-	key := t.originPacingKey(k)
+	key, err := t.PacingKeyContext(ctx, k.url())
+	if err != nil {
+		return nil // the fetch fails with the error, which says so
+	}
 	ks, err := t.pacer.ready.Ready(ctx, key, "", 0)
 	if err != nil {
 		return nil // a store that fails fails the fetch, which says so

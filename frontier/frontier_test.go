@@ -456,7 +456,7 @@ func TestSharedPacer(t *testing.T) {
 	for _, ready := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ReadyPacer %v", ready), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mp, err := polite.NewMemoryPacer(polite.PacingPolicy{BaseDelay: time.Second, Jitter: polite.None}, 0)
+				mp, err := polite.NewMemoryPacer(polite.Policies{Default: polite.PacingPolicy{BaseDelay: time.Second, Jitter: polite.None}}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -464,7 +464,7 @@ func TestSharedPacer(t *testing.T) {
 				if ready {
 					shared = readySharedPacer{sharedPacer{mp}}
 				}
-				withShared := polite.WithPacer(func(polite.PacingPolicy) polite.Pacer { return shared })
+				withShared := polite.WithPacer(func(polite.Policies) polite.Pacer { return shared })
 				web := &fakeWeb{links: map[string][]string{}}
 				chain(web.links, "a", 5)
 				a := polite.New(web, pacing, withShared)

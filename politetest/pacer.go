@@ -13,24 +13,31 @@ import (
 )
 
 // RunPacer checks the Pacers that newPacer makes against every case, each a
-// subtest named for the rule it checks. Each case gives newPacer an
-// Effective policy, the defaults with no jitter but for what the case
-// changes, as a transport does.
-func RunPacer(t *testing.T, newPacer func(polite.PacingPolicy) polite.Pacer) {
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+// subtest named for the rule it checks. Each case gives newPacer
+// [polite.Policies] as a transport does: an Effective Default, the
+// defaults with no jitter but for what the case changes, and for the
+// cases of keys with policies of their own, an Override.
+func RunPacer(t *testing.T, newPacer func(polite.Policies) polite.Pacer) {
+	run := func(name string, edit func(*polite.PacingPolicy), override func(string) (polite.PacingPolicy, bool), check func(*testing.T, *session)) {
+		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				policy := polite.PacingPolicy{Jitter: polite.None}
-				if c.policy != nil {
-					c.policy(&policy)
+				if edit != nil {
+					edit(&policy)
 				}
-				p := newPacer(policy.Effective())
+				p := newPacer(polite.Policies{Default: policy.Effective(), Override: override})
 				if c, ok := p.(io.Closer); ok {
 					defer c.Close()
 				}
-				c.run(t, &session{t: t, p: p})
+				check(t, &session{t: t, p: p})
 			})
 		})
+	}
+	for _, c := range cases {
+		run(c.name, c.policy, nil, c.run)
+	}
+	for _, c := range ownCases {
+		run(c.name, nil, own, c.run)
 	}
 }
 
@@ -97,6 +104,25 @@ func want[T comparable](t *testing.T, what string, got, want T) {
 	if got != want {
 		t.Errorf("%s = %v; want %v", what, got, want)
 	}
+}
+
+// own is the Override of the cases of keys with policies of their own:
+// "slow" has a base delay of 10s, "wide" three requests in flight and no
+// base delay or latency pacing, "api" a backoff base of 1s and no base
+// delay or latency pacing, "mend" a RecoverAfter of 1; the other keys keep
+// the Default.
+func own(key string) (polite.PacingPolicy, bool) {
+	switch key {
+	case "mend":
+		return polite.PacingPolicy{RecoverAfter: 1}, true
+	case "slow":
+		return polite.PacingPolicy{BaseDelay: 10 * time.Second}, true
+	case "wide":
+		return polite.PacingPolicy{MaxInFlight: 3, BaseDelay: polite.None, LatencyFactor: polite.None}, true
+	case "api":
+		return polite.PacingPolicy{BackoffBase: time.Second, BaseDelay: polite.None, LatencyFactor: polite.None}, true
+	}
+	return polite.PacingPolicy{}, false
 }
 
 var cases = []struct {
@@ -331,5 +357,103 @@ var cases = []struct {
 			t.Fatalf("Acquire = %v after %v; want a *DeadlineError at once", err, time.Since(asked))
 		}
 		want(t, "next start", s.request("a", 0, 0, success), time.Second)
+	}},
+}
+
+// ownCases check that a Pacer runs the policy of each key that
+// Policies.Override gives one of its own (see own), and keeps the Default
+// for the others.
+var ownCases = []struct {
+	name string
+	run  func(t *testing.T, s *session)
+}{
+	{"a key's own base delay", func(t *testing.T, s *session) {
+		s.request("slow", 0, 0, success)
+		want(t, "start on a key with the default", s.request("fast", 0, 0, success), 0)
+		want(t, "second start on it", s.request("fast", 0, 0, success), time.Second)
+		want(t, "second start on the slow key", s.request("slow", 0, 0, success), 10*time.Second)
+	}},
+	{"a key's own MaxInFlight", func(t *testing.T, s *session) {
+		var leases []polite.Lease
+		for i := range 3 {
+			l, at := s.start("wide", 0)
+			want(t, fmt.Sprintf("start %d on the wide key", i+1), at, 0)
+			leases = append(leases, l)
+		}
+		done := make(chan time.Duration)
+		go func() { _, at := s.start("wide", 0); done <- at }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		select {
+		case at := <-done:
+			t.Fatalf("a fourth request started at +%v with three in flight", at)
+		default:
+		}
+		leases[0].Release(success)
+		want(t, "fourth start", <-done, time.Second)
+		for _, l := range leases[1:] {
+			l.Release(success)
+		}
+	}},
+	{"a key's own backoff", func(t *testing.T, s *session) {
+		s.request("api", 0, 0, signal)
+		want(t, "start on the api key after its pause", s.request("api", 0, 0, success), time.Second)
+		s.request("other", 0, 0, signal)
+		want(t, "start on a key with the default backoff", s.request("other", 0, 0, success), time.Second+5*time.Second)
+	}},
+	{"a key's own RecoverAfter", func(t *testing.T, s *session) {
+		for _, c := range []struct {
+			key   string
+			after polite.Change // of a success after the signal's pause
+		}{{"mend", polite.Change{Cleared: true}}, {"other", polite.Change{Level: 1}}} {
+			l, _ := s.start(c.key, 0)
+			want(t, "change of a signal on "+c.key, l.Release(signal), polite.Change{Raised: true, Level: 1, Pause: 5 * time.Second})
+			l, _ = s.start(c.key, 0)
+			want(t, "change of a success on "+c.key, l.Release(success), c.after)
+		}
+	}},
+	{"a key's own policy with quota partitions", func(t *testing.T, s *session) {
+		s.requestIn("slow", "A", quota(0, 0, 30*time.Second, ""))
+		want(t, "start in another partition, after the key's own base delay", s.requestIn("slow", "B", success), 10*time.Second)
+		want(t, "start in the partition, after its quota's reset", s.requestIn("slow", "A", success), 30*time.Second)
+	}},
+	{"Crawl-delay and Retry-After stay floors under a key's own policy", func(t *testing.T, s *session) {
+		s.request("wide", 3*time.Second, 0, success)
+		want(t, "start after a Crawl-delay of 3s", s.request("wide", 3*time.Second, 0, success), 3*time.Second)
+		s.request("api", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: time.Minute})
+		want(t, "start after a Retry-After of a minute", s.request("api", 0, 0, success), 3*time.Second+time.Minute)
+	}},
+	{"Ready and Stats show a key's policy", func(t *testing.T, s *session) {
+		def := polite.PacingPolicy{Jitter: polite.None}.Effective()
+		slow := def
+		slow.BaseDelay = 10 * time.Second
+		if rp, ok := s.p.(polite.ReadyPacer); ok {
+			for key, p := range map[string]polite.PacingPolicy{"slow": slow, "never": def} {
+				ks, err := rp.Ready(context.Background(), key, "", 0)
+				if err != nil {
+					t.Fatalf("Ready(%q) = %v", key, err)
+				}
+				want(t, "policy of "+key+" in Ready", ks.Policy, p)
+				want(t, "pace of "+key+" in Ready", ks.Pace, p.BaseDelay)
+			}
+		}
+		sp, ok := s.p.(polite.StatsPacer)
+		if !ok {
+			return
+		}
+		s.request("slow", 0, 0, success)
+		s.request("fast", 0, 0, success)
+		stats, err := sp.Stats(context.Background())
+		if err != nil {
+			t.Fatalf("Stats = %v", err)
+		}
+		for _, ks := range stats {
+			switch ks.Key {
+			case "slow":
+				want(t, "policy of slow in Stats", ks.Policy, slow)
+			case "fast":
+				want(t, "policy of fast in Stats", ks.Policy, def)
+			}
+		}
 	}},
 }

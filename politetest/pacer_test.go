@@ -9,7 +9,7 @@ import (
 
 // TestMemoryPacer holds the transport's own Pacer to the policy.
 func TestMemoryPacer(t *testing.T) {
-	politetest.RunPacer(t, func(p polite.PacingPolicy) polite.Pacer {
+	politetest.RunPacer(t, func(p polite.Policies) polite.Pacer {
 		pacer, err := polite.NewMemoryPacer(p, 0)
 		if err != nil {
 			panic(err) // RunPacer's policies are valid

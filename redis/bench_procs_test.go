@@ -76,7 +76,7 @@ func benchChild() int {
 	opts.PoolSize = 32
 	c := redis.NewClient(opts)
 	defer c.Close()
-	p := NewPacer(c, WithKeyPrefix(os.Getenv(benchPrefixEnv)), FailWhenUnreachable(), WithTimeout(time.Minute))(unpaced())
+	p := NewPacer(c, WithKeyPrefix(os.Getenv(benchPrefixEnv)), FailWhenUnreachable(), WithTimeout(time.Minute))(polite.Policies{Default: unpaced()})
 	var (
 		left atomic.Int64
 		wg   sync.WaitGroup

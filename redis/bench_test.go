@@ -74,7 +74,7 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 	c.AddHook(&calls)
 	// A call may queue for a connection for long on a busy machine; a
 	// benchmark must not mistake that for an outage.
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable(), WithTimeout(time.Minute))(unpaced())
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable(), WithTimeout(time.Minute))(polite.Policies{Default: unpaced()})
 	keys := make([]string, 100_000)
 	for i := range keys {
 		keys[i] = "host" + strconv.Itoa(i) + ".example"
@@ -192,7 +192,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
-	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(polite.PacingPolicy{})
+	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(polite.Policies{Default: polite.PacingPolicy{}})
 	before := used()
 	for i := 0; b.Loop(); i++ {
 		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example.com", "", 0)
@@ -209,7 +209,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 // server-µs/call is the scripts' cost with no other load on the machine.
 func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	c := newClient(b)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(unpaced())
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: unpaced()})
 	ctx, cancel := requestContext()
 	defer cancel()
 	var lat []time.Duration
@@ -240,7 +240,7 @@ func requestContext() (context.Context, context.CancelFunc) {
 // BenchmarkAcquireReleaseMemory is BenchmarkAcquireRelease's loop on the
 // in-memory Pacer, for comparison: what a process pays for pacing alone.
 func BenchmarkAcquireReleaseMemory(b *testing.B) {
-	p, _ := polite.NewMemoryPacer(unpaced(), 0)
+	p, _ := polite.NewMemoryPacer(polite.Policies{Default: unpaced()}, 0)
 	keys := make([]string, 100_000)
 	for i := range keys {
 		keys[i] = "host" + strconv.Itoa(i) + ".example"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
 )
 
 // What an outage leaves behind, and how a Pacer makes it good when the
@@ -56,23 +57,24 @@ func (p *pacer) sweep() {
 }
 
 // giveBack runs cancelLua for each orphan of batch whose lease has not
-// expired, in one pipeline, and returns those that it could not give
-// back.
+// expired, in one pipeline to each server, and returns those that it
+// could not give back.
 func (p *pacer) giveBack(batch []orphan) []orphan {
 	now := time.Now()
 	batch = slices.DeleteFunc(batch, func(o orphan) bool { return now.After(o.until) })
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.timeout)
 	defer cancel()
 	calls := make([]*call, len(batch))
+	hs := make([]*health, len(batch)) // found before the calls, which may make a Cluster reload its map
 	for i, o := range batch {
-		calls[i] = &call{script: p.cancel, keys: p.keys(o.key), args: p.argv(o.id)}
+		calls[i], hs[i] = p.call(ctx, p.cancel, o.key, o.id)
 	}
 	if len(calls) > 0 {
 		runAll(ctx, p.client, calls)
 	}
 	var left []orphan
 	for i, c := range calls {
-		h := p.servers.of(ctx, c.keys[0])
+		h := hs[i]
 		if err := c.cmd.Err(); err != nil { // the server failed or refused: the script did not run
 			if !p.o.failClose {
 				h.failed(err)
@@ -84,6 +86,14 @@ func (p *pacer) giveBack(batch []orphan) []orphan {
 		p.notify(batch[i].key)
 	}
 	return left
+}
+
+// call returns a call of script for key with extra arguments, for runAll,
+// and the health of the server that holds key.
+func (p *pacer) call(ctx context.Context, script *redis.Script, key string, extra ...string) (*call, *health) {
+	keys := p.keys(key)
+	h := p.servers.of(ctx, keys[0])
+	return &call{script: script, keys: keys, args: p.withPolicy(key, p.argv(extra...)), server: h.node}, h
 }
 
 // withCarry returns args with what this process did for key in its
@@ -150,7 +160,7 @@ func (p *pacer) carryLater() {
 }
 
 // carryAll carries what this process did in its memory for every key
-// whose server is not known to be down, in one pipeline.
+// whose server is not known to be down, in one pipeline to each server.
 func (p *pacer) carryAll() {
 	p.carryMu.Lock()
 	gens := maps.Clone(p.carries)
@@ -160,12 +170,12 @@ func (p *pacer) carryAll() {
 	var calls []*call
 	var carried []string
 	for key := range gens {
-		k := p.keys(key)
-		if p.servers.of(ctx, k[0]).isDown.Load() {
+		ago, pause := p.memory(key)
+		c, h := p.call(ctx, p.carry, key, ago, pause)
+		if h.isDown.Load() {
 			continue
 		}
-		ago, pause := p.memory(key)
-		calls = append(calls, &call{script: p.carry, keys: k, args: p.argv(ago, pause)})
+		calls = append(calls, c)
 		carried = append(carried, key)
 	}
 	if len(calls) == 0 {

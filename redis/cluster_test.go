@@ -121,7 +121,7 @@ func TestCluster(t *testing.T) {
 	defer c.Close()
 	ctx := context.Background()
 	policy := polite.PacingPolicy{BaseDelay: 100 * time.Millisecond, LatencyFactor: polite.None, Jitter: polite.None}
-	p := NewPacer(c, FailWhenUnreachable())(policy)
+	p := NewPacer(c, FailWhenUnreachable())(polite.Policies{Default: policy})
 
 	const hosts = 60
 	for i := range hosts {

@@ -28,7 +28,7 @@ func crashPolicy() polite.PacingPolicy {
 // killed.
 func crashChild() int {
 	c := redis.NewClient(clientOptions(os.Getenv(fleetSockEnv)))
-	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(crashPolicy())
+	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(polite.Policies{Default: crashPolicy()})
 	if _, err := p.Acquire(context.Background(), os.Getenv(crashEnv), "", 0); err != nil {
 		fmt.Println(err)
 		return 1
@@ -61,7 +61,7 @@ func TestCrashedProcess(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 
-	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(crashPolicy())
+	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(polite.Policies{Default: crashPolicy()})
 	l, err := p.Acquire(context.Background(), key, "", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,30 @@
 // were one: the pace between starts, Crawl-delay floors, backoff on
 // signals and Retry-After, rate-limit quotas and MaxInFlight hold across
 // the fleet, not per process, and each origin's robots.txt is fetched
-// once for the fleet rather than once by each process. A fleet that can
-// route each host to one process needs none of this: partition by
-// [polite.PacingKeyHost] and keep the in-memory pacer.
+// once for the fleet rather than once by each process.
+//
+// # Partition or share
+//
+// A fleet that can route each URL to a process of its choosing needs none
+// of this: send every URL to the process that owns its pacing key
+// ([polite.PoliteTransport.PacingKey], hashed modulo the fleet's size, or
+// by rendezvous hashing so that a process leaving moves only its own
+// keys), and keep the in-memory pacer; each host is then paced, and its
+// robots.txt fetched, by one process. Sharing never makes a host faster: a
+// host paced at d takes at most 1/d requests a second whichever process
+// sends them. It only lets any worker take any URL, as serverless workers
+// or one shared queue do. With H busy hosts over P processes, hashing
+// gives a process about H/P hosts (the busiest about
+// H/P + sqrt(2·(H/P)·ln P)), and it needs about (H/P)·latency/d requests in
+// flight to keep them busy: 10,000 hosts at d = 1s over 8 processes is
+// about 1,250 hosts each (1,322 for the busiest), 1,250 requests a second
+// and 250 in flight at 200ms of latency, well within one Go process.
+//
+// Sharing costs two Redis calls per request, one of them on the latency
+// path, and about 180 bytes of the server's memory per host; one primary
+// sustained 39,000 to 41,000 polite requests a second on a machine of 2
+// vCPUs that ran the clients too (BENCHMARKS.md in the repository, §8,
+// gives the method and the rest of the figures).
 //
 // # Data model
 //
@@ -61,7 +82,10 @@
 // go-redis sends them by EVALSHA and loads them when the server lacks
 // them. The policy and the lease duration are constants
 // in their text, so that a call passes only what changes; Pacers with the
-// same policy share the scripts. Their clock is the server's TIME, the one
+// same policy share the scripts. A key with a policy of its own, which
+// polite.WithPacingRules or polite.WithPacingFunc gives it, passes that
+// policy with each call instead, so that no policy costs a script of its
+// own. Their clock is the server's TIME, the one
 // clock of the fleet. Jitter draws are made by the caller and passed in,
 // so the scripts are deterministic.
 //
@@ -91,20 +115,30 @@
 // headers come. Release returns when its call is done, so that the next
 // Acquire sees what it changed, or when the request's context (the one
 // Acquire was given) ends, whichever is first. A Pacer sends up to four
-// admissions at once, each by its caller, and as many releases. The calls of either kind
-// made while four are on their way queue, then go together in one
-// pipeline, one round trip for all of them, sent by a goroutine that the
-// Pacer starts and that ends when the queue is empty. A request whose
-// context ends while its admission is queued leaves the queue; one whose
-// admission was sent, alone or in a pipeline, has the lease it took, or
-// may yet take, given back (see When Redis is unreachable). A
-// request that must wait sleeps on a timer, or until a request of the
-// same process to the same key is released, then asks again: one more
-// call per wake. A slot freed by another process is seen at the next poll
-// (see [WithPollInterval]). Fairness among the waiters of the fleet is not
-// first come, first served: whichever asks first after a start is allowed
-// gets it. When the next allowed start is at or past the request's
-// context deadline, Acquire fails at once with a [*polite.DeadlineError].
+// admissions at once to each server, each by its caller, and as many
+// releases. The calls of either kind made while four are on their way to
+// their server queue, then go together in one pipeline, one round trip for
+// all of them, sent by a goroutine that the Pacer starts and that ends
+// when the queue is empty. With a Cluster client a call sent alone goes by
+// such a goroutine too, so that its caller stops waiting when the
+// request's context ends even when go-redis holds the call longer, as a
+// Cluster client holds every call while it looks up the server's commands,
+// under a context of its own of 5s, until a look-up succeeds. Calls to one
+// server never wait for calls to another, nor share a pipeline with them,
+// so that a primary of a Cluster that does not answer holds up only its
+// own keys. A request whose context ends while its admission is queued
+// leaves the queue; one whose admission was sent, alone or in a pipeline,
+// has the lease it took, or may yet take, given back (see When Redis is
+// unreachable). A request that must wait sleeps on a timer, or until a
+// request of the same process to the same key is released, then asks
+// again: one more call per wake. A slot freed by another process is seen
+// at the next poll (see [WithPollInterval]). Fairness among the waiters of
+// the fleet is not first come, first served: whichever asks first after a
+// start is allowed gets it. When the next allowed start is at or past the
+// request's context deadline, Acquire fails at once with a
+// [*polite.DeadlineError]; once the deadline has passed by the clock, it
+// fails with the context's error and sends nothing, even before the
+// context's timer has fired.
 //
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).
@@ -122,8 +156,8 @@
 // counts; Waiting and Busy count this process's waiting requests, the
 // only ones it knows. Stats reads the keys this process used last, at
 // most 1,000 (a set it keeps in its memory, touched at each start), with
-// the same script, all in one pipeline: one round trip to each server,
-// and the server's time per key (BENCHMARKS.md has both figures). Keys
+// the same script, in one pipeline to each server, the pipelines at once:
+// one round trip to each server, and the server's time per key (BENCHMARKS.md has both figures). Keys
 // that Redis has let expire are left out. Neither read is on a request's
 // path unless the caller puts it there.
 //
@@ -159,7 +193,12 @@
 // in the memory of its process with [polite.NewMemoryPacer], says so once
 // through its logger (see [WithLogger]; by default it logs nothing), and
 // tries the server again at most once a second, going back to it when it
-// answers. Health is kept per server: for a Cluster, per primary, found
+// answers. A call that the request's context cuts short counts as a
+// failure only when it was on its way for a tenth of WithTimeout or more:
+// one cut sooner, as a call sent a moment before its request's deadline,
+// tells nothing of the server, and the lease it may have taken is given
+// back by a call that WithTimeout alone bounds, which judges the server
+// instead. Health is kept per server: for a Cluster, per primary, found
 // by the slot of the key, so that an outage of one primary moves only the
 // hosts whose keys it holds, and an answer from one primary brings back
 // only its own. [FailWhenUnreachable] makes Acquire fail instead.
@@ -183,18 +222,20 @@
 // that admission, when it runs, admits nothing. The outcome of such a
 // request is lost. The goroutine that does this ends when none is left.
 //
-// What a process did in its memory in an outage is carried into Redis
-// when the key's server answers: the last start and the pause, as
-// durations before and after the server's now (so that no clocks need
-// agree), each taken only if it is later than what Redis holds. A request
-// carries its own key's in its admission; the other keys go together in
-// one pipeline, at most once a probe interval. A server that comes back
+// What a process did in its memory in an outage is carried into Redis when
+// the key's server answers: the last start and the pause, as durations
+// before and after the server's now (so that no clocks need agree), each
+// taken only if it is later than what Redis holds. A request carries its
+// own key's in its admission; the other keys go together in one pipeline
+// to each server, at most once a probe interval. A server that comes back
 // empty, as one restarted without persistence, so keeps the pace from the
-// starts made in memory. Requests in flight in memory are not carried:
-// for a moment the fleet may have more than MaxInFlight requests in
-// flight on such a key. A process that has not yet found the server back
-// paces alone until it does; its last start in memory and the next start
-// in Redis may be closer than the pace.
+// starts made in memory. A request that still waits for its turn in memory
+// when the server answers asks Redis instead: once the process has found
+// the server back, it starts nothing more in memory. Requests
+// in flight in memory are not carried: for a moment the fleet may have
+// more than MaxInFlight requests in flight on such a key. A process that
+// has not yet found the server back paces alone until it does; its last
+// start in memory and the next start in Redis may be closer than the pace.
 //
 // A Cluster client reloads its slot map when a call fails: go-redis does
 // so by itself only after a MOVED, ASK or READONLY reply, or once the map

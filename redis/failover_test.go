@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 // TestFailover crawls three hosts, each kept on a different primary of a
 // Cluster of three primaries with a replica each, from three Pacers (the
 // processes of a fleet, each with its own client, on the options the
-// README shows) of four workers each, kills one primary mid-crawl and
+// package documentation shows) of four workers each, kills one primary mid-crawl and
 // lets its replica be promoted. What must always hold: no request is held
 // past its context; the hosts on the healthy primaries keep the pace
 // throughout; every Pacer is back on Redis for the failed primary's host
@@ -34,7 +36,7 @@ func TestFailover(t *testing.T) {
 	}
 	const (
 		pace     = 200 * time.Millisecond
-		slack    = 50 * time.Millisecond // a start is when Acquire returns, which scheduling delays
+		slack    = 50 * time.Millisecond // a start is when its request comes, which scheduling delays
 		overrun  = 150 * time.Millisecond
 		procs    = 3
 		workers  = 4
@@ -71,16 +73,21 @@ func TestFailover(t *testing.T) {
 	victim := hosts[0]
 	dead := primaries[victim]
 
-	// The hosts record when each request came, and from which Pacer.
+	// The hosts record when each request came, from which Pacer, and the
+	// start that Redis recorded for it, when Redis admitted it.
 	type arrival struct {
-		at   time.Time
-		proc string
+		at, start time.Time
+		proc      string
 	}
 	var mu sync.Mutex
 	arrivals := map[string][]arrival{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		arrivals[r.Host] = append(arrivals[r.Host], arrival{time.Now(), r.Header.Get("X-Proc")})
+		a := arrival{at: time.Now(), proc: r.Header.Get("X-Proc")}
+		if us, err := strconv.ParseInt(r.Header.Get("X-Start"), 10, 64); err == nil {
+			a.start = time.UnixMicro(us)
+		}
+		arrivals[r.Host] = append(arrivals[r.Host], a)
 		mu.Unlock()
 	}))
 	defer srv.Close()
@@ -97,7 +104,7 @@ func TestFailover(t *testing.T) {
 		defer c.Close()
 		log := &syncBuffer{}
 		ps[i] = &proc{log: log, p: NewPacer(c, WithKeyPrefix(prefix),
-			WithLogger(slog.New(slog.NewTextHandler(log, nil))))(policy).(*pacer)}
+			WithLogger(slog.New(slog.NewTextHandler(log, nil))))(polite.Policies{Default: policy}).(*pacer)}
 	}
 	var worst time.Duration
 	stop := make(chan struct{})
@@ -119,8 +126,8 @@ func TestFailover(t *testing.T) {
 						t.Logf("Acquire(%s) %v late: %v", host, late, err)
 					}
 					if err == nil {
-						_, shared := l.(*lease)
-						if !shared && host == victim {
+						shared, _ := l.(*lease)
+						if shared == nil && host == victim {
 							mu.Lock()
 							pr.memory = time.Now()
 							mu.Unlock()
@@ -128,6 +135,9 @@ func TestFailover(t *testing.T) {
 						req, _ := http.NewRequestWithContext(rctx, "GET", srv.URL, nil)
 						req.Host = host
 						req.Header.Set("X-Proc", fmt.Sprint(i))
+						if shared != nil {
+							req.Header.Set("X-Start", shared.start)
+						}
 						if resp, err := http.DefaultClient.Do(req); err == nil {
 							resp.Body.Close()
 						}
@@ -150,6 +160,24 @@ func TestFailover(t *testing.T) {
 		}
 	}
 
+	// The longest this process stalled, as a goroutine that sleeps 5ms
+	// finds, for the log: on a loaded machine it tells scheduling from
+	// the Pacers in a failure.
+	var stall atomic.Int64
+	stalls := make(chan struct{})
+	defer close(stalls)
+	go func() {
+		for t0 := time.Now(); ; t0 = time.Now() {
+			select {
+			case <-stalls:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if d := time.Since(t0) - 5*time.Millisecond; d > time.Duration(stall.Load()) {
+				stall.Store(int64(d))
+			}
+		}
+	}()
 	time.Sleep(2 * time.Second)
 	killed := time.Now()
 	cl.procs[dead].Process.Kill()
@@ -191,6 +219,14 @@ func TestFailover(t *testing.T) {
 	if worst > overrun {
 		t.Errorf("a request ended %v past its context's deadline; want at most %v", worst, overrun)
 	}
+	// A gap shorter than the pace between two requests that Redis admitted
+	// at least the pace apart is this machine's scheduling, not the
+	// Pacers': the process that runs the fleet, with the race detector, on
+	// two cores that other work loads, was seen to stall for up to 460ms,
+	// and a request to come 108ms after the start Redis recorded for it,
+	// while the next came 2ms after its own. Such a gap is logged, not
+	// counted; a start in memory has no record to show that, and counts.
+	scheduling := 0
 	for _, h := range hosts {
 		var before, during, after, n [3]int
 		a := arrivals[h]
@@ -204,6 +240,12 @@ func TestFailover(t *testing.T) {
 			}
 			n[phase]++
 			if gap := a[i].at.Sub(a[i-1].at); gap < pace-slack {
+				if !a[i-1].start.IsZero() && !a[i].start.IsZero() && a[i].start.Sub(a[i-1].start).Abs() >= pace {
+					t.Logf("%s: gap %v from %s at %v to %s at %v, started by Redis %v apart", h, gap, a[i-1].proc, a[i-1].at.Sub(killed),
+						a[i].proc, a[i].at.Sub(killed), a[i].start.Sub(a[i-1].start).Abs())
+					scheduling++
+					continue
+				}
 				if phase != 1 {
 					t.Logf("%s: gap %v from %s at %v to %s at %v", h, gap, a[i-1].proc, a[i-1].at.Sub(killed), a[i].proc, a[i].at.Sub(killed))
 				}
@@ -223,14 +265,16 @@ func TestFailover(t *testing.T) {
 			t.Errorf("%s: gaps shorter than the pace: before %d, during %d, after %d; want none but during, on the killed primary only", h, before[0], during[0], after[0])
 		}
 	}
+	t.Logf("gaps shorter than the pace when their requests came, but started by Redis the pace apart: %d", scheduling)
 	for i, pr := range ps {
 		t.Logf("process %d: outages said %d, recoveries %d", i, strings.Count(pr.log.String(), "unreachable"), strings.Count(pr.log.String(), "answers again"))
 		if t.Failed() {
 			t.Log(pr.log.String())
 		}
 	}
-	t.Logf("replica promoted %v after the kill; every process back %v after that; worst overrun past a deadline %v",
-		healthy.Sub(killed).Round(10*time.Millisecond), back.Sub(healthy).Round(10*time.Millisecond), worst.Round(time.Millisecond))
+	t.Logf("replica promoted %v after the kill; every process back %v after that; worst overrun past a deadline %v; longest stall of this process %v",
+		healthy.Sub(killed).Round(10*time.Millisecond), back.Sub(healthy).Round(10*time.Millisecond), worst.Round(time.Millisecond),
+		time.Duration(stall.Load()).Round(time.Millisecond))
 
 	// No lease is left: those of requests ended in the failover are given
 	// back.

@@ -63,7 +63,7 @@ func TestServerClock(t *testing.T) {
 	c := newClient(t)
 	policy := polite.PacingPolicy{BaseDelay: 50 * time.Millisecond, Jitter: polite.None, LatencyFactor: polite.None}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(policy)
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(polite.Policies{Default: policy})
 	ctx := context.Background()
 	var starts []int64 // µs on the server's clock
 	for range 3 {
@@ -103,14 +103,14 @@ func TestLeaseExpires(t *testing.T) {
 		policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 		prefix := freshPrefix()
 		opts := []PacerOption{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
-		crashed := NewPacer(c, opts...)(policy)
+		crashed := NewPacer(c, opts...)(polite.Policies{Default: policy})
 		if _, err := crashed.Acquire(context.Background(), "a", "", 0); err != nil {
 			t.Fatal(err)
 		}
 		// The process that holds the slot dies: another one waits for the
 		// lease to expire.
 		t0 := time.Now()
-		l, err := NewPacer(c, opts...)(policy).Acquire(context.Background(), "a", "", 0)
+		l, err := NewPacer(c, opts...)(polite.Policies{Default: policy}).Acquire(context.Background(), "a", "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestLeaseExpires(t *testing.T) {
 func TestFailWhenUnreachable(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.Policies{Default: polite.PacingPolicy{}})
 	_, err := p.Acquire(context.Background(), "a", "", 0)
 	if err == nil || !strings.Contains(err.Error(), "redis unreachable") || !strings.Contains(err.Error(), "dial unix /nonexistent/redis.sock") {
 		t.Fatalf("Acquire = %v; want an error naming redis and the dial's error", err)
@@ -140,7 +140,7 @@ func TestOutage(t *testing.T) {
 	var log syncBuffer
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(500*time.Millisecond),
-		WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(policy).(*pacer)
+		WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 50 * time.Millisecond
 	request := func(key string) {
 		t.Helper()
@@ -202,7 +202,7 @@ func TestOutage(t *testing.T) {
 func TestFailWhenUnreachableNeverFallsBack(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.PacingPolicy{})
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.Policies{Default: polite.PacingPolicy{}})
 	for range 3 {
 		if _, err := p.Acquire(context.Background(), "a", "", 0); err == nil {
 			t.Fatal("Acquire succeeded with redis unreachable")
@@ -218,7 +218,7 @@ func TestJitter(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
 		policy := polite.PacingPolicy{Jitter: 0.5, LatencyFactor: polite.None}
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
 		draws := []float64{0.25, 1, 0, 0.5, 0}
 		var u float64
 		p.rand = func() float64 { return u }
@@ -250,7 +250,7 @@ func TestHungServer(t *testing.T) {
 	c := redis.NewClient(opts)
 	defer c.Close()
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(policy)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(polite.Policies{Default: policy})
 	if l, err := p.Acquire(context.Background(), "a", "", 0); err != nil {
 		t.Fatal(err)
 	} else {
@@ -284,7 +284,7 @@ func TestIgnore(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
 		policy := polite.PacingPolicy{Jitter: polite.None}
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy})
 		ctx := context.Background()
 		l, err := p.Acquire(ctx, "a", "", 0)
 		if err != nil {
@@ -314,7 +314,7 @@ func TestReleaseChanges(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
 		policy := polite.PacingPolicy{Jitter: polite.None}
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy})
 		request := func(o polite.Outcome) polite.Change {
 			l, err := p.Acquire(context.Background(), "a", "", 0)
 			if err != nil {

@@ -78,7 +78,7 @@ func fleetChild() int {
 	defer c.Close()
 	newPacer := NewPacer(c, WithKeyPrefix("fleet"), FailWhenUnreachable())
 	tr := polite.New(roundTripFunc(stampStart),
-		polite.WithPacer(func(p polite.PacingPolicy) polite.Pacer { return stampPacer{newPacer(p)} }),
+		polite.WithPacer(func(p polite.Policies) polite.Pacer { return stampPacer{newPacer(p)} }),
 		polite.WithRobotsStore(NewRobotsStore(c, WithKeyPrefix("fleet"), FailWhenUnreachable(), WithPollInterval(10*time.Millisecond))),
 		polite.WithPacingKey(polite.PacingKeyOrigin),
 		polite.WithPacing(polite.PacingPolicy{BaseDelay: fleetPace, Jitter: polite.None, LatencyFactor: polite.None,

@@ -97,7 +97,8 @@ func WithPollInterval(d time.Duration) Option {
 
 // WithTimeout bounds each call to Redis, 1s by default; the request's
 // context bounds it too. A call that fails or times out counts as Redis
-// being unreachable. A d that is not positive makes the constructor panic
+// being unreachable; one that the request's context ends counts only after
+// a tenth of d. A d that is not positive makes the constructor panic
 // with a [*polite.ConfigError].
 func WithTimeout(d time.Duration) Option {
 	return bothOption(func(o *options) error {

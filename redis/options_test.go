@@ -113,7 +113,7 @@ func TestLoggerSilentByDefault(t *testing.T) {
 			for i, o := range opts {
 				pacerOpts[i], robotsOpts[i] = o, o
 			}
-			p := NewPacer(c, pacerOpts...)(polite.PacingPolicy{BaseDelay: polite.None})
+			p := NewPacer(c, pacerOpts...)(polite.Policies{Default: polite.PacingPolicy{BaseDelay: polite.None}})
 			l, err := p.Acquire(context.Background(), "a", "", 0)
 			if err != nil {
 				t.Fatalf("Acquire = %v; want the in-memory fallback", err)

@@ -26,10 +26,12 @@ type health struct {
 	down     func()        // nil, or called at every failure: a Cluster's reload of its slot map
 	up       func()        // nil, or called when an outage ends
 
-	isDown    atomic.Bool // the server is unreachable
-	mu        sync.Mutex  // guards lastProbe
-	lastProbe time.Time   // when the last call to the server was made in an outage
-	dials     *dials      // how the client's dials went; nil: unknown
+	isDown    atomic.Bool        // the server is unreachable
+	mu        sync.Mutex         // guards lastProbe, over and end
+	lastProbe time.Time          // when the last call to the server was made in an outage
+	over      context.Context    // ends when the outage ends; nil until outage asks for it
+	end       context.CancelFunc // ends over
+	dials     *dials             // how the client's dials went; nil: unknown
 }
 
 // dials holds how the last dial of a client went, as watchDials sees it:
@@ -82,6 +84,12 @@ func (h *health) answered() {
 		}
 	}
 	if h.isDown.Load() && h.isDown.Swap(false) {
+		h.mu.Lock()
+		if h.end != nil {
+			h.end()
+			h.over, h.end = nil, nil
+		}
+		h.mu.Unlock()
 		if h.logger != nil {
 			h.logger.Info("politeredis: redis answers again; "+h.resumed, h.attrs()...)
 		}
@@ -90,6 +98,27 @@ func (h *health) answered() {
 		}
 	}
 }
+
+// outage returns a context that ends when the server's outage ends: one
+// that has ended when the server is up.
+func (h *health) outage() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.isDown.Load() {
+		return endedContext
+	}
+	if h.over == nil {
+		h.over, h.end = context.WithCancel(context.Background())
+	}
+	return h.over
+}
+
+// endedContext is a context that has ended.
+var endedContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // attrs returns the attributes of a log line: the node's address, when
 // there is one, then kv.
@@ -164,6 +193,12 @@ func (s *servers) anyDown() bool {
 	return down
 }
 
+// isCluster reports whether client is a Cluster client.
+func isCluster(client redis.UniversalClient) bool {
+	_, ok := client.(*redis.ClusterClient)
+	return ok
+}
+
 // reloader returns a function that makes client reload its slot map when
 // it is a Cluster client, or nil.
 func reloader(client redis.UniversalClient) func() {
@@ -171,6 +206,29 @@ func reloader(client redis.UniversalClient) func() {
 		return func() { c.ReloadState(context.Background()) }
 	}
 	return nil
+}
+
+// ended returns why ctx has ended, or nil: ctx.Err(), or
+// context.DeadlineExceeded once its deadline has passed by the clock,
+// which on a busy machine comes before the timer that ends ctx fires.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// fairTry reports whether a call sent at sent, which its request's
+// context cut short, gave the server time to answer: a tenth of the
+// Pacer's timeout. Only then does it count against the server; a call cut
+// sooner, as one sent a moment before its request's deadline, tells
+// nothing of the server, and the lease it may have taken is given back
+// by a call bounded by the timeout alone, which judges the server.
+func (p *pacer) fairTry(sent time.Time) bool {
+	return time.Since(sent) >= p.o.timeout/10
 }
 
 // isReply reports whether err is a reply of the server (an error the

@@ -2,6 +2,7 @@ package politeredis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -19,34 +20,38 @@ import (
 //	t := polite.New(nil, polite.WithPacer(politeredis.NewPacer(client)))
 //
 // client may be a single server, a Sentinel failover client or a Cluster.
-// The function runs the policy's [polite.PacingPolicy.Effective]: the
-// transport gives it that already, and a caller may leave fields zero for
-// their defaults. Every process that paces the same hosts must use the
-// same policy and the same options. Idle hosts' keys expire by themselves.
-// The Pacer keeps no goroutine running: the ones it starts to send queued
-// calls in pipelines end when the queue is empty (see Calls and waits in
-// the package documentation). It closes nothing; the client stays the
+// The Pacer runs, for each key, the policy that [polite.Policies.For]
+// gives it, Effective: the transport's, or the key's own, which the
+// scripts are given with each call (the server holds one set of scripts
+// whatever the policies). Every process that paces the same hosts must
+// use the same policies and the same options. Idle hosts' keys expire by
+// themselves. The Pacer keeps no goroutine running: the ones it starts to
+// send its calls end when their queue is empty (see Calls and waits in the
+// package documentation). It closes nothing; the client stays the
 // caller's. An invalid option makes NewPacer panic with a
 // [*polite.ConfigError].
-func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.PacingPolicy) polite.Pacer {
+func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.Policies) polite.Pacer {
 	o := apply(opts, PacerOption.applyPacer)
-	return func(policy polite.PacingPolicy) polite.Pacer {
-		return newPacer(client, policy.Effective(), o)
+	return func(ps polite.Policies) polite.Pacer {
+		return newPacer(client, ps, o)
 	}
 }
 
 // pacer is the Pacer that NewPacer makes.
 type pacer struct {
 	client   redis.UniversalClient
-	policy   polite.PacingPolicy // Effective
+	policies polite.Policies // their Default Effective
 	o        options
-	scripts           // for policy
+	scripts           // for the Default and the lease duration
 	admits   *batcher // sends the admissions
 	releases *batcher // sends the releases
 	servers  *servers // whether each server answers
 
 	fallback func() polite.Pacer // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
+
+	ownArgs  sync.Map     // the ownPolicyArgs of the keys' own policies, by policy
+	ownCount atomic.Int32 // entries in ownArgs, at most maxOwnArgs
 
 	mu      sync.Mutex // guards watches
 	watches map[string]*watch
@@ -95,19 +100,24 @@ type orphan struct {
 	until   time.Time // when its lease has expired anyway
 }
 
-// newPacer returns the Pacer of an Effective policy.
-func newPacer(client redis.UniversalClient, policy polite.PacingPolicy, o options) *pacer {
+// maxOwnArgs bounds the keys' own policies whose script arguments are
+// kept; past it, the others' are written out for each call.
+const maxOwnArgs = 1024
+
+// newPacer returns the Pacer of ps.
+func newPacer(client redis.UniversalClient, ps polite.Policies, o options) *pacer {
+	ps.Default = ps.Default.Effective()
 	p := &pacer{
 		client:   client,
-		policy:   policy,
+		policies: ps,
 		o:        o,
-		scripts:  newScripts(policy, o.lease),
-		admits:   &batcher{client: client, timeout: o.timeout},
-		releases: &batcher{client: client, timeout: o.timeout},
+		scripts:  newScripts(ps.Default, o.lease),
+		admits:   &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
+		releases: &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
 		fallback: sync.OnceValue(func() polite.Pacer {
-			p, err := polite.NewMemoryPacer(policy, 0)
+			p, err := polite.NewMemoryPacer(ps, 0)
 			if err != nil {
-				panic(err) // the transport validated policy
+				panic(err) // the transport validated the policy
 			}
 			return p
 		}),
@@ -131,9 +141,9 @@ func (p *pacer) keys(key string) []string {
 }
 
 // argv returns the arguments of a script: the instant for tests or "",
-// then extra.
+// then extra; withPolicy ends them.
 func (p *pacer) argv(extra ...string) []any {
-	a := make([]any, 0, 3+len(extra))
+	a := make([]any, 0, 3+len(extra)) // room for withCarry's
 	if p.o.clock != nil {
 		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
 	} else {
@@ -153,9 +163,44 @@ func (p *pacer) now() time.Time {
 	return time.Now()
 }
 
-// draw returns a jitter draw in [0, 1) as a script argument.
-func (p *pacer) draw() string {
-	if p.policy.Jitter == polite.None {
+// policy returns the policy in force for key.
+func (p *pacer) policy(key string) polite.PacingPolicy {
+	if p.policies.Override == nil {
+		return p.policies.Default
+	}
+	return p.policies.For(key)
+}
+
+// withPolicy returns args, which it ends with the arguments of key's own
+// policy when key has one; the scripts hold the Default. args that end
+// with a quota partition equal to ownPolicyMark get one more, which no
+// script reads, so that the scripts do not take the partition for the
+// mark.
+func (p *pacer) withPolicy(key string, args []any) []any {
+	if n := len(args); args[n-1] == ownPolicyMark {
+		args = append(args, "")
+	}
+	if p.policies.Override == nil {
+		return args
+	}
+	pol := p.policies.For(key)
+	if pol == p.policies.Default {
+		return args
+	}
+	if a, ok := p.ownArgs.Load(pol); ok {
+		return append(args, a.([]any)...)
+	}
+	a := ownPolicyArgs(pol)
+	if p.ownCount.Add(1) <= maxOwnArgs {
+		p.ownArgs.Store(pol, a)
+	}
+	return append(args, a...)
+}
+
+// draw returns a jitter draw in [0, 1) as a script argument, for a key
+// whose policy has jitter j.
+func (p *pacer) draw(j float64) string {
+	if j == polite.None {
 		return "0"
 	}
 	return strconv.FormatFloat(p.rand(), 'g', -1, 64)
@@ -175,32 +220,37 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 		}
 	}()
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := ended(ctx); err != nil {
 			return nil, err
 		}
 		h := p.servers.of(ctx, keys[0])
 		if !p.o.failClose && h.skip() {
-			return p.alone(ctx, key, partition, crawlDelay)
+			if l, err := p.alone(ctx, h, key, partition, crawlDelay); err != errBack {
+				return l, err
+			}
+			continue
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
-		r, err := p.acquire(ctx, key, partition, keys, floor, id)
+		sent := time.Now()
+		r, err := p.acquire(ctx, h, key, partition, keys, floor, id)
 		if err != nil {
-			switch ctx.Err() {
+			switch err := ended(ctx); err {
 			case context.Canceled:
-				return nil, ctx.Err()
+				return nil, err
 			case context.DeadlineExceeded:
 				// Redis did not answer within the request's deadline: the
-				// next requests should not wait for it either.
-				if !p.o.failClose {
+				// next requests should not wait for it either, if it had
+				// time to answer; if not, giving back the lease judges it.
+				if !p.o.failClose && p.fairTry(sent) {
 					h.failed(err)
 				}
-				return nil, ctx.Err()
+				return nil, err
 			}
 			if p.o.failClose {
 				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
 			h.failed(err)
-			return p.alone(ctx, key, partition, crawlDelay)
+			continue // in memory, until the next probe
 		}
 		h.answered()
 		if p.carrying.Load() {
@@ -235,10 +285,11 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 }
 
 // acquire runs the admission script for a request of partition to key,
-// whose Redis keys are keys, with Crawl-delay floor and lease id, and
-// returns its reply as integers. When the call fails or ctx ends after it was sent,
-// the lease it took, or may take when the server runs it, is given back.
-func (p *pacer) acquire(ctx context.Context, key, partition string, keys []string, floor, id string) ([]int64, error) {
+// whose Redis keys are keys on server h, with Crawl-delay floor and lease
+// id, and returns its reply as integers. When the call fails or ctx ends
+// after it was sent, the lease it took, or may take when the server runs
+// it, is given back.
+func (p *pacer) acquire(ctx context.Context, h *health, key, partition string, keys []string, floor, id string) ([]int64, error) {
 	orphan := func(cmd *redis.Cmd) {
 		if cmd == nil {
 			return // never sent
@@ -248,12 +299,13 @@ func (p *pacer) acquire(ctx context.Context, key, partition string, keys []strin
 			p.abandon(key, id)
 		}
 	}
-	args := p.argv(floor, p.draw(), id, partition)
+	args := p.argv(floor, p.draw(p.policy(key).Jitter), id, partition)
 	var carried uint64
 	if p.carrying.Load() {
 		args, carried = p.withCarry(key, args)
 	}
-	cmd, err := p.admits.run(ctx, p.admit, keys, args, orphan)
+	args = p.withPolicy(key, args)
+	cmd, err := p.admits.run(ctx, h.node, p.admit, keys, args, orphan)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +322,10 @@ func (p *pacer) acquire(ctx context.Context, key, partition string, keys []strin
 	p.repaired(key, r)
 	return r, nil
 }
+
+// errBack says that the outage of a key's server ended while a request
+// waited in memory.
+var errBack = errors.New("politeredis: the server answers again")
 
 // reply returns the reply of a script as integers: its own, then 1 when
 // the script replaced a stored value that was not a state.
@@ -301,12 +357,20 @@ func (p *pacer) repaired(key string, r []int64) {
 	}
 }
 
-// alone paces a request of partition to key in this process's memory, and
-// remembers to carry what it did into Redis when the key's server answers
-// again.
-func (p *pacer) alone(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
+// alone paces a request of partition to key in this process's memory while
+// h, the key's server, is down, and remembers to carry what it did into
+// Redis when the server answers again. When the outage ends while the
+// request waits, it returns errBack, for the request to ask Redis: the
+// other processes start there, and would not see its start in time.
+func (p *pacer) alone(ctx context.Context, h *health, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
 	p.touch(key, crawlDelay)
-	l, err := p.fallback().Acquire(ctx, key, partition, crawlDelay)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.outage(), cancel)()
+	l, err := p.fallback().Acquire(mctx, key, partition, crawlDelay)
+	if err != nil && ctx.Err() == nil && mctx.Err() != nil {
+		return nil, errBack
+	}
 	if err == nil {
 		p.carryMu.Lock()
 		if _, ok := p.carries[key]; ok || len(p.carries) < maxCarries {
@@ -429,7 +493,7 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 	q := o.Quota
 	u := "0" // the draw for a pause, which only a signal causes
 	if o.Class == polite.OutcomeSignal {
-		u = p.draw()
+		u = p.draw(p.policy(l.key).Jitter)
 	}
 	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u}
@@ -445,7 +509,7 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 			p.abandon(l.key, l.id)
 		}
 	}
-	cmd, err := p.releases.run(l.ctx, p.release, keys, p.argv(args...), orphan)
+	cmd, err := p.releases.run(l.ctx, h.node, p.release, keys, p.withPolicy(l.key, p.argv(args...)), orphan)
 	if err != nil {
 		return polite.Change{} // the request's context ended; orphan gives the lease back
 	}

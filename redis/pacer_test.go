@@ -30,11 +30,11 @@ func freshPrefix() string { return fmt.Sprintf("t%d", prefixes.Add(1)) }
 
 func TestConformance(t *testing.T) {
 	newClient(t) // skips without a server
-	politetest.RunPacer(t, func(policy polite.PacingPolicy) polite.Pacer {
+	politetest.RunPacer(t, func(ps polite.Policies) polite.Pacer {
 		// Made inside the case's bubble, so that the client's timers and
 		// channels belong to it.
 		c := redis.NewClient(clientOptions(sock))
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy)
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(ps)
 		return closingPacer{p.(*pacer), c}
 	})
 }
@@ -44,7 +44,7 @@ func TestConformance(t *testing.T) {
 // in-memory pacer does.
 func TestPartitionsBounded(t *testing.T) {
 	c := newClient(t)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.PacingPolicy{BaseDelay: polite.None, MaxInFlight: polite.None}.Effective())
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: polite.PacingPolicy{BaseDelay: polite.None, MaxInFlight: polite.None}.Effective()})
 	ctx := context.Background()
 	for i := range 40 {
 		l, err := p.Acquire(ctx, "a", fmt.Sprint(i), 0)
@@ -60,6 +60,49 @@ func TestPartitionsBounded(t *testing.T) {
 		var late *polite.DeadlineError
 		if held := errors.As(err, &late); held != (i >= 8) {
 			t.Errorf("partition %d: %v; want it held only if among the 32 that end last", i, err)
+		}
+	}
+}
+
+// TestPartitionNamedAsMark checks that a quota partition whose name is
+// the mark that ends a key's own policy is read as a partition, in the
+// calls of a key with its own policy and of one without.
+func TestPartitionNamedAsMark(t *testing.T) {
+	c := newClient(t)
+	ps := polite.Policies{
+		Default: polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: polite.None}.Effective(),
+		Override: func(key string) (polite.PacingPolicy, bool) {
+			return polite.PacingPolicy{BaseDelay: time.Hour}, key == "own"
+		},
+	}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(ps).(polite.ReadyPacer)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const mark = ownPolicyMark
+	for _, c := range []struct {
+		key             string
+		inMark, inOther time.Duration // the wait of each partition after an exhausted quota of mark's
+		base            time.Duration // the key's BaseDelay
+	}{
+		{"own", time.Hour, time.Hour, time.Hour},
+		{"default", time.Minute, 0, polite.None},
+	} {
+		l, err := p.Acquire(ctx, c.key, mark, 0)
+		if err != nil {
+			t.Fatalf("%s: Acquire = %v", c.key, err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Reset: time.Minute, Partition: mark}})
+		for partition, wait := range map[string]time.Duration{mark: c.inMark, "other": c.inOther} {
+			ks, err := p.Ready(ctx, c.key, partition, 0)
+			if err != nil {
+				t.Fatalf("%s: Ready(%q) = %v", c.key, partition, err)
+			}
+			if got := time.Until(ks.Next); got > wait || got < wait-time.Second {
+				t.Errorf("%s: Ready(%q).Next in %v; want %v", c.key, partition, got, wait)
+			}
+			if ks.Policy.BaseDelay != c.base {
+				t.Errorf("%s: Ready(%q).Policy.BaseDelay = %v; want %v", c.key, partition, ks.Policy.BaseDelay, c.base)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/redis/go-redis/v9"
 )
 
 // Ready implements [polite.ReadyPacer]: one call, peekLua, which reads
@@ -23,7 +24,13 @@ func (p *pacer) Ready(ctx context.Context, key, partition string, crawlDelay tim
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
-	r, err := reply(p.peek.Run(cctx, p.client, keys, p.argv(us(max(crawlDelay, 0)), partition)...))
+	cmd, err := within(cctx, func(ctx context.Context) *redis.Cmd {
+		return p.peek.Run(ctx, p.client, keys, p.withPolicy(key, p.argv(us(max(crawlDelay, 0)), partition))...)
+	})
+	var r []int64
+	if err == nil {
+		r, err = reply(cmd)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return polite.KeyState{}, ctx.Err()
@@ -39,22 +46,24 @@ func (p *pacer) Ready(ctx context.Context, key, partition string, crawlDelay tim
 }
 
 // Stats implements [polite.StatsPacer]: the keys this process used last,
-// at most 1,000, each read with peekLua, all in one pipeline (one round
-// trip to each server). Keys that Redis no longer holds are left out; the
+// at most 1,000, each read with peekLua, in one pipeline to each server,
+// the pipelines at once (one round trip to each server). Keys that Redis no longer holds are left out; the
 // keys of a server in an outage are read from this process's memory.
 func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 	recent := p.recent()
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
 	var calls []*call
+	var hs []*health // found before the calls, which may make a Cluster reload its map
 	var called, fromMemory []string
 	for key, floor := range recent {
-		keys := p.keys(key)
-		if !p.o.failClose && p.servers.of(ctx, keys[0]).isDown.Load() {
+		c, h := p.call(ctx, p.peek, key, us(floor))
+		if !p.o.failClose && h.isDown.Load() {
 			fromMemory = append(fromMemory, key)
 			continue
 		}
-		calls = append(calls, &call{script: p.peek, keys: keys, args: p.argv(us(floor))})
+		calls = append(calls, c)
+		hs = append(hs, h)
 		called = append(called, key)
 	}
 	if len(calls) > 0 {
@@ -62,8 +71,7 @@ func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 	}
 	var out []polite.KeyState
 	for i, c := range calls {
-		key := called[i]
-		h := p.servers.of(ctx, c.keys[0])
+		key, h := called[i], hs[i]
 		r, err := reply(c.cmd)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -110,6 +118,7 @@ func (p *pacer) keyState(key string, r []int64) polite.KeyState {
 		ks.LastStart = now.Add(-µs(r[7]))
 		ks.Requests, ks.Backoffs, ks.RetryAfters = uint64(r[8]), uint64(r[9]), uint64(r[10])
 	}
-	ks.Busy = p.policy.MaxInFlight != polite.None && ks.InFlight >= p.policy.MaxInFlight || ks.Waiting > 0
+	ks.Policy = p.policy(key)
+	ks.Busy = ks.Policy.MaxInFlight != polite.None && ks.InFlight >= ks.Policy.MaxInFlight || ks.Waiting > 0
 	return ks
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,7 +73,7 @@ func TestGhostLease(t *testing.T) {
 	c := hungClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	keys := []string{"a", "b", "c", "d", "piped"}
 	if l, err := p.Acquire(context.Background(), "load", "", 0); err != nil { // the server has the script
@@ -117,7 +118,7 @@ func TestGhostLease(t *testing.T) {
 func TestTombstone(t *testing.T) {
 	c := newClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
 	ctx := context.Background()
 	if err := p.cancel.Run(ctx, c, p.keys("a"), p.argv("late")...).Err(); err != nil {
 		t.Fatal(err)
@@ -138,26 +139,12 @@ func TestTombstone(t *testing.T) {
 // Pacer's longer timeout, and its lease is given back once the server
 // resumes.
 func TestReleaseWithinContext(t *testing.T) {
-	c := hungClient(t)
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
-	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(2*time.Second))(policy).(*pacer)
-	p.o.probe = 200 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	l, err := p.Acquire(ctx, "a", "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resume := stopped(t)
-	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
-	deadline, _ := ctx.Deadline()
-	if late := time.Since(deadline); late > 100*time.Millisecond {
-		t.Errorf("Release on a stopped server returned %v past the request's deadline", late)
-	}
-	resume()
-	eventually(t, 5*time.Second, "the lease given back", func() bool {
-		return leases(t, c, prefix+":{a}") == 0
+	stopWhileLeased(t, 2*time.Second, 300*time.Millisecond, func(p *pacer, l polite.Lease) {
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		deadline, _ := l.(*lease).ctx.Deadline()
+		if late := time.Since(deadline); late > 100*time.Millisecond {
+			t.Errorf("Release on a stopped server returned %v past the request's deadline", late)
+		}
 	})
 }
 
@@ -165,26 +152,43 @@ func TestReleaseWithinContext(t *testing.T) {
 // to be down: Release does not wait for the server, and the lease is given
 // back when the server answers again rather than held for its 2 minutes.
 func TestLeaseGivenBackAfterOutage(t *testing.T) {
+	stopWhileLeased(t, 300*time.Millisecond, 0, func(p *pacer, l polite.Lease) {
+		if m, err := p.Acquire(context.Background(), "b", "", 0); err != nil { // finds the server down, and paces in memory
+			t.Fatal(err)
+		} else {
+			m.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		}
+		t0 := time.Now()
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		if d := time.Since(t0); d > 100*time.Millisecond {
+			t.Errorf("Release in an outage took %v; want no wait", d)
+		}
+	})
+}
+
+// stopWhileLeased takes a lease of a key on a Pacer with timeout, for a
+// request with deadline (0: none), stops the server, calls release with
+// the Pacer and the lease, resumes the server, and waits until the lease
+// is given back.
+func stopWhileLeased(t *testing.T, timeout, deadline time.Duration, release func(p *pacer, l polite.Lease)) {
+	t.Helper()
 	c := hungClient(t)
 	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(timeout))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
-	l, err := p.Acquire(context.Background(), "a", "", 0)
+	ctx := context.Background()
+	if deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, deadline)
+		defer cancel()
+	}
+	l, err := p.Acquire(ctx, "a", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resume := stopped(t)
-	if m, err := p.Acquire(context.Background(), "b", "", 0); err != nil { // finds the server down, and paces in memory
-		t.Fatal(err)
-	} else {
-		m.Release(polite.Outcome{Class: polite.OutcomeSuccess})
-	}
-	t0 := time.Now()
-	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
-	if d := time.Since(t0); d > 100*time.Millisecond {
-		t.Errorf("Release in an outage took %v; want no wait", d)
-	}
+	release(p, l)
 	resume()
 	eventually(t, 5*time.Second, "the lease given back", func() bool {
 		return leases(t, c, prefix+":{a}") == 0
@@ -220,7 +224,7 @@ func TestCorruptState(t *testing.T) {
 				prefix := freshPrefix()
 				policy := polite.PacingPolicy{Jitter: polite.None, LatencyFactor: polite.None}
 				p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(prefix),
-					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(policy)
+					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(polite.Policies{Default: policy})
 				request := func() time.Time {
 					t.Helper()
 					l, err := p.Acquire(context.Background(), "a", "", 0)
@@ -266,7 +270,7 @@ func TestRecoveryKeepsPace(t *testing.T) {
 	const pace = 300 * time.Millisecond
 	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(policy).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
 	p.o.probe = 50 * time.Millisecond
 	var (
 		mu     sync.Mutex
@@ -337,4 +341,69 @@ func where(inRedis bool) string {
 		return "redis"
 	}
 	return "memory"
+}
+
+// TestWaiterInMemoryBackOnRedis ends an outage while a request waits in
+// memory for the pace from a start made there: the request starts through
+// Redis, which the other processes use again, no sooner than the pace from
+// the start in memory, rather than in memory, where they would not see
+// it. Before, it started in memory when its turn came there.
+func TestWaiterInMemoryBackOnRedis(t *testing.T) {
+	c := hungClient(t)
+	const pace = time.Second
+	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(200*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
+	p.o.probe = 100 * time.Millisecond
+	acquire := func(key string) (polite.Lease, time.Time) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx, key, "", 0)
+		if err != nil {
+			t.Fatalf("Acquire(%s) = %v", key, err)
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		return l, time.Now()
+	}
+	acquire("load") // the server has the scripts
+
+	resume := stopped(t)
+	if l, _ := acquire("a"); isShared(l) { // the call fails, and the start is made in memory
+		t.Fatal("Acquire on a stopped server started through Redis")
+	}
+	memory := time.Now()
+	waiter := make(chan polite.Lease, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx, "a", "", 0) // waits in memory for the pace
+		if err != nil {
+			t.Errorf("Acquire(a) = %v", err)
+			close(waiter)
+			return
+		}
+		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		waiter <- l
+	}()
+	time.Sleep(50 * time.Millisecond)
+	resume()
+	time.Sleep(p.o.probe)
+	acquire("b") // the probe: the server answers again
+	l, ok := <-waiter
+	if !ok {
+		return
+	}
+	if !isShared(l) {
+		t.Fatal("the request that waited in memory when the outage ended started there; want Redis")
+	}
+	us, _ := strconv.ParseInt(l.(*lease).start, 10, 64)
+	if gap := time.UnixMicro(us).Sub(memory); gap < pace-30*time.Millisecond {
+		t.Errorf("start through Redis %v after the start in memory; want at least the pace, %v", gap, pace)
+	}
+}
+
+// isShared reports whether l was admitted by Redis rather than in memory.
+func isShared(l polite.Lease) bool {
+	_, ok := l.(*lease)
+	return ok
 }

@@ -138,7 +138,13 @@ const (
 func (s *robotsStore) look(ctx context.Context, keys []string, claim string) (int, *polite.RobotsFetch, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
 	defer cancel()
-	v, err := loadScript.Run(ctx, s.client, keys, claim, s.o.claim.Milliseconds()).Slice()
+	cmd, err := within(ctx, func(ctx context.Context) *redis.Cmd {
+		return loadScript.Run(ctx, s.client, keys, claim, s.o.claim.Milliseconds())
+	})
+	var v []any
+	if err == nil {
+		v, err = cmd.Slice()
+	}
 	if err != nil {
 		return 0, nil, err
 	}

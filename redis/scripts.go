@@ -3,6 +3,7 @@ package politeredis
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/polite-go/polite"
@@ -10,12 +11,14 @@ import (
 )
 
 // The scripts run the delay policy of package polite (its delay.go) on a
-// key's state in Redis. Each Pacer has its own pair, made by newScripts:
-// a first line that sets the policy's constants as Lua locals, then
-// stateLua, which reads the state into locals and defines the policy's
-// functions over them, then the script's own part. Pacers with the same
-// policy and lease duration have the same scripts, so the server holds
-// one copy of each.
+// key's state in Redis. Each Pacer has its own set, made by newScripts:
+// a first line that sets the constants of its default policy and lease
+// duration as Lua locals, then stateLua, which reads the state into
+// locals and defines the policy's functions over them, then the script's
+// own part. Pacers with the same default policy and lease duration have
+// the same scripts, so the server holds one copy of each. A key with a
+// policy of its own (polite.Policies) passes it as arguments of each call
+// instead (see ownPolicyArgs): it costs no script of its own.
 //
 // The state is one string, a sequence of MessagePack values (Redis's
 // cmsgpack library), read with one GET and one unpack into locals, and
@@ -40,8 +43,10 @@ import (
 // script returns them as integer replies.
 //
 // KEYS[1] is the state's key. ARGV[1], in every script, is the instant for
-// tests, or "" to read the server's TIME. An argument past the last one
-// sent counts as 0.
+// tests, or "" to read the server's TIME. When the last argument is
+// ownPolicyMark, the nine before it are the key's own policy, RecoverAfter
+// among them; a script's own argument that was not sent before them counts
+// as 0, or as the empty string for a string (sarg).
 const stateLua = `
 local now
 if ARGV[1] ~= '' then
@@ -51,6 +56,13 @@ else
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local MAXRA, MAXLEVEL, MAXPART, QN = 3600000000, 8, 32, 7
+local NARG = #ARGV
+if ARGV[NARG] == '=policy' then
+  NARG = NARG - 10
+  BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = tonumber(ARGV[NARG + 1]), tonumber(ARGV[NARG + 2]),
+    tonumber(ARGV[NARG + 3]), tonumber(ARGV[NARG + 4]), tonumber(ARGV[NARG + 5]), tonumber(ARGV[NARG + 6]),
+    tonumber(ARGV[NARG + 7]), tonumber(ARGV[NARG + 8]), tonumber(ARGV[NARG + 9])
+end
 
 local ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q
 -- load reads the state, and fails when the stored value is not one: not
@@ -71,7 +83,13 @@ local function load()
   end
 end
 local function arg(i)
+  if i > NARG then return 0 end
   return tonumber(ARGV[i]) or 0
+end
+-- sarg is arg for a string argument: '' when it was not sent.
+local function sarg(i)
+  if i > NARG then return '' end
+  return ARGV[i]
 end
 -- live returns the leases that have not expired at now (nil when none),
 -- and the instants the first and the last of them expire (now when none).
@@ -246,7 +264,7 @@ end
 // An id with a tombstone is not admitted: its caller gave up.
 const admitLua = stateLua + `
 return run(function()
-  local floor, part = arg(2), ARGV[5] or ''
+  local floor, part = arg(2), sarg(5)
   local carried = arg(6) > 0 or arg(7) > 0
   carry(arg(6), arg(7))
   if T then
@@ -311,7 +329,7 @@ return run(function()
   end
   local K, _, lastLease = live()
   L = K
-  local part, res = ARGV[12] or '', ARGV[13] or ''
+  local part, res = sarg(12), sarg(13)
   if class == 3 then
     local pause = math.max(bu, quotaField(part, 2, now)) - now
     save(lastLease)
@@ -432,7 +450,7 @@ end, true)
 // the live ones, and pace and pause are a request's of the partition.
 const peekLua = stateLua + `
 return run(function()
-  local part = ARGV[3] or ''
+  local part = sarg(3)
   if ls == 0 and bu == 0 and not Q then return {0, 0, 0, pace(now, arg(2)), 0, 0, 0, 0, 0, 0, 0} end
   local K = live()
   return {1, math.max(nextAllowed(now, arg(2), part), now) - now, K and #K / 2 or 0,
@@ -441,24 +459,26 @@ return run(function()
 end, false)
 `
 
-// scripts are the Lua scripts of a policy and a lease duration.
+// scripts are the Lua scripts of a default policy and a lease duration.
 type scripts struct {
 	admit, release, cancel, carry, peek *redis.Script
 }
 
-// newScripts returns the scripts of a policy and a lease duration: each
-// after policyHead.
+// newScripts returns the scripts of a default policy and a lease
+// duration: each after the line that sets their constants.
 func newScripts(policy polite.PacingPolicy, lease time.Duration) scripts {
-	head := policyHead(policy, lease)
+	head := "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = " + strings.Join(policyValues(policy), ", ") + "\n" +
+		"local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
 	return scripts{admit: redis.NewScript(head + admitLua), release: redis.NewScript(head + releaseLua),
 		cancel: redis.NewScript(head + cancelLua), carry: redis.NewScript(head + carryLua),
 		peek: redis.NewScript(head + peekLua)}
 }
 
-// policyHead returns the line of Lua that sets the constants of an
-// Effective policy and a lease duration. A field that is polite.None is 0
-// there, and a MaxInFlight of None the largest int: no cap.
-func policyHead(policy polite.PacingPolicy, lease time.Duration) string {
+// policyValues returns the fields of an Effective policy but MaxBandwidth,
+// which the transport keeps, in the order stateLua names them. A field
+// that is polite.None is 0 there, and a MaxInFlight of None the largest
+// int: no cap.
+func policyValues(policy polite.PacingPolicy) []string {
 	us := func(d time.Duration) string { return strconv.FormatInt(noneAsZero(d).Microseconds(), 10) }
 	f := func(x float64) string { return strconv.FormatFloat(noneAsZero(x), 'g', -1, 64) }
 	maxIn := policy.MaxInFlight
@@ -469,11 +489,25 @@ func policyHead(policy polite.PacingPolicy, lease time.Duration) string {
 	if recover == polite.None {
 		recover = 0 // successes never lower the level
 	}
-	return "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, FORGET, LEASE, RECOVER = " +
-		us(policy.BaseDelay) + ", " + f(policy.Jitter) + ", " + f(policy.LatencyFactor) + ", " +
-		us(policy.MaxDelay) + ", " + us(policy.MaxCrawlDelay) + ", " + us(policy.BackoffBase) + ", " +
-		us(policy.MaxBackoff) + ", " + strconv.Itoa(maxIn) + ", " + us(forgetAfter) + ", " +
-		us(lease) + ", " + strconv.Itoa(recover) + "\n"
+	return []string{us(policy.BaseDelay), f(policy.Jitter), f(policy.LatencyFactor), us(policy.MaxDelay),
+		us(policy.MaxCrawlDelay), us(policy.BackoffBase), us(policy.MaxBackoff), strconv.Itoa(maxIn),
+		strconv.Itoa(recover)}
+}
+
+// ownPolicyMark ends the arguments of a call for a key with a policy of
+// its own. A call whose own last argument is a quota partition equal to
+// it gets one more argument, which no script reads (see withPolicy), so
+// that the mark is never taken for a partition nor a partition for it.
+const ownPolicyMark = "=policy"
+
+// ownPolicyArgs returns the arguments that end a call for a key with its
+// own policy: the policy's values, then ownPolicyMark.
+func ownPolicyArgs(policy polite.PacingPolicy) []any {
+	var a []any
+	for _, v := range policyValues(policy) {
+		a = append(a, v)
+	}
+	return append(a, ownPolicyMark)
 }
 
 // noneAsZero returns v, a field of a polite.PacingPolicy, or 0 for

@@ -149,8 +149,8 @@ func TestDelayFlag(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.delay.String(), func(t *testing.T) {
 			var got polite.PacingPolicy
-			opts := []polite.Option{polite.WithPacer(func(p polite.PacingPolicy) polite.Pacer {
-				got = p
+			opts := []polite.Option{polite.WithPacer(func(p polite.Policies) polite.Pacer {
+				got = p.Default
 				pacer, _ := polite.NewMemoryPacer(p, 0)
 				return pacer
 			})}
