@@ -222,7 +222,7 @@ func (t *PoliteTransport) capBody(ctx context.Context, key string, pol *PacingPo
 // the error that caused it. Events go out after the Pacer's release,
 // outside its locks.
 func (t *PoliteTransport) release(tk ticket, key string, u *url.URL, o Outcome, resp *http.Response, err error) {
-	c := t.pacer.release(tk, o)
+	c := t.pacer.observe(tk, o)
 	if !t.events.on() || !c.Raised && !c.Cleared {
 		return
 	}
