@@ -194,7 +194,8 @@ type pacing struct {
 // Pacer's Lease there.
 type ticketPacer interface {
 	acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error)
-	observe(t ticket, o Outcome) Change
+	// observe releases t, acquired for partition, with o.
+	observe(t ticket, partition string, o Outcome) Change
 }
 
 // leases is a ticketPacer through a Pacer's Acquire and its Lease's
@@ -206,7 +207,7 @@ func (l leases) acquire(ctx context.Context, key, partition string, crawlDelay t
 	return ticket{lease: lease}, err
 }
 
-func (leases) observe(t ticket, o Outcome) Change {
+func (leases) observe(t ticket, _ string, o Outcome) Change {
 	if t.lease == nil {
 		return Change{}
 	}
@@ -243,12 +244,13 @@ func newPacing(p Pacer, events emitter) pacing {
 }
 
 // A ticket is a request's admission: it holds a slot of its key until
-// released.
+// released. Its quota partition is not in it but given again at the
+// release: the compiler keeps a struct of four words or fewer in
+// registers, and RoundTrip passes the ticket through several calls.
 type ticket struct {
-	start     instant
-	h         *hostState // the in-memory pacer's
-	partition string     // the in-memory pacer's: the request's quota partition
-	lease     Lease      // another Pacer's
+	start instant
+	h     *hostState // the in-memory pacer's
+	lease Lease      // another Pacer's
 }
 
 // Acquire implements [Pacer].
@@ -257,15 +259,16 @@ func (p *memoryPacer) Acquire(ctx context.Context, key, partition string, crawlD
 	if err != nil {
 		return nil, err
 	}
-	return &memoryLease{p: p, t: t}, nil
+	return &memoryLease{p: p, t: t, partition: partition}, nil
 }
 
 // memoryLease is a memoryPacer's Lease, for callers of the exported API;
 // the transport itself holds tickets, which cost no allocation.
 type memoryLease struct {
-	p *memoryPacer
-	t ticket
+	p         *memoryPacer
+	t         ticket
+	partition string
 }
 
 // Release implements [Lease].
-func (l *memoryLease) Release(o Outcome) Change { return l.p.observe(l.t, o) }
+func (l *memoryLease) Release(o Outcome) Change { return l.p.observe(l.t, l.partition, o) }

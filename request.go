@@ -188,15 +188,21 @@ func hostKey(u *url.URL) string {
 
 // isRobotsPath reports whether the path a server receives for u is
 // "/robots.txt". Without an Opaque, only a URL whose Path is "/robots.txt"
-// can have that escaped path, so the others are told apart without
+// can have that escaped path, so the others are told apart here, without
 // escaping theirs.
 func isRobotsPath(u *url.URL) bool {
+	return (u.Opaque != "" || u.Path == "/robots.txt") && requestsRobots(u)
+}
+
+// requestsRobots is isRobotsPath for a u with an Opaque, or whose Path is
+// "/robots.txt".
+func requestsRobots(u *url.URL) bool {
 	if u.Opaque != "" {
 		p, _ := robotstxt.RequestPath(u)
 		p, _, _ = strings.Cut(p, "?")
 		return p == "/robots.txt"
 	}
-	return u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt"
+	return u.EscapedPath() == "/robots.txt"
 }
 
 // PacingKeyFunc returns the key that requests to u are paced by: requests
