@@ -113,7 +113,8 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, errNilURL
 	}
-	tg, ok, err := t.targetOf(req)
+	var tg target
+	ok, err := t.targetOf(req, &tg)
 	if !ok {
 		return t.base.RoundTrip(req)
 	}
@@ -161,14 +162,14 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if !t.events.on() {
-		resp, err := t.send(tk, tg.pacingKey, tg.partition, out)
+		resp, err := t.send(tk, &tg, out)
 		if t.bandwidth != nil && resp != nil {
 			t.capBody(ctx, tg.pacingKey, tg.policy, resp)
 		}
 		return resp, err
 	}
 	waited := time.Since(asked)
-	resp, err := t.send(tk, tg.pacingKey, tg.partition, out)
+	resp, err := t.send(tk, &tg, out)
 	if t.bandwidth != nil && resp != nil {
 		t.capBody(ctx, tg.pacingKey, tg.policy, resp)
 	}
@@ -180,22 +181,22 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// send passes req, admitted with tk to key for partition, to the base
+// send passes req, admitted with tk to the pacing key of tg, to the base
 // transport and releases tk with the Outcome on every path: when the base
 // panics, the key's slot is released before the panic goes on to the
 // caller.
-func (t *PoliteTransport) send(tk ticket, key, partition string, req *http.Request) (*http.Response, error) {
+func (t *PoliteTransport) send(tk ticket, tg *target, req *http.Request) (*http.Response, error) {
 	released := false
 	defer func() {
 		if !released {
-			t.release(tk, key, partition, req.URL, Outcome{Class: OutcomeNeutral}, nil, nil)
+			t.release(tk, tg.pacingKey, tg.partition, req.URL, Outcome{Class: OutcomeNeutral}, nil, nil)
 		}
 	}()
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error", t.base)
 	}
-	t.release(tk, key, partition, req.URL, classify(resp, err, req.Context().Err()), resp, err)
+	t.release(tk, tg.pacingKey, tg.partition, req.URL, classify(resp, err, req.Context().Err()), resp, err)
 	released = true
 	if err != nil && resp != nil {
 		if resp.Body != nil {
