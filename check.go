@@ -44,6 +44,16 @@ type Decision struct {
 	// Effective: the transport's, or the one a rule or [WithPacingFunc]
 	// gives the key.
 	Policy PacingPolicy
+	// Usage is the usage preferences that robots.txt states for the URL,
+	// in the group that bound, when it lets the request through
+	// ([robotstxt.Group.Usage]); the zero Usage when it states none, or
+	// when robots.txt was not consulted.
+	Usage robotstxt.Usage
+	// UsageBlocked holds the uses declared with [WithUsage] that Usage
+	// disallows, each [robotstxt.No]: RoundTrip refuses the request in
+	// [UsageEnforce] mode, and counts it in [UsageReport] mode, when it
+	// states any.
+	UsageBlocked robotstxt.Usage
 }
 
 // Check decides req as RoundTrip would, without sending it: it fetches the
@@ -76,6 +86,7 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	if r := v.robots; r != nil {
 		d.Group, d.Robots = v.group(), r.result()
 	}
+	d.Usage, d.UsageBlocked, _ = t.usageOf(v, req.URL)
 	if rp := t.pacer.ready; rp != nil {
 		ks, err := rp.Ready(req.Context(), tg.pacingKey, tg.partition, d.CrawlDelay)
 		if err != nil {

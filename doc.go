@@ -10,12 +10,36 @@
 // [APIDefaults]: robots.txt, which speaks to crawlers, is off, and nothing
 // paces a host or caps its requests in flight until the server signals.
 // The nested module sdk/ (package politesdk) has recipes for the SDKs of
-// GitHub, AWS and OpenAI over the transport.
+// GitHub, AWS and OpenAI over the transport. Share one transport for the
+// whole program: its state is what keeps the program polite.
 //
-// Options are applied in order, and for every setting the last one wins;
-// [WithPacing] and [WithLimits] set only the fields they are given. An
-// option given an invalid value makes [New] panic with a [*ConfigError],
-// which [Validate] returns instead.
+// # Errors
+//
+// Responses, 429 and 503 included, are returned untouched and never
+// retried. Otherwise RoundTrip returns one of these; through
+// [http.Client] they arrive wrapped in a [*url.Error], so test them with
+// [errors.Is] and [errors.As]:
+//
+//   - [*RobotsBlockedError], matching [ErrRobotsBlocked]: robots.txt
+//     disallows the URL, or, under [FailClosed], the file is unreachable
+//     or the path is one the engine does not decide. Nothing was sent.
+//   - [*DeadlineError], matching [context.DeadlineExceeded], a timeout:
+//     the request's deadline falls before the earliest start it could get,
+//     counting the requests queued ahead of it and a robots.txt fetch it
+//     waits for. It fails at once rather than at its deadline.
+//   - The context's error, when it is cancelled while the request waits:
+//     waiting counts against the request's context, and so against
+//     [http.Client.Timeout].
+//   - [*ResolveError]: [WithPacingKeyIP] cannot resolve the host.
+//     [*ConfigError], matching [ErrInvalidConfig]: [WithPacingFunc] gave
+//     the key an invalid policy. Neither request is sent.
+//   - Any other error is the base transport's, as it returned it; a base
+//     that answers with neither a response nor an error makes one.
+//
+// Both refusals, [*RobotsBlockedError] and [*DeadlineError], report
+// RetryableError() false, which aws-sdk-go-v2's retryer asks, so that it
+// stops at once; other retry policies must be told to stop on them
+// (package politesdk's Refused): retrying is refused the same way.
 //
 // # robots.txt
 //
@@ -85,6 +109,15 @@
 // [WithRobotsModeFunc] per origin, whichever comes last; and
 // [ContextWithRobotsMode] per request, over both.
 //
+// A crawler that declares its uses with [WithUsage] (training AI models,
+// a search index, input to a model as it answers) is held to the usage
+// preferences of robots.txt too: the Content-Usage rules of
+// draft-ietf-aipref-attach-05 and the Content-Signal lines of Cloudflare's
+// Content Signals Policy, which package [robotstxt] reads. A URL whose
+// preference is "n" for a declared use is refused with a
+// [*UsageBlockedError], or counted in [UsageReport] mode.
+// [PoliteTransport.ResponseUsage] adds a response's own fields.
+//
 // # Pacing
 //
 // Requests are paced per key: by default the host name, whatever the
@@ -97,94 +130,72 @@
 //	max(lastStart + pace·(1 + Jitter·U), blockedUntil, quota)
 //	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay))
 //
-// where U is uniform in [0,1) and drawn once per start, latency is a
-// smoothed time to response headers (it rises at once and decays by
-// halves), level is the backoff level, CrawlDelay is the larger of the
-// robots.txt Crawl-delays of this request's group and of the last request
-// to the key (so that a robots.txt fetch, which knows none, still waits
-// it), and quota is what the rate-limit quota of the request's partition
-// allows (below): its reset when it is exhausted, or the spread of a low
-// one from the partition's last start, which never carries a start past
-// the end of its window. At most MaxInFlight
-// requests per key are in flight (until their response headers arrive),
-// and waiting requests start in the order they came.
-//
-// A 429, a 5xx other than 501 and 505, any other 4xx or 5xx that carries
-// a Retry-After (GitHub's secondary rate limit is a 403 with one), a
-// timeout or a reset connection raises the level by one (once per
-// incident: requests that started before the last rise do not raise it
-// again, up to level 8) and pauses the key for BackoffBase·2^(level−1), at
-// most MaxBackoff, jittered upward. A Retry-After header, in seconds or as
-// an HTTP date measured against the response's Date header, or a
-// Retry-After-Ms in milliseconds (OpenAI's, read first), is a floor on that
-// pause, never a ceiling, and is capped at one hour; with a small
-// BackoffBase, or [None], it is the wait. A 403 without one is neutral: it
-// is also "forbidden". A timeout is no latency sample. RecoverAfter
-// successes started after the last rise (5 by default, 1 with
-// [APIDefaults]) lower the level by one; 30 minutes without a signal
-// forget it.
-//
-// Any response's rate-limit fields (RateLimit and RateLimit-Policy of
-// draft-ietf-httpapi-ratelimit-headers; RateLimit as the dictionary of its
-// version 07, "limit=10, remaining=0, reset=2"; RateLimit-Remaining and
-// RateLimit-Reset of its versions up to 06; X-RateLimit-Remaining and
-// X-RateLimit-Reset in seconds or as a Unix time; or OpenAI's
-// X-RateLimit-Remaining-Requests and -Tokens with their resets as
-// durations, "6m0s", of which the tighter binds) slow the key before it
-// answers 429: no quota left holds it until the reset; a quarter of the
-// limit or less is spread evenly until then, a gap between the starts of
-// the quota's partition. Fields that are missing or malformed are ignored,
-// and a reset is capped at one hour; a field that cannot be read is
-// reported once per key, as an [EventUnreadableField].
-//
-// A quota belongs to a partition of the key, and holds only that
-// partition's requests. [WithQuotaPartition] names the partition a
-// request spends from the request itself ([QuotaPartitionCredentials]: a
-// hash of its credentials, so that one API token's empty quota holds no
-// other token's call); without it, a key's requests share the partition
-// "". A server may name the partition of its fields too (GitHub's
-// X-RateLimit-Resource, the pk parameter of RateLimit): the quotas of each
-// resource it names are kept apart, and a request waits for all of its
-// partition's, since which resource it spends is known only from its
-// answer; a function that names the resource from the request (politesdk's
-// GitHubPartition gives /search/ paths their own) holds each call by its
-// own. A request held by its partition's quota waits apart from the key's
-// queue, so it holds up no request of another partition. Backoff stays the
-// key's: a server in trouble is in trouble for every partition. A key
-// keeps the holds of at most 32 partitions; a new one drops the hold that
-// ends first.
-//
 // The names in capitals are the fields of [PacingPolicy], which
 // [WithPacing] sets; each field's documentation gives its default and
-// why, and [None] turns off the part a field documents it for. The policy
-// is per key: [WithPacingRules] gives the keys of a host, or of a domain
-// and its subdomains, a policy of their own merged over the transport's
-// (the most specific rule wins), and [WithPacingFunc] lets a function
-// choose; any field may be set per key, RecoverAfter and MaxBandwidth
-// included, and a Crawl-delay and a Retry-After remain floors on what
-// they set. A key's MaxBandwidth caps the bytes a second read from its
-// response bodies, all of them together, in each process. Quota
-// partitions are kept within each key, whatever its policy.
+// why, and [None] turns off the part a field documents it for.
 //
-// # Errors and cancellation
-//
-// Waiting counts against the request's context, and so against
-// [http.Client.Timeout]: a cancelled context returns its error at once,
-// and a deadline that falls before the earliest start the request could
-// get (counting the requests queued ahead of it, and a robots.txt fetch
-// it waits for) fails at once with a [*DeadlineError], which matches
-// [context.DeadlineExceeded] and is a timeout. Both refusals, it and
-// [*RobotsBlockedError], report RetryableError() false, which
-// aws-sdk-go-v2's retryer asks, so that it stops at once; other retry
-// policies must be told to stop on them (package politesdk's Refused).
-// A request whose host [WithPacingKeyIP] cannot resolve fails with a
-// [*ResolveError], and one whose key [WithPacingFunc] gives an invalid
-// policy with a [*ConfigError]; neither is sent. Responses, 429 and 503
-// included, are returned untouched and never retried; an error from the
-// base transport is returned as it is, and a base that answers with
-// neither a response nor an error makes an error. Through [http.Client],
-// errors arrive wrapped in a [*url.Error], so test them with [errors.Is]
-// and [errors.As].
+//   - The pace. U is uniform in [0,1) and drawn once per start; latency
+//     is a smoothed time to response headers (it rises at once and decays
+//     by halves); level is the backoff level; CrawlDelay is the larger of
+//     the robots.txt Crawl-delays of this request's group and of the last
+//     request to the key (so that a robots.txt fetch, which knows none,
+//     still waits it). At most MaxInFlight requests per key are in flight
+//     (until their response headers arrive), and waiting requests start
+//     in the order they came.
+//   - Backoff. A 429, a 5xx other than 501 and 505, any other 4xx or 5xx
+//     that carries a Retry-After (GitHub's secondary rate limit is a 403
+//     with one), a timeout or a reset connection raises the level by one
+//     (once per incident: requests that started before the last rise do
+//     not raise it again, up to level 8) and pauses the key until
+//     blockedUntil, BackoffBase·2^(level−1) away, at most MaxBackoff,
+//     jittered upward. A 403 without a Retry-After is neutral: it is also
+//     "forbidden". A timeout is no latency sample. RecoverAfter successes
+//     started after the last rise (5 by default, 1 with [APIDefaults])
+//     lower the level by one; 30 minutes without a signal forget it.
+//   - Retry-After. A Retry-After header, in seconds or as an HTTP date
+//     measured against the response's Date header, or a Retry-After-Ms in
+//     milliseconds (OpenAI's, read first), is a floor on the pause, never
+//     a ceiling, capped at one hour; with a small BackoffBase, or [None],
+//     it is the wait.
+//   - Rate-limit fields. Any response's RateLimit and RateLimit-Policy
+//     (draft-ietf-httpapi-ratelimit-headers; RateLimit also as the
+//     dictionary of its version 07, "limit=10, remaining=0, reset=2"),
+//     RateLimit-Remaining and RateLimit-Reset (its versions up to 06),
+//     X-RateLimit-Remaining and X-RateLimit-Reset (seconds, or a Unix
+//     time), or OpenAI's X-RateLimit-Remaining-Requests and -Tokens with
+//     their resets as durations ("6m0s"; the tighter binds) slow the key
+//     before it answers 429: quota is the reset when no quota is left, or,
+//     with a quarter of the limit or less, an even spread from the
+//     partition's last start that never carries a start past the end of
+//     its window. Fields that are missing or malformed are ignored, and a
+//     reset is capped at one hour; a field that cannot be read is
+//     reported once per key, as an [EventUnreadableField].
+//   - Quota partitions. A quota belongs to a partition of the key, and
+//     holds only that partition's requests. [WithQuotaPartition] names the
+//     partition a request spends from the request itself
+//     ([QuotaPartitionCredentials]: a hash of its credentials, so that one
+//     API token's empty quota holds no other token's call); without it, a
+//     key's requests share the partition "". A server may name the
+//     partition of its fields too (GitHub's X-RateLimit-Resource, the pk
+//     parameter of RateLimit): the quotas of each resource it names are
+//     kept apart, and a request waits for all of its partition's, since
+//     which resource it spends is known only from its answer; a function
+//     that names the resource from the request (politesdk's
+//     GitHubPartition gives /search/ paths their own) holds each call by
+//     its own. A request held by its partition's quota waits apart from
+//     the key's queue, so it holds up no request of another partition.
+//     Backoff stays the key's: a server in trouble is in trouble for every
+//     partition. A key keeps the holds of at most 32 partitions; a new one
+//     drops the hold that ends first.
+//   - A policy per key. [WithPacingRules] gives the keys of a host, or of a
+//     domain and its subdomains, a policy of their own merged over the
+//     transport's (the most specific rule wins), and [WithPacingFunc] lets
+//     a function choose; any field may be set per key, RecoverAfter and
+//     MaxBandwidth included, and a Crawl-delay and a Retry-After remain
+//     floors on what they set. A key's MaxBandwidth caps the bytes a
+//     second read from its response bodies, all of them together, in each
+//     process. Quota partitions are kept within each key, whatever its
+//     policy.
 //
 // # Memory
 //
@@ -199,20 +210,49 @@
 // a burst has passed. Old robots.txt files are dropped, but never one
 // being fetched.
 //
-// # Events and fleets
+// # Options
+//
+// Options are applied in order, and for every setting the last one wins;
+// [WithPacing] and [WithLimits] set only the fields they are given, so
+// options after [APIDefaults] override what it sets and options before it
+// lose only that. An option given an invalid value makes [New] panic with
+// a [*ConfigError] naming the option and field, which matches
+// [ErrInvalidConfig]; [Validate] returns it instead. The defaults:
+//
+//   - [WithUserAgent]: none, so Go's; its product token chooses the
+//     robots.txt group.
+//   - [WithPacing]: [PacingPolicy]'s fields give theirs; [WithPacingRules]
+//     and [WithPacingFunc]: one policy for every key.
+//   - [WithPacingKey]: [PacingKeyHost]. [WithQuotaPartition]: one
+//     partition per key.
+//   - [WithRobotsTTL]: 24 hours, the most RFC 9309 §2.4 allows.
+//     [WithRobotsTimeout]: 10 seconds for the whole fetch.
+//     [WithRobotsFailure]: [FailOpen]. [WithRobotsMode]: [RobotsEnforce].
+//     [WithRobotsTransport]: the base.
+//   - [WithLimits]: [Limits]' fields give theirs.
+//   - [WithEvents], [WithLogger]: none; with neither, events cost nothing.
+//   - [WithPacer]: the in-memory Pacer. [WithRobotsStore]: none, each
+//     transport fetches its own. [WithGlobalLimiter]: none.
+//
+// # Extending
 //
 // [WithEvents] and [WithLogger] receive what the transport does (see
-// [Event]), outside its locks. [PoliteTransport.Ready] says when a request
-// could start without reserving anything. A fleet of processes shares one
-// pace per key by partitioning its URLs by [PoliteTransport.PacingKey], or
-// through a [Pacer] that they share, plugged in with [WithPacer]; a
-// [RobotsStore] that they share, plugged in with [WithRobotsStore], has
-// each origin's robots.txt fetched once for them all. The transport is a
-// client of the Pacer interface, its own in-memory Pacer included: a
-// [Lease]'s release says what it changed, so the events report a shared
-// Pacer's backoffs as they report the in-memory one's, and a Pacer that is
-// a [ReadyPacer] and a [StatsPacer] shows its shared state in Ready,
-// Check and Stats.
+// [Event]), outside its locks. [PoliteTransport.Check] decides a request
+// without sending it, [PoliteTransport.Ready] says when it could start
+// without reserving anything, and [PoliteTransport.Stats] returns a
+// snapshot of every key.
+//
+// A fleet of processes shares one pace per key by partitioning its URLs by
+// [PoliteTransport.PacingKey], or through a [Pacer] that they share,
+// plugged in with [WithPacer]; a [RobotsStore] that they share, plugged in
+// with [WithRobotsStore], has each origin's robots.txt fetched once for
+// them all. The nested module redis/ (package politeredis) gives both on
+// Redis. The transport is a client of the Pacer interface, its own
+// in-memory Pacer included: a [Lease]'s release says what it changed, so
+// the events report a shared Pacer's backoffs as they report the in-memory
+// one's, and a Pacer that is a [ReadyPacer] and a [StatsPacer] shows its
+// shared state in Ready, Check and Stats. Package politetest holds another
+// Pacer or RobotsStore to the same cases as the in-memory ones.
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite

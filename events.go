@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // An Event is something a [PoliteTransport] did or learnt, delivered to the
@@ -37,6 +39,11 @@ type Event struct {
 	// Field is the name of a response field that could not be read, as
 	// "RateLimit-Reset", and Value its value, cut to 100 bytes.
 	Field, Value string
+	// Disallowed holds the uses declared with [WithUsage] that a usage
+	// preference of robots.txt disallows for the request's URL, each
+	// [robotstxt.No] ("train-ai=n"); Rule then holds the lines that state
+	// it, joined by "; ".
+	Disallowed robotstxt.Usage
 
 	// Duration is how long a robots.txt fetch took, or how long a request
 	// waited for its turn.
@@ -92,6 +99,13 @@ const (
 	// Reason. Under [FailClosed] such a request is refused, with an
 	// EventRefused that gives the reason.
 	EventUndecided
+	// EventUsageRefused: a usage preference of robots.txt refused a
+	// request in [UsageEnforce] mode: URL, Disallowed, Rule.
+	EventUsageRefused
+	// EventUsageWouldRefuse: a usage preference of robots.txt disallowed
+	// a request that [UsageReport] mode sent all the same: URL,
+	// Disallowed, Rule.
+	EventUsageWouldRefuse
 )
 
 var eventKindNames = [...]string{
@@ -105,6 +119,8 @@ var eventKindNames = [...]string{
 	EventHostEvicted:       "host evicted",
 	EventUnreadableField:   "unreadable field",
 	EventUndecided:         "robots.txt not applied",
+	EventUsageRefused:      "refused by a usage preference",
+	EventUsageWouldRefuse:  "a usage preference would refuse",
 }
 
 // String returns the kind as the logger's messages name it, such as
@@ -169,6 +185,11 @@ func logEvents(l *slog.Logger) func(Event) {
 		case EventUndecided:
 			level = slog.LevelWarn
 			attrs = append(attrs, slog.String("url", ev.URL), slog.String("reason", ev.Reason))
+		case EventUsageRefused, EventUsageWouldRefuse:
+			if ev.Kind == EventUsageRefused {
+				level = slog.LevelDebug
+			}
+			attrs = append(attrs, slog.String("url", ev.URL), slog.String("disallowed", ev.Disallowed.String()), slog.String("rule", ev.Rule))
 		case EventSent:
 			if ev.Duration >= slowWait {
 				msg = "polite: waited"

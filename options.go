@@ -99,6 +99,9 @@ type config struct {
 	robotsFailure   FailurePolicy
 	global          *rate.Limiter
 	hooks           emitter // WithEvents' hooks and WithLogger's, in order
+
+	// usage is WithUsage's policy (usage.go).
+	usage usagePolicy
 }
 
 // defaultConfig is the configuration of a transport built with no option.
@@ -382,7 +385,7 @@ func WithEvents(hook func(Event)) Option {
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
 // event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused], Warn for [EventRobotsUnreachable], [EventUnreadableField]
+// [EventRefused] and [EventUsageRefused], Warn for [EventRobotsUnreachable], [EventUnreadableField]
 // and [EventUndecided], and Info for the rest, but for [EventSent]: a
 // request that waited a second or more for its turn is logged at Info as
 // "polite: waited", the others at Debug as "polite: sent". The attributes
@@ -402,6 +405,7 @@ func WithEvents(hook func(Event)) Option {
 //	level, pause   EventBackoff: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff: the server's Retry-After, 0s for none
 //	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes
+//	disallowed     usage events: the declared uses disallowed, as "train-ai=n"; rule: the lines that say so
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {

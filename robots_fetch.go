@@ -48,8 +48,10 @@ type robotsRecord struct {
 
 // robotsCounts counts what an origin's robots.txt did to requests.
 type robotsCounts struct {
-	refused     atomic.Uint64 // requests refused
-	wouldRefuse atomic.Uint64 // requests RobotsReport let through that it would have refused
+	refused          atomic.Uint64 // requests refused
+	wouldRefuse      atomic.Uint64 // requests RobotsReport let through that it would have refused
+	usageRefused     atomic.Uint64 // requests refused for a use its usage preferences disallow (usage.go)
+	usageWouldRefuse atomic.Uint64 // such requests that UsageReport let through
 }
 
 // countsOf returns prev's counts, so that every copy of an origin's record

@@ -19,6 +19,10 @@ type HostStats struct {
 	// WouldRefuse counts requests that robots.txt disallowed and that
 	// [RobotsReport] mode sent all the same.
 	WouldRefuse uint64
+	// UsageRefused counts requests refused for a use declared with
+	// [WithUsage] that a usage preference of robots.txt disallows, and
+	// UsageWouldRefuse those that [UsageReport] mode sent all the same.
+	UsageRefused, UsageWouldRefuse uint64
 	// Robots describes the cached robots.txt of each of the key's origins,
 	// ordered by URL.
 	Robots []RobotsStats
@@ -42,6 +46,9 @@ type RobotsStats struct {
 	// WouldRefuse counts requests this file disallowed and that
 	// [RobotsReport] mode sent all the same.
 	WouldRefuse uint64
+	// UsageRefused and UsageWouldRefuse count the requests this file's
+	// usage preferences refused, or would have ([WithUsage]).
+	UsageRefused, UsageWouldRefuse uint64
 }
 
 // Stats returns a snapshot of every key the transport tracks, ordered by
@@ -73,12 +80,15 @@ func (t *PoliteTransport) Stats(ctx context.Context) ([]HostStats, error) {
 	t.robots.each(func(k originKey, r *robotsRecord) {
 		s := get(t.originPacingKey(k))
 		rs := RobotsStats{RobotsResult: r.result(), CrawlDelay: r.crawlDelay(t.defaultToken),
-			Refused: r.counts.refused.Load(), WouldRefuse: r.counts.wouldRefuse.Load()}
+			Refused: r.counts.refused.Load(), WouldRefuse: r.counts.wouldRefuse.Load(),
+			UsageRefused: r.counts.usageRefused.Load(), UsageWouldRefuse: r.counts.usageWouldRefuse.Load()}
 		if r.file != nil {
 			rs.Rules, rs.Sitemaps = r.file.NumRules(), r.file.Sitemaps()
 		}
 		s.Refused += rs.Refused
 		s.WouldRefuse += rs.WouldRefuse
+		s.UsageRefused += rs.UsageRefused
+		s.UsageWouldRefuse += rs.UsageWouldRefuse
 		s.Robots = append(s.Robots, rs)
 	})
 	out := make([]HostStats, 0, len(byKey))

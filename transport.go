@@ -37,6 +37,10 @@ type PoliteTransport struct {
 	policies       policySet  // the policy of each key
 	bandwidth      *bandwidth // the byte buckets of keys whose bandwidth is capped; nil when no policy caps it
 	fieldNotes     fieldNotes // unreadable rate-limit fields reported
+
+	// usage is the uses declared, and what to do when robots.txt
+	// disallows one (usage.go).
+	usage usagePolicy
 }
 
 // New returns a PoliteTransport that sends requests through base, or through
@@ -68,6 +72,7 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		robotsFailure:  cfg.robotsFailure,
 		global:         cfg.global,
 		events:         cfg.hooks,
+		usage:          cfg.usage,
 	}
 	if cfg.resolver != nil {
 		t.ips = newResolveCache(cfg.resolver, cfg.limits.MaxResolved)
@@ -132,6 +137,9 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		err = t.refusal(v, tg, req.URL)
 	case v.undecided != nil:
 		t.undecided(v, tg, req.URL)
+	}
+	if err == nil && t.usage.on() {
+		err = t.checkUsage(v, tg, req.URL)
 	}
 	if err != nil {
 		closeRequestBody(req)

@@ -16,6 +16,7 @@
 //	polite_requests_total           counter                    requests passed to the base transport once their turn came
 //	polite_wait_seconds             histogram                  how long each of those requests waited for its turn
 //	polite_robots_disallowed_total  counter    action          requests robots.txt disallowed: action "refused", or "sent" in RobotsReport mode
+//	polite_usage_disallowed_total   counter    use, action     requests whose robots.txt usage preference is "n" for a use declared with WithUsage, once per use: action "refused", or "sent" in UsageReport mode
 //	polite_backoffs_total           counter    retry_after     rises of a host's backoff level: retry_after "true" when the signal carried a Retry-After
 //	polite_robots_fetches_total     counter    status, result  robots.txt fetches: status "2xx", "3xx", "4xx", "5xx", or "error" with no response; result "fetched" or "unreachable"
 //	polite_hosts_evicted_total      counter                    hosts whose pacing state was dropped to keep within Limits.MaxKeys
@@ -39,6 +40,10 @@
 // [polite.FailClosed], for want of a robots.txt, is "refused" too.
 //
 // # Labels
+//
+// The use label of polite_usage_disallowed_total takes the uses that the
+// transports declare with [polite.WithUsage], as "train-ai": a set the
+// program bounds.
 //
 // No metric has a host label. A crawler meets hosts without bound, and
 // each would add a series to every metric, kept by Prometheus long after the
@@ -75,6 +80,7 @@ type Metrics struct {
 	disallowed *prometheus.CounterVec
 	refused    prometheus.Counter // disallowed{action="refused"}
 	sent       prometheus.Counter // disallowed{action="sent"}
+	usage      *prometheus.CounterVec
 	backoffs   *prometheus.CounterVec
 	backoffRA  prometheus.Counter // backoffs{retry_after="true"}
 	backoffNo  prometheus.Counter // backoffs{retry_after="false"}
@@ -112,6 +118,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "polite_robots_disallowed_total",
 			Help: `Requests robots.txt disallowed, by what the transport did: "refused", or "sent" in RobotsReport mode.`,
 		}, []string{"action"}),
+		usage: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "polite_usage_disallowed_total",
+			Help: `Requests whose robots.txt usage preference disallowed a use the transport declared, once per use, by the use and what the transport did: "refused", or "sent" in UsageReport mode.`,
+		}, []string{"use", "action"}),
 		backoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "polite_backoffs_total",
 			Help: "Rises of a host's backoff level, by whether the signal carried a Retry-After.",
@@ -169,6 +179,14 @@ func (m *Metrics) observe(ev polite.Event) {
 		m.refused.Inc()
 	case polite.EventWouldRefuse:
 		m.sent.Inc()
+	case polite.EventUsageRefused, polite.EventUsageWouldRefuse:
+		action := "refused"
+		if ev.Kind == polite.EventUsageWouldRefuse {
+			action = "sent"
+		}
+		for use := range ev.Disallowed.All() {
+			m.usage.WithLabelValues(string(use), action).Inc()
+		}
 	case polite.EventBackoff:
 		if ev.RetryAfter > 0 {
 			m.backoffRA.Inc()
@@ -241,5 +259,5 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.wait, m.disallowed, m.backoffs, m.robots, m.evicted, m.unreadable}
+	return []prometheus.Collector{m.requests, m.wait, m.disallowed, m.usage, m.backoffs, m.robots, m.evicted, m.unreadable}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/polite-go/polite"
 	politeprom "github.com/polite-go/polite/prometheus"
+	"github.com/polite-go/polite/robotstxt"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -460,5 +461,34 @@ polite_requests_total{transport="crawler"} 1
 			}
 		}()
 		politeprom.New(prometheus.WrapRegistererWith(prometheus.Labels{"transport": "api"}, reg))
+	})
+}
+
+// TestUsageDisallowed counts the requests that a usage preference of
+// robots.txt disallows for a declared use, once per use, refused or sent.
+func TestUsageDisallowed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		m := politeprom.New(reg)
+		base := site("User-agent: *\nContent-Signal: search=no, ai-train=no\nContent-Signal: /ok/ search=yes, ai-train=no\n")
+		enforce := polite.New(base, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}),
+			polite.WithUsage(polite.UsageEnforce, robotstxt.TrainAI, robotstxt.Search), m.Option())
+		report := polite.New(base, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}),
+			polite.WithUsage(polite.UsageReport, robotstxt.TrainAI), m.Option())
+
+		for _, path := range []string{"/a", "/b", "/ok/c"} {
+			if err := fetch(t.Context(), enforce, "http://h"+path); !errors.Is(err, polite.ErrUsageBlocked) {
+				t.Fatalf("GET %s = %v; want ErrUsageBlocked", path, err)
+			}
+		}
+		mustFetch(t, report, "http://h/a")
+
+		compare(t, reg, `
+# HELP polite_usage_disallowed_total Requests whose robots.txt usage preference disallowed a use the transport declared, once per use, by the use and what the transport did: "refused", or "sent" in UsageReport mode.
+# TYPE polite_usage_disallowed_total counter
+polite_usage_disallowed_total{action="refused",use="search"} 2
+polite_usage_disallowed_total{action="refused",use="train-ai"} 3
+polite_usage_disallowed_total{action="sent",use="train-ai"} 1
+`, "polite_usage_disallowed_total")
 	})
 }

@@ -22,7 +22,7 @@ import (
 // TestFailover crawls three hosts, each kept on a different primary of a
 // Cluster of three primaries with a replica each, from three Pacers (the
 // processes of a fleet, each with its own client, on the options the
-// README shows) of four workers each, kills one primary mid-crawl and
+// package documentation shows) of four workers each, kills one primary mid-crawl and
 // lets its replica be promoted. What must always hold: no request is held
 // past its context; the hosts on the healthy primaries keep the pace
 // throughout; every Pacer is back on Redis for the failed primary's host

@@ -33,6 +33,7 @@ const (
 	sizeRobotsFile = int(unsafe.Sizeof(robotsFile{}))
 	sizeGroup      = int(unsafe.Sizeof(robotsGroup{}))
 	sizeRule       = int(unsafe.Sizeof(Rule{}))
+	sizeUsageRule  = int(unsafe.Sizeof(UsageRule{}))
 	sizeString     = int(unsafe.Sizeof(""))
 	sizeSkipped    = int(unsafe.Sizeof(SkippedLine{}))
 	sizeBinding    = int(unsafe.Sizeof(Group{}))
@@ -61,6 +62,11 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 		allocSize(cap(f.sitemaps)*sizeString) + allocSize(cap(f.skippedLines)*sizeSkipped)
 	for _, s := range f.skippedLines {
 		c += allocSize(len(s.Text))
+	}
+	for i := range f.groups {
+		if u := cap(f.groups[i].usage); u > 0 {
+			c += allocSize(u * sizeUsageRule)
+		}
 	}
 	// Bindings: one for each name and for "*" and no group, each with its
 	// parts, at most one for each name of a group naming its token; the
@@ -92,6 +98,9 @@ func groupCost(g *robotsGroup) int64 {
 		key += len(a)
 	}
 	c := allocSize(key) + mapEntry + allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
+	if len(g.usage) > 0 {
+		c += allocSize(2 * len(g.usage) * sizeUsageRule) // gathered with the groups that give its names
+	}
 	return c + matcherCost(g.rules)
 }
 

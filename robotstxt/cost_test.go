@@ -119,6 +119,10 @@ func costFiles() map[string]string {
 		"skipped":   strings.Repeat("nonsense \xff\xfe line, not a field of robots.txt\n", 20000),
 		"sitemaps":  strings.Repeat("Sitemap: https://example.com/sitemap.xml\n", 12000),
 		"typical":   typicalFile,
+		"usage": engineFile(func(i int) string {
+			return fmt.Sprintf("Content-Usage: /é%d/*x train-ai=n, search=y, label-%d=y, other-%d=n", i, i, i)
+		}),
+		"signals": strings.Repeat("User-agent: a\nUser-agent: b\nContent-Signal: search=yes, ai-train=no, use=immediate\n", 8000),
 	}
 }
 
@@ -158,6 +162,7 @@ func FuzzCost(f *testing.F) {
 	f.Add([]byte(typicalFile))
 	f.Add([]byte("User-agent: a\nUser-agent: B\nDisallow: /*x$y*z$\nAllow: /é*ü\n\nUser-agent: *\nDisallow: *\n"))
 	f.Add([]byte("Sitemap: s\nnonsense\nUser-agent: a b\nDisallow: /%7e*%2f**$\n"))
+	f.Add([]byte(attachExample + "User-agent: a\nContent-Signal: /é zz=yes, ai-train=no\nContent-Usage: /x Bad\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkCost(t, "input", body, true)
 	})

@@ -15,8 +15,9 @@
 // compared without regard to case; white space is spaces and tabs only, so
 // a path that ends in another space character, such as U+00A0, keeps it
 // (§2.2). One or more user-agent lines start a group, and its Allow,
-// Disallow and Crawl-delay lines follow (§2.1). Only an Allow or Disallow
-// line ends a group's user-agent lines: a blank line, a Crawl-delay, a
+// Disallow and Crawl-delay lines follow (§2.1). Only a rule, an Allow,
+// Disallow or Content-Usage line (see Usage preferences), ends a group's
+// user-agent lines: a blank line, a Crawl-delay, a Content-Signal, a
 // Sitemap or an unknown line does not (§2.2.4), so in
 //
 //	User-agent: bingbot
@@ -33,7 +34,7 @@
 // understood is kept, and every other one is skipped without discarding
 // the rest. [File.Skipped] lists the first 100 skipped lines with their
 // numbers and why ("no colon", "rule outside any group", "not a path
-// pattern", "bad Crawl-delay", "unknown field", ...), and
+// pattern", "bad Crawl-delay", "bad Content-Usage", "unknown field", ...), and
 // [File.NumSkipped] counts them all. A file with no group, no sitemap and
 // skipped lines, such as an HTML page served as robots.txt, allows
 // everything. Parse reads the whole body; a crawler reads at most the
@@ -103,6 +104,54 @@
 // matches [ErrPathTooLong] or [ErrTooComplex], and the caller's policy
 // decides. Real files do not come near the budget: of the decisions that
 // corpus_test.go asks of 1,000 real files, the costliest spends 14% of it.
+//
+// # Usage preferences
+//
+// A group may also say how the content it lets a crawler fetch may be
+// used, in two vocabularies that [Usage] holds as one:
+//
+//   - Content-Usage rules, of draft-ietf-aipref-attach-05 (Illyes and
+//     Thomson, 19 August 2026), in the vocabulary of
+//     draft-ietf-aipref-vocab-07 (Keller and Thomson, 19 August 2026):
+//     "Content-Usage: /ai-ok/ train-ai=y", the path optional. They are
+//     rules: a user-agent line after one starts a new group, as after an
+//     Allow or Disallow.
+//   - Content-Signal lines, of Cloudflare's Content Signals Policy (CC0,
+//     September 2025): "Content-Signal: search=yes, ai-train=no". They
+//     take a path as Content-Usage rules do; like a Crawl-delay, they do
+//     not end a group's user-agent lines.
+//
+// A statement is an RFC 9651 Dictionary, which [ParseContentUsage] and
+// [ParseContentSignal] read, and the same functions read the response
+// fields of those names. The categories of use are [TrainAI] ("train-ai"
+// in Content-Usage, "ai-train" in Content-Signal), [Search] ("search" in
+// both) and [AIInput] ("ai-input", which the aipref vocabulary has no term
+// for yet); any other label is kept as the category it names. y and yes
+// are [Yes], n and no are [No], anything else or nothing is [Unknown].
+// Statements combine as draft-ietf-aipref-vocab-07 §5.1 says: any No gives
+// No; otherwise any Yes gives Yes; otherwise Unknown.
+//
+// [Group.Usage] answers a path: the Content-Usage rules that match it,
+// matched as Allow and Disallow rules are, with the most octets decide,
+// and rules as long combine whatever their order (a rule with no path
+// matches every path, with none); the Content-Signal lines are chosen
+// apart the same way; the two combine, so the more restrictive wins for
+// each use. [File.Usage] answers a User-Agent and a URL, and gives no
+// preference for a URL the group does not let it fetch
+// (draft-ietf-aipref-attach-05 §3.1). A line outside any group, or whose
+// statement does not parse, is among [File.Skipped]; one that does not
+// parse still holds its path, stating nothing, as
+// draft-ietf-aipref-vocab-07 §6.5.1 says of a statement that fails.
+//
+// The drafts are work in progress, and this package reads the versions
+// named above. When a later version changes them, a release of this
+// package follows it and says so in its change log. What may change: the
+// labels of the categories (a label renamed is a category renamed, which
+// a crawler's declared uses must follow; a term for ai-input would be
+// read as AIInput), where a rule's path ends and whether it may be left
+// out, how rules of one path combine, and how statements combine. Labels
+// the reader does not know are kept, so a category that a later version
+// adds is answered by its label before this package names it.
 //
 // # Cost
 //

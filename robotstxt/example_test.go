@@ -122,3 +122,55 @@ func ExampleProductToken() {
 	// examplebot
 	// mozilla
 }
+
+// Usage answers the usage preferences that a robots.txt states for a
+// crawler and a URL: here the example of draft-ietf-aipref-attach-05,
+// with the Content-Signal line that Cloudflare writes into the files it
+// manages.
+func ExampleFile_Usage() {
+	robots := robotstxt.Parse([]byte(`User-Agent: *
+Allow: /
+Disallow: /never/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+Content-Signal: search=yes
+
+User-Agent: ExampleBot
+Allow: /
+Content-Usage: train-ai=y
+`))
+	for _, ua := range []string{"OtherBot/1.0", "ExampleBot/1.0"} {
+		for _, path := range []string{"/test", "/never/test", "/ai-ok/test"} {
+			u, _ := url.Parse("https://example.com" + path)
+			pref, _ := robots.Usage(ua, u)
+			fmt.Printf("%-14s %-12s train-ai=%-7v %q\n", ua, path, pref.Of(robotstxt.TrainAI), pref)
+		}
+	}
+	// Output:
+	// OtherBot/1.0   /test        train-ai=n       "train-ai=n, search=y"
+	// OtherBot/1.0   /never/test  train-ai=unknown ""
+	// OtherBot/1.0   /ai-ok/test  train-ai=y       "train-ai=y, search=y"
+	// ExampleBot/1.0 /test        train-ai=y       "train-ai=y"
+	// ExampleBot/1.0 /never/test  train-ai=y       "train-ai=y"
+	// ExampleBot/1.0 /ai-ok/test  train-ai=y       "train-ai=y"
+}
+
+// ParseContentUsage reads a Content-Usage field; statements combine, the
+// most restrictive winning, with those of a Content-Signal field.
+func ExampleParseContentUsage() {
+	usage, err := robotstxt.ParseContentUsage("train-ai=y, search=n")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	signal, _ := robotstxt.ParseContentSignal("ai-train=no, ai-input=yes")
+	both := usage.Combine(signal)
+	fmt.Println(both)
+	fmt.Println(both.Of(robotstxt.TrainAI), both.Of(robotstxt.Search), both.Of(robotstxt.AIInput))
+	_, err = robotstxt.ParseContentUsage("Train-AI=n")
+	fmt.Println(err)
+	// Output:
+	// train-ai=n, search=n, ai-input=y
+	// n n y
+	// robotstxt: Content-Usage: not a structured-field dictionary: a key must start with a-z or '*'
+}

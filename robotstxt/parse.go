@@ -16,6 +16,7 @@ import (
 type robotsFile struct {
 	groups       []robotsGroup
 	rules        int // in all groups
+	usageRules   int // Content-Usage rules and Content-Signal lines, in all groups
 	sitemaps     []string
 	cost         int64         // see File.Cost
 	skipped      int           // lines that were neither blank, comments nor understood
@@ -32,13 +33,16 @@ const (
 
 // Why parseRobots skipped a line; the Reason of a [SkippedLine].
 const (
-	skipNoColon      = "no colon"
-	skipNoToken      = "no product token"
-	skipOutsideGroup = "rule outside any group"
-	skipNotPath      = "not a path pattern"
-	skipDelayOutside = "Crawl-delay outside any group"
-	skipBadDelay     = "bad Crawl-delay"
-	skipUnknownField = "unknown field"
+	skipNoColon       = "no colon"
+	skipNoToken       = "no product token"
+	skipOutsideGroup  = "rule outside any group"
+	skipNotPath       = "not a path pattern"
+	skipDelayOutside  = "Crawl-delay outside any group"
+	skipBadDelay      = "bad Crawl-delay"
+	skipUnknownField  = "unknown field"
+	skipBadUsage      = "bad Content-Usage"
+	skipBadSignal     = "bad Content-Signal"
+	skipSignalOutside = "Content-Signal outside any group"
 )
 
 // skip counts a skipped line and records it while the record has room.
@@ -67,6 +71,7 @@ func (f *robotsFile) skip(lineNo int, text string, reason string) {
 type robotsGroup struct {
 	agents     []string // product tokens as written, compared without regard to case; "*" for the default group
 	rules      []Rule
+	usage      []UsageRule   // its Content-Usage rules and Content-Signal lines, in order
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
 }
 
@@ -116,7 +121,7 @@ func parseRobots(body []byte) *robotsFile {
 	var copied int64                                               // the bytes of the patterns normalisation wrote anew
 	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
 	var cur *robotsGroup                                           // the group being read; nil before the first user-agent line
-	inRules := false                                               // cur has had an Allow or Disallow line, so a user-agent line starts a new group
+	inRules := false                                               // cur has had a rule (Allow, Disallow or Content-Usage), so a user-agent line starts a new group
 	lines := lineReader{text: text, cr: -1, lf: -1}
 	if n := strings.Count(text, ":"); n > 0 { // a rule's line has one: spare growing rules
 		rules = make([]Rule, 0, n)
@@ -188,6 +193,33 @@ func parseRobots(body []byte) *robotsFile {
 				d = time.Duration(secs * float64(time.Second))
 			}
 			cur.crawlDelay = max(cur.crawlDelay, d)
+		case fieldContentUsage, fieldContentSignal:
+			v, skipReason := &contentUsage, skipBadUsage
+			if key == fieldContentSignal {
+				v, skipReason = &contentSignal, skipBadSignal
+			}
+			switch {
+			case cur == nil && key == fieldContentUsage:
+				f.skip(lineNo, raw, skipOutsideGroup) // a rule: it binds no one
+				continue
+			case cur == nil:
+				f.skip(lineNo, raw, skipSignalOutside)
+				continue
+			case key == fieldContentUsage:
+				inRules = true // a rule, as Allow and Disallow are (draft-ietf-aipref-attach-05 §3)
+			}
+			r, normalized, err := v.rule(value)
+			if err != nil {
+				f.skip(lineNo, raw, skipReason) // it still holds, stating nothing
+			}
+			if normalized {
+				copied += allocSize(len(r.Pattern))
+			}
+			if r.Usage.other != "" {
+				copied += allocSize(len(r.Usage.other))
+			}
+			f.usageRules++
+			cur.usage = append(cur.usage, r)
 		case fieldSitemap:
 			if value != "" && !isSitemapURL(value) {
 				f.skip(lineNo, raw, skipBadSitemap)
@@ -259,11 +291,14 @@ const (
 	fieldDisallow
 	fieldCrawlDelay
 	fieldSitemap
+	fieldContentUsage
+	fieldContentSignal
 )
 
 // fieldOf returns the field that key names, compared without regard to
 // case: "user-agent" (or "useragent", "user agent"), "allow", "disallow",
-// "crawl-delay" (or "crawldelay"), "sitemap" (or "site-map").
+// "crawl-delay" (or "crawldelay"), "sitemap" (or "site-map"),
+// "content-usage", "content-signal".
 func fieldOf(key string) int {
 	switch len(key) {
 	case 5:
@@ -294,6 +329,14 @@ func fieldOf(key string) int {
 	case 11:
 		if strings.EqualFold(key, "crawl-delay") {
 			return fieldCrawlDelay
+		}
+	case 13:
+		if strings.EqualFold(key, "content-usage") {
+			return fieldContentUsage
+		}
+	case 14:
+		if strings.EqualFold(key, "content-signal") {
+			return fieldContentSignal
 		}
 	}
 	return fieldUnknown

@@ -187,11 +187,16 @@ func TestReadingGroups(t *testing.T) {
 func FuzzParseRobots(f *testing.F) {
 	f.Add([]byte(robotstest.RFC9309Example), "example/page.html")
 	f.Add([]byte("User-agent: *\nDisallow: /*$*$\nAllow: /%\nCrawl-delay: 1e400\n"), "%zz")
+	f.Add([]byte(attachExample), "ai-ok/x")
+	f.Add([]byte("User-agent: *\nContent-Signal: search=yes, ai-train=no\nContent-Usage: /a*$ train-ai=y;p, x=(1)\n"), "a")
 	f.Fuzz(func(t *testing.T, body []byte, path string) {
 		r := Parse(body)
 		u := &url.URL{Scheme: "http", Host: "h", Path: "/" + path}
 		for _, ua := range []string{"x", "*", "foobot"} {
 			r.Test(ua, u)
+			r.Usage(ua, u)
+			r.Group(ua).UsageRules(u.EscapedPath())
 		}
+		r.UsageGroups()
 	})
 }

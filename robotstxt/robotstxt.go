@@ -61,6 +61,7 @@ type Group struct {
 	single atomic.Pointer[ruleMatcher]
 	delay  time.Duration
 	rules  int
+	usage  int // Content-Usage rules and Content-Signal lines, in all parts
 }
 
 // groupPart is the groups of the file that give the same names, which a
@@ -76,7 +77,8 @@ type Group struct {
 // budget.
 type groupPart struct {
 	rules  []Rule
-	linear int // the units that linearMatch spends before searching the path
+	usage  []UsageRule // Content-Usage rules and Content-Signal lines (usage_rules.go)
+	linear int         // the units that linearMatch spends before searching the path
 
 	uses    atomic.Int32 // decisions asked of the part
 	once    sync.Once    // compiles it
@@ -195,8 +197,9 @@ func (r *File) NumGroups() int { return len(r.file.groups) }
 func (r *File) NumRules() int { return r.file.rules }
 
 // A SkippedLine is a line of a robots.txt that the reader did not
-// understand and so ignored, or a user-agent line that names no crawler,
-// which still starts or continues a group.
+// understand and so ignored; or a user-agent line that names no crawler,
+// which still starts or continues a group; or a statement of usage
+// preferences that does not parse (see Reason).
 type SkippedLine struct {
 	// Line is the line's number, from 1. A line ends at CR, LF or CR LF.
 	Line int
@@ -206,7 +209,11 @@ type SkippedLine struct {
 	// Reason says why the line was skipped: "no colon", "no product
 	// token", "rule outside any group", "not a path pattern",
 	// "Crawl-delay outside any group", "bad Crawl-delay", "Sitemap not an
-	// absolute http(s) URL" or "unknown field".
+	// absolute http(s) URL", "Content-Signal outside any group", "bad
+	// Content-Usage", "bad Content-Signal" or "unknown field". A
+	// Content-Usage rule or Content-Signal line whose statement does not
+	// parse still holds for its paths, stating nothing: every preference
+	// is unknown there, as draft-ietf-aipref-vocab-07 §6.5.1 says.
 	Reason string
 }
 
@@ -265,6 +272,7 @@ func (r *File) bindGroup(token string) *Group {
 		}
 		b.delay = max(b.delay, g.crawlDelay)
 		b.rules += len(g.rules)
+		b.usage += len(g.usage)
 		key := strings.ToLower(strings.Join(g.agents, "\n"))
 		part := r.classes[key]
 		if part == nil {
@@ -296,13 +304,21 @@ func (r *File) bindGroup(token string) *Group {
 // the first of them at index first, and keeps it in r.classes. r.mu is
 // held.
 func (r *File) compileClass(key string, first int) *groupPart {
-	rules := r.file.groups[first].rules
+	rules, usage := r.file.groups[first].rules, r.file.groups[first].usage
 	for i := first + 1; i < len(r.file.groups); i++ {
-		if g := &r.file.groups[i]; len(g.rules) > 0 && strings.EqualFold(strings.Join(g.agents, "\n"), key) {
+		g := &r.file.groups[i]
+		if len(g.rules) == 0 && len(g.usage) == 0 || !strings.EqualFold(strings.Join(g.agents, "\n"), key) {
+			continue
+		}
+		if len(g.rules) > 0 {
 			rules = append(slices.Clip(rules), g.rules...)
+		}
+		if len(g.usage) > 0 {
+			usage = append(slices.Clip(usage), g.usage...)
 		}
 	}
 	part := newGroupPart(rules)
+	part.usage = usage
 	if r.classes == nil {
 		r.classes = make(map[string]*groupPart)
 	}

@@ -51,6 +51,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	timeline := fs.String("timeline", "", "write an SVG timeline of each of the first 20 crawlers to `DIR`")
 	retryAfter := fs.Duration("retry-after", defaultRetryAfter, "the pause a 429 or 503 asks for when its line records no Retry-After")
 	oneHost := fs.Bool("one-host", false, "take every line for one host's, whatever host it names")
+	uses := crawlerUsesValue{}
+	fs.Var(uses, "use", "the crawler `TOKEN=USES`, as gptbot=train-ai: its requests for content whose robots.txt usage preference is n for one of USES count as usage_pref; repeat, or *=USES for every crawler")
 	fields := fieldsFlag{}
 	fs.Var(fields, "fields", "the keys of JSON logs' fields, as `NAME=KEY,...`: time, ua, request, path, status, bytes, host, retry_after, duration")
 	if status := parseFlags(fs, args); status >= 0 {
@@ -74,7 +76,11 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(auditMemoryLimit))
 	}
-	a := newAuditor(versions, *retryAfter, *oneHost, nil)
+	var checks []requestCheck
+	if len(uses) > 0 {
+		checks = append(checks, usageCheck{uses})
+	}
+	a := newAuditor(versions, *retryAfter, *oneHost, checks)
 	a.parser.json.root = newJSONTree(fields)
 	if *timeline != "" {
 		a.timelines = newTimelineBudget()

@@ -196,10 +196,12 @@ func (a *auditor) judge(c *auditRow, loc lineLoc, r *logRecord, host uint32, rob
 		c.maxDelay = max(c.maxDelay, delay)
 	}
 
+	allowed := !robots && len(r.target) > 0 && r.target[0] == '/' // a path robots.txt lets the crawler fetch
 	if robots {
 		c.robotsFetches++
-	} else if g != nil && g.NumRules() > 0 && len(r.target) > 0 && r.target[0] == '/' {
-		if allowed, rule := a.decisions.decide(c.ids[v], g, r.target); !allowed {
+	} else if g != nil && g.NumRules() > 0 && allowed {
+		if ok, rule := a.decisions.decide(c.ids[v], g, r.target); !ok {
+			allowed = false
 			if c.byRule == nil {
 				c.byRule = make(map[robotstxt.Rule]int64)
 			}
@@ -216,11 +218,7 @@ func (a *auditor) judge(c *auditRow, loc lineLoc, r *logRecord, host uint32, rob
 	}
 
 	for i, chk := range a.checks {
-		var vv *robotsVersion
-		if v >= 0 {
-			vv = &a.versions[v]
-		}
-		if broke, what := chk.Judge(c, vv, r); broke && a.count(c, numKinds+i) {
+		if broke, what := chk.Judge(c, g, allowed, r); broke && a.count(c, numKinds+i) {
 			a.record(c, numKinds+i, loc, r, host, what)
 		}
 	}

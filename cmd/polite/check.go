@@ -9,12 +9,14 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
+	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -25,9 +27,15 @@ const robotsTestOrigin = "http://robots.test"
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c commonFlags
 	fs := newFlagSet("check", stderr, &c)
+	var uses usesValue
+	fs.Var(&uses, "use", "the crawler's `USES`, as train-ai,search: a URL whose robots.txt usage preference is n for one is blocked")
 	robotsFile := fs.String("robots", "", "test the local robots.txt `FILE`, with no network at all")
 	if status := parseFlags(fs, args); status >= 0 {
 		return status
+	}
+	opts := c.options()
+	if len(uses) > 0 {
+		opts = append(opts, flagOption{"-use", "WithUsage", "", polite.WithUsage(polite.UsageEnforce, uses...)})
 	}
 	var base http.RoundTripper // nil: the network
 	var body []byte
@@ -39,7 +47,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		base = localRobots(body)
 	}
-	tr, err := newTransport(base, c.options())
+	tr, err := newTransport(base, opts)
 	if err != nil {
 		return usageError(fs, "%v", err)
 	}
@@ -48,8 +56,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return usageError(fs, "%v", err)
 	}
 	type target struct {
-		shown string // as the user wrote it
-		req   *http.Request
+		shown  string // as the user wrote it
+		req    *http.Request
+		robots string // the robots.txt consulted, once decided
 	}
 	targets := make([]target, 0, len(urls))
 	for _, arg := range urls {
@@ -64,7 +73,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			return usageError(fs, "%v", err)
 		}
-		targets = append(targets, target{arg, req})
+		targets = append(targets, target{shown: arg, req: req})
 	}
 
 	// The arguments are good: what the file holds is said once, before the
@@ -74,7 +83,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		status = exitError
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	for _, t := range targets {
+	for i, t := range targets {
 		d, err := tr.Check(t.req)
 		if ctx.Err() != nil {
 			break // interrupted: what was decided stands
@@ -85,14 +94,24 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			status = worse(status, exitError)
 			continue
 		}
-		verdict := "allowed"
-		if !d.Allowed {
+		targets[i].robots = d.Robots.URL
+		verdict, why := "allowed", d.Reason
+		switch {
+		case !d.Allowed:
 			verdict = "blocked"
+		case d.UsageBlocked != (robotstxt.Usage{}):
+			verdict, why = "blocked", "-use: "+d.UsageBlocked.String()+usageRulesOf(tr, t.req, d.Agent, uses)
+		}
+		if verdict == "blocked" {
 			status = worse(status, exitBlocked)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", verdict, t.shown,
+		usage := ""
+		if d.Usage != (robotstxt.Usage{}) {
+			usage = "\tusage " + d.Usage.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s%s\n", verdict, t.shown,
 			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
-			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+short(d.Pace), reason(d.Reason))
+			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+short(d.Pace), usage, reason(why))
 		if d.Robots.Err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", d.Robots.URL, d.Robots.Err)
@@ -104,12 +123,28 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "polite check: interrupted")
 		return exitInterrupted
 	}
-	// Then the sitemaps of the files consulted, each once.
+	// Then the usage lines of each group of the files consulted, and
+	// their sitemaps, each once.
 	seen := make(map[string]bool)
+	files := make(map[*robotstxt.File]bool)
+	origins := make(map[string]bool)
+	for _, t := range targets {
+		origins[t.robots] = true
+	}
 	for _, t := range targets {
 		f, err := tr.Robots(t.req)
-		if err != nil || f == nil {
-			continue // said above
+		if err != nil || f == nil || files[f] {
+			continue // said above, or listed
+		}
+		files[f] = true
+		of := ""
+		if len(origins) > 1 {
+			of = "\t" + t.robots
+		}
+		for _, g := range f.UsageGroups() {
+			for _, r := range g.Rules {
+				fmt.Fprintf(tw, "usage\tgroup %s\t%s%s\n", strings.Join(g.Agents, ", "), quoteRule(r.String()), of)
+			}
 		}
 		for _, sm := range f.Sitemaps() {
 			if !seen[sm] {
@@ -120,6 +155,23 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	tw.Flush()
 	return status
+}
+
+// usageRulesOf returns ", as " and the lines of the robots.txt of req's
+// origin that disallow one of uses for req's URL and the product token
+// agent, quoted; "" when it cannot tell.
+func usageRulesOf(tr *polite.PoliteTransport, req *http.Request, agent string, uses []robotstxt.Category) string {
+	f, err := tr.Robots(req)
+	path, ok := robotstxt.RequestPath(req.URL)
+	if err != nil || f == nil || !ok {
+		return ""
+	}
+	rules, err := f.Group(agent).UsageRules(path)
+	rules = slices.DeleteFunc(rules, func(r robotstxt.UsageRule) bool { return r.Usage.Disallowed(uses...) == (robotstxt.Usage{}) })
+	if err != nil || len(rules) == 0 {
+		return ""
+	}
+	return ", as " + ruleTexts(rules)
 }
 
 // reportFile writes to w what a crawler makes of body, the robots.txt at

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/polite-go/polite/internal/robotstest"
 )
 
 const checkRobots = `User-agent: *
@@ -288,4 +290,76 @@ func runCheckCases(t *testing.T, tests []checkCase) {
 			}
 		})
 	}
+}
+
+// usageRobots is the robots.txt of draft-ietf-aipref-attach-05 §3.4, with
+// a Content-Signal line as Cloudflare writes it.
+var usageRobots = strings.Replace(robotstest.AttachExample, "/ai-ok/ train-ai=y\n", "/ai-ok/ train-ai=y\nContent-Signal: search=yes\n", 1)
+
+// TestCheckUsage checks the usage preferences check shows for each URL,
+// -use, and the usage lines of each group.
+func TestCheckUsage(t *testing.T) {
+	file := writeFile(t, usageRobots)
+	groups := []string{
+		`^usage\s+group \*\s+"Content-Usage: train-ai=n"$`,
+		`^usage\s+group \*\s+"Content-Usage: /ai-ok/ train-ai=y"$`,
+		`^usage\s+group \*\s+"Content-Signal: search=yes"$`,
+		`^usage\s+group ExampleBot\s+"Content-Usage: train-ai=y"$`,
+	}
+	site := newTestSite(t, usageRobots, nil)
+	other := newTestSite(t, "User-agent: *\nContent-Usage: search=n\n", nil)
+	tests := []checkCase{
+		{
+			name:     "the drafts' example",
+			args:     []string{"-robots", file, "/test", "/never/test", "/ai-ok/test"},
+			wantCode: exitBlocked,
+			wantLines: append([]string{
+				`^allowed\s+/test\s+group \*\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=n, search=y$`,
+				`^blocked\s+/never/test\s+group \*\s+rule "Disallow: /never/"\s+crawl-delay none\s+pace 1s$`,
+				`^allowed\s+/ai-ok/test\s+group \*\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=y, search=y$`,
+			}, groups...),
+		},
+		{
+			name:      "a bot with its own group",
+			args:      []string{"-robots", file, "-ua", "ExampleBot/1.0", "/test"},
+			wantCode:  exitOK,
+			wantLines: append([]string{`^allowed\s+/test\s+group examplebot\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=y$`}, groups...),
+		},
+		{
+			name:     "-use blocks what a preference disallows",
+			args:     []string{"-robots", file, "-use", "train-ai", "/test", "/ai-ok/test"},
+			wantCode: exitBlocked,
+			wantLines: append([]string{
+				`^blocked\s+/test\s+group \*\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=n, search=y\s+\(-use: train-ai=n, as "Content-Usage: train-ai=n"\)$`,
+				`^allowed\s+/ai-ok/test\s`,
+			}, groups...),
+		},
+		{
+			name:      "-use of another use",
+			args:      []string{"-robots", file, "-use", "search,ai-input", "/test"},
+			wantCode:  exitOK,
+			wantLines: append([]string{`^allowed\s+/test\s`}, groups...),
+		},
+		{
+			name:     "-use not a label",
+			args:     []string{"-use", "Train AI", "/test"},
+			wantCode: exitError,
+			wantErr:  "not a category of use",
+		},
+		{
+			name:     "two files: each usage line names its own",
+			args:     []string{site.URL + "/test", other.URL + "/x"},
+			wantCode: exitOK,
+			wantLines: []string{
+				`^allowed\s+\S+/test\s.*usage train-ai=n, search=y$`,
+				`^allowed\s+\S+/x\s.*usage search=n$`,
+				`^usage\s+group \*\s+"Content-Usage: train-ai=n"\s+` + regexp.QuoteMeta(site.URL+"/robots.txt") + `$`,
+				`^usage\s+group \*\s+"Content-Usage: /ai-ok/ train-ai=y"\s`,
+				`^usage\s+group \*\s+"Content-Signal: search=yes"\s`,
+				`^usage\s+group ExampleBot\s+"Content-Usage: train-ai=y"\s`,
+				`^usage\s+group \*\s+"Content-Usage: search=n"\s+` + regexp.QuoteMeta(other.URL+"/robots.txt") + `$`,
+			},
+		},
+	}
+	runCheckCases(t, tests)
 }

@@ -10,14 +10,14 @@
 //
 // Usage:
 //
-//	polite check [-ua UA] [-delay D] [-robots FILE] URL...
+//	polite check [-ua UA] [-delay D] [-use USES] [-robots FILE] URL...
 //	polite get   [-ua UA] [-delay D] [-f] [-o FILE] URL...
 //	polite crawl [-ua UA] [-delay D] [-max-pages N] [-max-depth N] [-concurrency N]
 //	             [-same-host] [-idle-timeout T] [-retries N] [-timeline FILE.svg] URL...
 //	polite demo  [-fast] [-timeline FILE.svg] [-v]
 //	polite demo  -serve [-port N]
 //	polite audit -robots [DATE=]FILE... [-format text|json|csv] [-fail-on TOKEN] [-timeline DIR]
-//	             [-retry-after D] [-one-host] [-fields NAME=KEY,...] [LOG...]
+//	             [-use TOKEN=USES] [-retry-after D] [-one-host] [-fields NAME=KEY,...] [LOG...]
 //
 // Flags come before the URLs, and a URL is an absolute http or https URL.
 // Every command sends the User-Agent
@@ -39,9 +39,24 @@
 //	blocked  http://127.0.0.1:8089/catalog/lamp.pdf  group *       rule "Disallow: /*.pdf$"       crawl-delay none  pace 1s
 //	blocked  http://127.0.0.2:8089/drafts/scoop      group polite  rule "Disallow: /drafts/"      crawl-delay 1s    pace 1s
 //
-// After the verdicts, it lists the sitemaps of the robots.txt files it
-// consulted, each once:
+// A URL whose robots.txt group states usage preferences for it (a
+// Content-Usage rule of draft-ietf-aipref-attach-05, or a Content-Signal
+// line of Cloudflare's Content Signals Policy) gets a column more, as
+// "usage train-ai=n, search=y". With -use USES, the crawler's uses
+// separated by commas (train-ai, search, ai-input or any other label), a
+// URL whose preference is n for one of them is blocked, as the transport's
+// WithUsage refuses it, and the line says which lines of robots.txt state
+// it:
 //
+//	blocked  http://127.0.0.1:8089/reviews/1  group *  rule none  crawl-delay none  pace 1s  usage train-ai=n  (-use: train-ai=n, as "Content-Usage: train-ai=n")
+//
+// After the verdicts, it lists the usage lines of each group of the
+// robots.txt files it consulted, with the group's names, and the
+// sitemaps, each once; when it consulted several files, a usage line ends
+// with its file's URL:
+//
+//	usage    group *  "Content-Usage: train-ai=n"
+//	usage    group *  "Content-Signal: search=yes, ai-train=no"
 //	sitemap  https://example.com/sitemap.xml
 //
 // With -robots FILE it tests the local robots.txt FILE instead and sends
@@ -181,6 +196,16 @@
 //
 // and how often it fetched robots.txt: never, or how many times, with the
 // mean time between two fetches to one host.
+//
+// With -use TOKEN=USES, the crawler named TOKEN declares its uses,
+// separated by commas (train-ai, search, ai-input or any other label;
+// *=USES for every crawler), and the report has a column more, usage_pref:
+// the requests for a URL that the crawler may fetch and whose robots.txt
+// usage preference, in the group that binds it (its Content-Usage rules
+// and Content-Signal lines, as check reads them), is n for one of them,
+// with the lines that say so. A crawler's word for its uses is its
+// operator's to give: audit cannot tell what a crawler does with what it
+// fetched.
 //
 // A line is in the Common or the Combined Log Format (nginx's and Apache's
 // default), either with a virtual host in front (nginx's "$host

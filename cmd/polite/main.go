@@ -54,7 +54,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"check", []string{"[-ua UA] [-delay D] [-robots FILE] URL..."},
+	{"check", []string{"[-ua UA] [-delay D] [-use USES] [-robots FILE] URL..."},
 		"Check tests URLs against their site's robots.txt."},
 	{"get", []string{"[-ua UA] [-delay D] [-f] [-o FILE] URL..."},
 		"Get fetches URLs in turn, following redirects, and writes their bodies."},
@@ -64,7 +64,7 @@ var commands = []command{
 	{"demo", []string{"[-fast] [-timeline FILE.svg] [-v]", "-serve [-port N]"},
 		"Demo crawls an embedded web of three hosts and checks that the crawl was polite."},
 	{"audit", []string{"-robots [DATE=]FILE... [-format text|json|csv] [-fail-on TOKEN] [-timeline DIR]\n" +
-		"[-retry-after D] [-one-host] [-fields NAME=KEY,...] [LOG...]"},
+		"[-use TOKEN=USES] [-retry-after D] [-one-host] [-fields NAME=KEY,...] [LOG...]"},
 		"Audit checks the crawlers of access logs against the site's robots.txt."},
 }
 

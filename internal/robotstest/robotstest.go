@@ -28,6 +28,21 @@ User-Agent: quxbot
 EOF
 `
 
+// AttachExample is the robots.txt of draft-ietf-aipref-attach-05 §3.4:
+// the crawlers of the "*" group may fetch all but /never/, with the usage
+// preference train-ai=n, and train-ai=y under /ai-ok/; ExampleBot, which
+// has a group of its own, may fetch everything, with train-ai=y.
+const AttachExample = `User-Agent: *
+Allow: /
+Disallow: /never/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+
+User-Agent: ExampleBot
+Allow: /
+Content-Usage: train-ai=y
+`
+
 // Path matches none of the rules of File, so every rule is tried.
 const Path = "/articles/2024/a-page-title?id=42&ref=home"
 
