@@ -274,7 +274,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 			ctx := context.Background()
 			for _, k := range keys {
 				tk, _ := p.acquire(ctx, k, "", 0)
-				p.observe(tk, outSuccess)
+				p.observe(tk, "", outSuccess)
 			}
 			return p
 		})

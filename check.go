@@ -70,7 +70,7 @@ func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	v, err := t.decide(req.Context(), tg, req.URL)
+	v, err := t.decide(req.Context(), &tg, req.URL)
 	if err != nil {
 		return Decision{}, err
 	}

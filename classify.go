@@ -28,13 +28,33 @@ import (
 // signals. DNS failures, certificate errors and anything else are neutral:
 // the server was never reached, or backing off would not help.
 func classify(resp *http.Response, err error, ctxErr error) Outcome {
-	if err == nil {
-		if resp == nil {
-			return Outcome{Class: OutcomeNeutral}
-		}
-		return classifyStatus(resp)
+	switch {
+	case err != nil:
+		return classifyError(err, ctxErr)
+	case resp == nil:
+		return Outcome{Class: OutcomeNeutral}
 	}
+	// The status, here rather than in a function of its own: the Outcome
+	// is built where it is returned, not copied on the way.
+	code := resp.StatusCode
+	switch {
+	case 200 <= code && code <= 299:
+		return Outcome{Class: OutcomeSuccess, Quota: parseQuota(resp.Header)}
+	case code == http.StatusTooManyRequests,
+		500 <= code && code <= 599 && code != http.StatusNotImplemented && code != http.StatusHTTPVersionNotSupported:
+		o := Outcome{Class: OutcomeSignal, Quota: parseQuota(resp.Header)}
+		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
+			o.RetryAfter = d
+		}
+		return o
+	case 400 <= code && code <= 599:
+		return classifyRetryAfter(resp)
+	}
+	return Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
+}
 
+// classifyError classes a round trip that ended in err by its cause.
+func classifyError(err, ctxErr error) Outcome {
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	switch {
@@ -52,24 +72,6 @@ func classify(resp *http.Response, err error, ctxErr error) Outcome {
 		return Outcome{Class: OutcomeSignal}
 	}
 	return Outcome{Class: OutcomeNeutral}
-}
-
-func classifyStatus(resp *http.Response) Outcome {
-	code := resp.StatusCode
-	switch {
-	case 200 <= code && code <= 299:
-		return Outcome{Class: OutcomeSuccess, Quota: parseQuota(resp.Header)}
-	case code == http.StatusTooManyRequests,
-		500 <= code && code <= 599 && code != http.StatusNotImplemented && code != http.StatusHTTPVersionNotSupported:
-		o := Outcome{Class: OutcomeSignal, Quota: parseQuota(resp.Header)}
-		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
-			o.RetryAfter = d
-		}
-		return o
-	case 400 <= code && code <= 599:
-		return classifyRetryAfter(resp)
-	}
-	return Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
 }
 
 // classifyRetryAfter classes a 4xx or 5xx that is no signal by its status:

@@ -26,7 +26,7 @@ type verdict struct {
 // robots.txt, fetching the file first if needed. RoundTrip and Check both
 // decide through it. It fails when ctx has ended, before anything else, or
 // ends first, or with the error of a RobotsStore that failed.
-func (t *PoliteTransport) decide(ctx context.Context, tg target, u *url.URL) (verdict, error) {
+func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL) (verdict, error) {
 	switch err := ctx.Err(); {
 	case err != nil:
 		return verdict{}, err

@@ -173,7 +173,7 @@ func TestPolicyEscalatesOncePerIncident(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 			for _, tk := range tks {
-				p.observe(tk, outSignal)
+				p.observe(tk, "", outSignal)
 			}
 			s := stateOf(t, p, pacerKey)
 			if s.Level != 1 || s.Backoffs != 1 || s.PausedUntil.Sub(t0) != 7100*time.Millisecond || s.InFlight != 0 {
@@ -189,8 +189,8 @@ func TestPolicyEscalatesOncePerIncident(t *testing.T) {
 			a := mustAcquire(t, p, pacerKey, 0)
 			b := mustAcquire(t, p, pacerKey, 0)
 			time.Sleep(100 * time.Millisecond)
-			p.observe(a, outSignal)
-			p.observe(b, Outcome{Class: OutcomeSignal, RetryAfter: time.Minute})
+			p.observe(a, "", outSignal)
+			p.observe(b, "", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute})
 			s := stateOf(t, p, pacerKey)
 			if got := time.Until(s.PausedUntil); s.Level != 1 || got != time.Minute || s.RetryAfters != 1 {
 				t.Errorf("level %d, blocked for %v, retryAfters %d; want 1, 1m, 1", s.Level, got, s.RetryAfters)
@@ -268,7 +268,7 @@ func TestPolicyRecovery(t *testing.T) {
 			}
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
 			for _, tk := range old {
-				p.observe(tk, outSuccess)
+				p.observe(tk, "", outSuccess)
 			}
 			if s := stateOf(t, p, pacerKey); s.Level != 1 {
 				t.Fatalf("after 5 stale successes: level %d; want 1", s.Level)

@@ -467,12 +467,12 @@ func (p *memoryPacer) tryStart(h *hostState, now instant, floor time.Duration, p
 	}
 	h.pol.start(&h.pace, now, floor, partition)
 	h.inFlight++
-	return ticket{start: now, h: h, partition: partition}, true
+	return ticket{start: now, h: h}, true
 }
 
-// observe implements [ticketPacer]: it ends t's request with o, and says
-// how that changed the key's backoff.
-func (p *memoryPacer) observe(t ticket, o Outcome) Change {
+// observe implements [ticketPacer]: it ends t's request of partition with
+// o, and says how that changed the key's backoff.
+func (p *memoryPacer) observe(t ticket, partition string, o Outcome) Change {
 	h := t.h
 	if h == nil {
 		return Change{}
@@ -482,10 +482,10 @@ func (p *memoryPacer) observe(t ticket, o Outcome) Change {
 	if h.inFlight > 0 {
 		h.inFlight--
 	}
-	change := h.pol.learn(&h.pace, t.start, now, t.partition, &o)
+	change := h.pol.learn(&h.pace, t.start, now, partition, &o)
 	until := h.pace.blockedUntil
 	if h.pace.quotas != nil {
-		until = max(until, h.pace.quotaUntil(t.partition))
+		until = max(until, h.pace.quotaUntil(partition))
 	}
 	c := Change{Raised: change == levelRaised, Cleared: change == levelCleared, Level: h.pace.level,
 		Pause: max(time.Duration(until-now), 0)}

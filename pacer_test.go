@@ -74,7 +74,7 @@ func request(t testing.TB, p *memoryPacer, key string, floor, ttfb time.Duration
 	t.Helper()
 	tk := mustAcquire(t, p, key, floor)
 	time.Sleep(ttfb)
-	p.observe(tk, o)
+	p.observe(tk, "", o)
 	return p.clock.timeOf(tk.start)
 }
 
@@ -144,7 +144,7 @@ func TestPacerInFlightCap(t *testing.T) {
 				t.Errorf("waiting %d, in flight %d; want 1, 1", s.Waiting, s.InFlight)
 			}
 			time.Sleep(100 * time.Millisecond)
-			p.observe(a, outSuccess)
+			p.observe(a, "", outSuccess)
 			if got := (<-b).at.Sub(t0); got != 20*time.Second {
 				t.Errorf("second request started at +%v; want +20s", got)
 			}
@@ -166,7 +166,7 @@ func TestPacerInFlightCap(t *testing.T) {
 			time.Sleep(time.Second)
 			synctest.Wait()
 			pending(t, d, "with 3 in flight")
-			p.observe(tks[1], outIgnore)
+			p.observe(tks[1], "", outIgnore)
 			if got := (<-d).at.Sub(t0); got != time.Second {
 				t.Errorf("fourth request started at +%v; want +1s, when a slot freed", got)
 			}
@@ -206,11 +206,11 @@ func TestPacerFIFO(t *testing.T) {
 						order = append(order, i)
 						starts = append(starts, p.clock.timeOf(tk.start))
 						mu.Unlock()
-						p.observe(tk, outSuccess)
+						p.observe(tk, "", outSuccess)
 					})
 					synctest.Wait() // i is queued before i+1 arrives
 				}
-				p.observe(first, outSuccess)
+				p.observe(first, "", outSuccess)
 				wg.Wait()
 				if want := []int{0, 1, 2, 3, 4, 5, 6, 7}; !slices.Equal(order, want) {
 					t.Errorf("admitted in order %v; want %v", order, want)
@@ -240,7 +240,7 @@ func TestPacerNewcomerQueuesBehindWaiter(t *testing.T) {
 			mu.Lock()
 			order = append(order, who)
 			mu.Unlock()
-			p.observe(tk, outSuccess)
+			p.observe(tk, "", outSuccess)
 		}
 		done := make(chan struct{})
 		go func() {
@@ -252,8 +252,8 @@ func TestPacerNewcomerQueuesBehindWaiter(t *testing.T) {
 			}
 			admitted("waiter", tk)
 		}()
-		synctest.Wait()              // the waiter is queued for the slot
-		p.observe(first, outSuccess) // frees the slot and wakes the waiter
+		synctest.Wait()                  // the waiter is queued for the slot
+		p.observe(first, "", outSuccess) // frees the slot and wakes the waiter
 		admitted("newcomer", mustAcquire(t, p, pacerKey, 0))
 		<-done
 		if want := []string{"waiter", "newcomer"}; !slices.Equal(order, want) {
@@ -277,12 +277,12 @@ func TestPacerSignalDelaysWaiters(t *testing.T) {
 					return
 				}
 				got[i] = p.clock.timeOf(tk.start).Sub(t0)
-				p.observe(tk, outSuccess)
+				p.observe(tk, "", outSuccess)
 			})
 			synctest.Wait()
 		}
 		time.Sleep(500 * time.Millisecond)
-		p.observe(a, outSignal) // blocked until +5.5s; then the pace is 2s
+		p.observe(a, "", outSignal) // blocked until +5.5s; then the pace is 2s
 		wg.Wait()
 		if want := [2]time.Duration{5500 * time.Millisecond, 7500 * time.Millisecond}; got != want {
 			t.Errorf("waiters started at %v; want %v", got, want)
@@ -333,7 +333,7 @@ func TestPacerCancel(t *testing.T) {
 				t0 := time.Now()
 				first := mustAcquire(t, p, pacerKey, 0)
 				if !tc.inFlight {
-					p.observe(first, outNeutral)
+					p.observe(first, "", outNeutral)
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				var waiters []<-chan admission
@@ -362,7 +362,7 @@ func TestPacerCancel(t *testing.T) {
 				}
 				if tc.inFlight {
 					time.Sleep(4500 * time.Millisecond)
-					p.observe(first, outIgnore) // at +5s, latency not learned
+					p.observe(first, "", outIgnore) // at +5s, latency not learned
 				}
 				for i, w := range waiters {
 					if i == tc.cancel {
@@ -372,7 +372,7 @@ func TestPacerCancel(t *testing.T) {
 					if a.err != nil || a.at.Sub(t0) != time.Duration(tc.want[i])*time.Second {
 						t.Errorf("waiter %d: %v at +%v; want nil at +%ds", i, a.err, a.at.Sub(t0), tc.want[i])
 					}
-					p.observe(a.t, outSuccess)
+					p.observe(a.t, "", outSuccess)
 				}
 			})
 		})
@@ -400,7 +400,7 @@ func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
 	}{
 		{"started after waiting", func(t *testing.T, p *memoryPacer) {
 			a := <-goAcquire(context.Background(), p, pacerKey, 0)
-			p.observe(a.t, outSuccess)
+			p.observe(a.t, "", outSuccess)
 		}},
 		{"cancelled at the head", func(t *testing.T, p *memoryPacer) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -415,7 +415,7 @@ func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
 			cancel()
 			<-w
 			a := <-head
-			p.observe(a.t, outSuccess)
+			p.observe(a.t, "", outSuccess)
 		}},
 		{"deadline before the start, behind the head", func(t *testing.T, p *memoryPacer) {
 			head := goAcquire(context.Background(), p, pacerKey, 0)
@@ -423,7 +423,7 @@ func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
 			defer cancel()
 			<-goAcquire(ctx, p, pacerKey, 0)
 			a := <-head
-			p.observe(a.t, outSuccess)
+			p.observe(a.t, "", outSuccess)
 		}},
 		{"deadline before the start, at the head", func(t *testing.T, p *memoryPacer) {
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -447,7 +447,7 @@ func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
 					tc.run(t, p)
 				}()
 				time.Sleep(2 * time.Second)
-				p.observe(first, outSuccess)
+				p.observe(first, "", outSuccess)
 				<-done
 				synctest.Wait()
 				if n := queued(p); n != 0 {
@@ -471,7 +471,7 @@ func TestPacerMadeOutsideABubble(t *testing.T) {
 		if err != nil {
 			t.Fatalf("first request to a new host: %v; want it admitted at once", err)
 		}
-		p.observe(tk, outSignal)
+		p.observe(tk, "", outSignal)
 		if s := stateOf(t, p, pacerKey); s.Level != 1 || !s.PausedUntil.After(time.Now()) {
 			t.Errorf("after a 429: level %d, blocked until %v (now %v); want level 1 and a pause", s.Level, s.PausedUntil, time.Now())
 		}
@@ -564,7 +564,7 @@ func TestPacerDeadline(t *testing.T) {
 			checkFastFail(t, err, called, start.Add(6*time.Second), deadline)
 			for i, q := range queued {
 				a := <-q
-				p.observe(a.t, outSuccess)
+				p.observe(a.t, "", outSuccess)
 				if want := time.Duration(i+1) * time.Second; a.err != nil || a.at.Sub(start) != want {
 					t.Errorf("waiter %d: %v at +%v; want nil at +%v", i+1, a.err, a.at.Sub(start), want)
 				}
@@ -596,7 +596,7 @@ func TestPacerDeadline(t *testing.T) {
 			if err != context.DeadlineExceeded || time.Since(t0) != 3*time.Second {
 				t.Errorf("acquire = %v after %v; want context.DeadlineExceeded after 3s (no start time is known)", err, time.Since(t0))
 			}
-			p.observe(first, outSuccess)
+			p.observe(first, "", outSuccess)
 		})
 	})
 }
@@ -632,7 +632,7 @@ func TestPacerOutcomeClasses(t *testing.T) {
 				if o.Class != tc.wantClass {
 					t.Errorf("class = %d; want %d", o.Class, tc.wantClass)
 				}
-				p.observe(tk, o)
+				p.observe(tk, "", o)
 				s := stateOf(t, p, pacerKey)
 				if s.InFlight != 0 || s.Level != tc.wantLevel || s.Latency != tc.wantEst {
 					t.Errorf("in flight %d, level %d, latency %v; want 0, %d, %v", s.InFlight, s.Level, s.Latency, tc.wantLevel, tc.wantEst)
@@ -672,7 +672,7 @@ func TestPacerHostsIndependent(t *testing.T) {
 				t.Errorf("waiter: %v; want context.Canceled", a.err)
 			}
 		}
-		p.observe(busy, outSuccess)
+		p.observe(busy, "", outSuccess)
 	})
 }
 
@@ -698,7 +698,7 @@ func TestPacerEviction(t *testing.T) {
 		}
 
 		time.Sleep(20 * time.Minute) // 30m after backed-off's signal
-		p.observe(busy, outSuccess)
+		p.observe(busy, "", outSuccess)
 		request(t, p, "new-2", 0, 0, outSuccess)
 		if got, want := keysOf(p), []string{"new-2"}; !slices.Equal(got, want) {
 			t.Errorf("hosts after the second sweep: %v; want %v", got, want)
@@ -722,7 +722,7 @@ func TestPacerSweepAmortised(t *testing.T) {
 			t.Errorf("sweep sizes %v; want %v", sweepAts, want)
 		}
 		for _, tk := range tks {
-			p.observe(tk, outSuccess)
+			p.observe(tk, "", outSuccess)
 		}
 		time.Sleep(time.Minute)
 		// The burst has passed: the next insert sweeps the table back
@@ -764,7 +764,7 @@ func TestPacerChangesAndEvictions(t *testing.T) {
 		var changes []Change
 		release := func(o Outcome) {
 			tk := mustAcquire(t, p, pacerKey, 0)
-			changes = append(changes, p.observe(tk, o))
+			changes = append(changes, p.observe(tk, "", o))
 		}
 		release(Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute})
 		release(outSuccess)
@@ -799,7 +799,7 @@ func TestPacerNoAllocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.observe(tk, outSuccess)
+			p.observe(tk, "", outSuccess)
 		})
 		if allocs != 0 {
 			t.Errorf("acquire+observe on a known idle host: %v allocations; want 0", allocs)
@@ -809,7 +809,7 @@ func TestPacerNoAllocs(t *testing.T) {
 
 func TestPacerObserveZeroTicket(t *testing.T) {
 	p := newTestPacer(0)
-	p.observe(ticket{}, outSignal) // must not panic
+	p.observe(ticket{}, "", outSignal) // must not panic
 	if n := len(p.snapshot()); n != 0 {
 		t.Errorf("%d hosts; want 0", n)
 	}
@@ -856,7 +856,7 @@ func TestPacerConcurrent(t *testing.T) {
 					mu.Lock()
 					inFlight[key]--
 					mu.Unlock()
-					p.observe(tk, outcomes[(g*each+i)%len(outcomes)])
+					p.observe(tk, "", outcomes[(g*each+i)%len(outcomes)])
 					if i%4 == 0 {
 						for _, s := range p.snapshot() {
 							if s.InFlight > slots || s.Level > maxLevel || s.Waiting < 0 {
@@ -983,7 +983,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 			mu.Lock()
 			inFlight[key]--
 			mu.Unlock()
-			p.observe(tk, o)
+			p.observe(tk, "", o)
 			for _, s := range p.snapshot() {
 				if s.Key == key {
 					mu.Lock()
@@ -1028,7 +1028,7 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 	warm := func(p *memoryPacer, keys []string) {
 		for _, k := range keys {
 			tk, _ := p.acquire(context.Background(), k, "", 0)
-			p.observe(tk, outSuccess)
+			p.observe(tk, "", outSuccess)
 		}
 	}
 
@@ -1044,7 +1044,7 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p.observe(tk, outSuccess)
+			p.observe(tk, "", outSuccess)
 			i++
 		}
 	})
@@ -1069,7 +1069,7 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				p.observe(tk, outSuccess)
+				p.observe(tk, "", outSuccess)
 			}
 		})
 	})

@@ -182,18 +182,36 @@ func WithPacer(newPacer func(Policies) Pacer) Option {
 // The transport's Pacer, with what it found by type assertion.
 type pacing struct {
 	Pacer
-	ready   ReadyPacer  // nil when the Pacer is not one
-	stats   StatsPacer  // likewise
-	tickets ticketPacer // the in-memory pacer's way past allocating a Lease; nil for others
-	robots  robotsPacer // nil when the Pacer does not keep keys for a robots.txt fetch's Crawl-delay
+	ticketPacer             // how the transport acquires and releases through the Pacer
+	ready       ReadyPacer  // nil when the Pacer is not one
+	stats       StatsPacer  // likewise
+	robots      robotsPacer // nil when the Pacer does not keep keys for a robots.txt fetch's Crawl-delay
 }
 
-// ticketPacer is the in-memory pacer's Acquire and Release without the
-// Lease's allocation: the same admission and the same Change, held in a
-// ticket that the transport keeps by value.
+// ticketPacer is a Pacer's Acquire and Release with the request's hold
+// in a ticket, which the transport keeps by value: the in-memory pacer
+// holds it there without allocating a Lease, and leases holds another
+// Pacer's Lease there.
 type ticketPacer interface {
 	acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error)
-	observe(t ticket, o Outcome) Change
+	// observe releases t, acquired for partition, with o.
+	observe(t ticket, partition string, o Outcome) Change
+}
+
+// leases is a ticketPacer through a Pacer's Acquire and its Lease's
+// Release.
+type leases struct{ p Pacer }
+
+func (l leases) acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error) {
+	lease, err := l.p.Acquire(ctx, key, partition, crawlDelay)
+	return ticket{lease: lease}, err
+}
+
+func (leases) observe(t ticket, _ string, o Outcome) Change {
+	if t.lease == nil {
+		return Change{}
+	}
+	return t.lease.Release(o)
 }
 
 // robotsPacer is a Pacer that forgets idle keys, and so must be told that
@@ -212,9 +230,12 @@ type eventPacer interface{ setEvents(emitter) }
 // newPacing returns the transport's pacing through p.
 func newPacing(p Pacer, events emitter) pacing {
 	pc := pacing{Pacer: p}
+	var ok bool
+	if pc.ticketPacer, ok = p.(ticketPacer); !ok {
+		pc.ticketPacer = leases{p}
+	}
 	pc.ready, _ = p.(ReadyPacer)
 	pc.stats, _ = p.(StatsPacer)
-	pc.tickets, _ = p.(ticketPacer)
 	pc.robots, _ = p.(robotsPacer)
 	if e, ok := p.(eventPacer); ok {
 		e.setEvents(events)
@@ -223,33 +244,13 @@ func newPacing(p Pacer, events emitter) pacing {
 }
 
 // A ticket is a request's admission: it holds a slot of its key until
-// released.
+// released. Its quota partition is not in it but given again at the
+// release: the compiler keeps a struct of four words or fewer in
+// registers, and RoundTrip passes the ticket through several calls.
 type ticket struct {
-	start     instant
-	h         *hostState // the in-memory pacer's
-	partition string     // the in-memory pacer's: the request's quota partition
-	lease     Lease      // another Pacer's
-}
-
-// acquire admits a request to key, through the ticket path when the Pacer
-// has one.
-func (pc *pacing) acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error) {
-	if pc.tickets != nil {
-		return pc.tickets.acquire(ctx, key, partition, crawlDelay)
-	}
-	l, err := pc.Acquire(ctx, key, partition, crawlDelay)
-	return ticket{lease: l}, err
-}
-
-// release ends t's request with o.
-func (pc *pacing) release(t ticket, o Outcome) Change {
-	switch {
-	case pc.tickets != nil:
-		return pc.tickets.observe(t, o)
-	case t.lease != nil:
-		return t.lease.Release(o)
-	}
-	return Change{}
+	start instant
+	h     *hostState // the in-memory pacer's
+	lease Lease      // another Pacer's
 }
 
 // Acquire implements [Pacer].
@@ -258,15 +259,16 @@ func (p *memoryPacer) Acquire(ctx context.Context, key, partition string, crawlD
 	if err != nil {
 		return nil, err
 	}
-	return &memoryLease{p: p, t: t}, nil
+	return &memoryLease{p: p, t: t, partition: partition}, nil
 }
 
 // memoryLease is a memoryPacer's Lease, for callers of the exported API;
 // the transport itself holds tickets, which cost no allocation.
 type memoryLease struct {
-	p *memoryPacer
-	t ticket
+	p         *memoryPacer
+	t         ticket
+	partition string
 }
 
 // Release implements [Lease].
-func (l *memoryLease) Release(o Outcome) Change { return l.p.observe(l.t, o) }
+func (l *memoryLease) Release(o Outcome) Change { return l.p.observe(l.t, l.partition, o) }

@@ -26,8 +26,12 @@ type recordingPacer struct {
 	starts map[string][]time.Time
 }
 
-func (r *recordingPacer) observe(tk ticket, o Outcome) Change {
-	c := r.memoryPacer.observe(tk, o)
+// The transport must hold its tickets through recordingPacer's observe,
+// not through Leases.
+var _ ticketPacer = (*recordingPacer)(nil)
+
+func (r *recordingPacer) observe(tk ticket, partition string, o Outcome) Change {
+	c := r.memoryPacer.observe(tk, partition, o)
 	r.mu.Lock()
 	r.starts[tk.h.key] = append(r.starts[tk.h.key], r.clock.timeOf(tk.start))
 	r.mu.Unlock()

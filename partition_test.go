@@ -58,7 +58,7 @@ func TestPartitionHolds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p.observe(tk, tt.o)
+				p.observe(tk, tt.first, tt.o)
 				t0 := time.Now()
 				if _, err := p.acquire(context.Background(), pacerKey, tt.then, 0); err != nil {
 					t.Fatal(err)
@@ -81,7 +81,7 @@ func TestPartitionNoHeadOfLine(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := newTestPacer(0, withBaseDelay(0), withInFlight(inFlight), func(c *pacerConfig) { c.policy.latencyFactor = 0 })
 				tk, _ := p.acquire(context.Background(), pacerKey, "A", 0)
-				p.observe(tk, partitioned("", 0, 0, 6*time.Second))
+				p.observe(tk, "A", partitioned("", 0, 0, 6*time.Second))
 				t0 := time.Now()
 				a := acquirePart(context.Background(), p, pacerKey, "A")
 				pending(t, a, "A while its quota is exhausted")
@@ -90,7 +90,7 @@ func TestPartitionNoHeadOfLine(t *testing.T) {
 				if got.err != nil || got.at.Sub(t0) != 0 {
 					t.Fatalf("B: %v at +%v; want it started at once", got.err, got.at.Sub(t0))
 				}
-				p.observe(got.t, outSuccess)
+				p.observe(got.t, "B", outSuccess)
 				if got := <-a; got.err != nil || got.at.Sub(t0) != 6*time.Second {
 					t.Errorf("A: %v at +%v; want it started at the reset, +6s", got.err, got.at.Sub(t0))
 				}
@@ -106,7 +106,7 @@ func TestPartitionDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newTestPacer(0, withBaseDelay(0), withInFlight(8), func(c *pacerConfig) { c.policy.latencyFactor = 0 })
 		tk, _ := p.acquire(context.Background(), pacerKey, "A", 0)
-		p.observe(tk, partitioned("", 0, 0, 6*time.Second))
+		p.observe(tk, "A", partitioned("", 0, 0, 6*time.Second))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		var de *DeadlineError
@@ -127,7 +127,7 @@ func TestPartitionsBounded(t *testing.T) {
 		p := newTestPacer(0, withBaseDelay(0), withInFlight(1000), func(c *pacerConfig) { c.policy.latencyFactor = 0 })
 		for i := range 2 * maxPartitions {
 			tk, _ := p.acquire(context.Background(), pacerKey, fmt.Sprint(i), 0)
-			p.observe(tk, partitioned("", 0, 0, time.Duration(i+1)*time.Minute))
+			p.observe(tk, fmt.Sprint(i), partitioned("", 0, 0, time.Duration(i+1)*time.Minute))
 		}
 		h := p.lookup(pacerKey)
 		h.mu.Lock()

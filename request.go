@@ -31,23 +31,25 @@ type target struct {
 // errNilURL is the error for a request without a URL.
 var errNilURL = errors.New("polite: nil Request.URL")
 
-// targetOf returns req's target, and ok=false when req's URL is not an
-// http or https URL. An http or https URL whose host names no server is an
-// error. req.URL must not be nil.
-func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err error) {
+// targetOf fills tg, a zero target, with req's target, and returns
+// ok=false when req's URL is not an http or https URL. An http or https
+// URL whose host names no server is an error. req.URL must not be nil. It
+// fills tg in place, as RoundTrip would otherwise copy the target it
+// returned on every request.
+func (t *PoliteTransport) targetOf(req *http.Request, tg *target) (ok bool, err error) {
 	tg.origin, ok = originOf(req.URL)
 	if !ok {
-		return tg, false, nil
+		return false, nil
 	}
 	if tg.origin.host == "" {
-		return tg, true, fmt.Errorf("polite: %q names no host", req.URL.Host)
+		return true, fmt.Errorf("polite: %q names no host", req.URL.Host)
 	}
 	tg.pacingKey = tg.origin.host // PacingKeyHost's, without working it out again
 	switch {
 	case t.ips != nil:
 		tg.pacingKey, tg.dial, err = t.ips.key(req.Context(), tg.origin.host)
 		if err != nil {
-			return tg, true, err
+			return true, err
 		}
 	case t.pacingKey != nil:
 		if k := t.pacingKey(req.URL); k != "" {
@@ -58,7 +60,7 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 		// WithPacingFunc's policy may be invalid, and a cap is applied to
 		// the body; rules alone are for the Pacer, which asks itself.
 		if tg.policy, err = t.policies.forKey(tg.pacingKey); err != nil {
-			return tg, true, err
+			return true, err
 		}
 	}
 	if t.quotaPartition != nil {
@@ -67,12 +69,12 @@ func (t *PoliteTransport) targetOf(req *http.Request) (tg target, ok bool, err e
 	tg.mode = t.robotsModeOf(req)
 	if req.URL.Opaque != "" && tg.mode != RobotsOff {
 		if err := checkOpaque(req.URL, tg.origin); err != nil {
-			return tg, true, err
+			return true, err
 		}
 	}
 	tg.token, tg.addUA = t.agentOf(req.Header)
 	tg.robotsPath = isRobotsPath(req.URL)
-	return tg, true, nil
+	return true, nil
 }
 
 // checkOpaque returns an error when u, whose Opaque is set, asks for what
@@ -103,7 +105,8 @@ func (t *PoliteTransport) queryTarget(op string, req *http.Request) (target, err
 	if req.URL == nil {
 		return target{}, errNilURL
 	}
-	tg, ok, err := t.targetOf(req)
+	var tg target
+	ok, err := t.targetOf(req, &tg)
 	if !ok {
 		return target{}, fmt.Errorf("polite: %s %q: not an http or https URL", op, req.URL)
 	}
@@ -188,15 +191,21 @@ func hostKey(u *url.URL) string {
 
 // isRobotsPath reports whether the path a server receives for u is
 // "/robots.txt". Without an Opaque, only a URL whose Path is "/robots.txt"
-// can have that escaped path, so the others are told apart without
+// can have that escaped path, so the others are told apart here, without
 // escaping theirs.
 func isRobotsPath(u *url.URL) bool {
+	return (u.Opaque != "" || u.Path == "/robots.txt") && requestsRobots(u)
+}
+
+// requestsRobots is isRobotsPath for a u with an Opaque, or whose Path is
+// "/robots.txt".
+func requestsRobots(u *url.URL) bool {
 	if u.Opaque != "" {
 		p, _ := robotstxt.RequestPath(u)
 		p, _, _ = strings.Cut(p, "?")
 		return p == "/robots.txt"
 	}
-	return u.Path == "/robots.txt" && u.EscapedPath() == "/robots.txt"
+	return u.EscapedPath() == "/robots.txt"
 }
 
 // PacingKeyFunc returns the key that requests to u are paced by: requests

@@ -326,7 +326,7 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, 
 		t.freeHop(h, tk, req)
 		return
 	}
-	t.release(tk, t.sentKey(req), req.URL, classify(resp, err, nil), resp, err)
+	t.release(tk, t.sentKey(req), "", req.URL, classify(resp, err, nil), resp, err)
 	h.resp, h.err = resp, err
 	switch {
 	case err != nil:
@@ -350,7 +350,7 @@ func (t *PoliteTransport) freeHop(h *robotsHop, tk ticket, req *http.Request) {
 	}
 	h.mu.Unlock()
 	if free {
-		t.release(tk, t.sentKey(req), req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
+		t.release(tk, t.sentKey(req), "", req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
 	}
 }
 

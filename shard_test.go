@@ -124,7 +124,7 @@ func TestPacerBoundSpansShards(t *testing.T) {
 			t.Errorf("size = %d; want 5", got)
 		}
 		for _, tk := range busy {
-			p.observe(tk, outSuccess)
+			p.observe(tk, "", outSuccess)
 		}
 	})
 }

@@ -118,7 +118,8 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, errNilURL
 	}
-	tg, ok, err := t.targetOf(req)
+	var tg target
+	ok, err := t.targetOf(req, &tg)
 	if !ok {
 		return t.base.RoundTrip(req)
 	}
@@ -127,7 +128,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
-	v, err := t.decide(ctx, tg, req.URL)
+	v, err := t.decide(ctx, &tg, req.URL)
 	switch {
 	case err != nil:
 	case !v.allowed && tg.mode == RobotsReport:
@@ -169,14 +170,14 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if !t.events.on() {
-		resp, err := t.send(tk, tg.pacingKey, out)
+		resp, err := t.send(tk, &tg, out)
 		if t.bandwidth != nil && resp != nil {
 			t.capBody(ctx, tg.pacingKey, tg.policy, resp)
 		}
 		return resp, err
 	}
 	waited := time.Since(asked)
-	resp, err := t.send(tk, tg.pacingKey, out)
+	resp, err := t.send(tk, &tg, out)
 	if t.bandwidth != nil && resp != nil {
 		t.capBody(ctx, tg.pacingKey, tg.policy, resp)
 	}
@@ -188,21 +189,22 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// send passes req, admitted with tk to key, to the base transport and
-// releases tk with the Outcome on every path: when the base panics, the
-// key's slot is released before the panic goes on to the caller.
-func (t *PoliteTransport) send(tk ticket, key string, req *http.Request) (*http.Response, error) {
+// send passes req, admitted with tk to the pacing key of tg, to the base
+// transport and releases tk with the Outcome on every path: when the base
+// panics, the key's slot is released before the panic goes on to the
+// caller.
+func (t *PoliteTransport) send(tk ticket, tg *target, req *http.Request) (*http.Response, error) {
 	released := false
 	defer func() {
 		if !released {
-			t.release(tk, key, req.URL, Outcome{Class: OutcomeNeutral}, nil, nil)
+			t.release(tk, tg.pacingKey, tg.partition, req.URL, Outcome{Class: OutcomeNeutral}, nil, nil)
 		}
 	}()
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error", t.base)
 	}
-	t.release(tk, key, req.URL, classify(resp, err, req.Context().Err()), resp, err)
+	t.release(tk, tg.pacingKey, tg.partition, req.URL, classify(resp, err, req.Context().Err()), resp, err)
 	released = true
 	if err != nil && resp != nil {
 		if resp.Body != nil {
@@ -225,12 +227,12 @@ func (t *PoliteTransport) capBody(ctx context.Context, key string, pol *PacingPo
 	}
 }
 
-// release ends tk's request to u, admitted to key, with o, and reports
-// what that changed in the key's backoff, with the response's status or
-// the error that caused it. Events go out after the Pacer's release,
-// outside its locks.
-func (t *PoliteTransport) release(tk ticket, key string, u *url.URL, o Outcome, resp *http.Response, err error) {
-	c := t.pacer.release(tk, o)
+// release ends tk's request to u, admitted to key for partition, with o,
+// and reports what that changed in the key's backoff, with the response's
+// status or the error that caused it. Events go out after the Pacer's
+// release, outside its locks.
+func (t *PoliteTransport) release(tk ticket, key, partition string, u *url.URL, o Outcome, resp *http.Response, err error) {
+	c := t.pacer.observe(tk, partition, o)
 	if !t.events.on() || !c.Raised && !c.Cleared {
 		return
 	}

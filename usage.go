@@ -238,7 +238,7 @@ func (t *PoliteTransport) ResponseUsage(resp *http.Response) (robotstxt.Usage, e
 	if err != nil {
 		return robotstxt.Usage{}, err
 	}
-	v, err := t.decide(req.Context(), tg, req.URL)
+	v, err := t.decide(req.Context(), &tg, req.URL)
 	if err != nil {
 		return robotstxt.Usage{}, err
 	}
