@@ -13,18 +13,15 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // TestRobotsModes checks what each mode does with a URL robots.txt
-// disallows, chosen for the transport, per origin and per request, and
-// that of WithRobotsMode and WithRobotsModeFunc the last one wins.
+// disallows, chosen for the transport, per host and per request, and how
+// later options override earlier ones host by host.
 func TestRobotsModes(t *testing.T) {
-	perOrigin := func(u *url.URL) RobotsMode {
-		if u.Hostname() == "api.example" {
-			return RobotsOff
-		}
-		return RobotsEnforce
-	}
+	apiOff := WithRobotsMode(RobotsOff, "api.example")
 	tests := []struct {
 		name        string
 		opts        []Option
@@ -39,15 +36,18 @@ func TestRobotsModes(t *testing.T) {
 		{"report", []Option{WithRobotsMode(RobotsReport)}, "http://h/private", nil, false, 1, 1, true},
 		{"report, allowed URL", []Option{WithRobotsMode(RobotsReport)}, "http://h/public", nil, false, 1, 0, false},
 		{"off", []Option{WithRobotsMode(RobotsOff)}, "http://h/private", nil, false, 0, 0, false},
-		{"per origin, off", []Option{WithRobotsModeFunc(perOrigin)}, "http://api.example/private", nil, false, 0, 0, false},
-		{"per origin, enforce", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", nil, true, 1, 0, false},
-		{"per request overrides the transport", []Option{WithRobotsModeFunc(perOrigin)}, "http://www.example/private", ptr(RobotsOff), false, 0, 0, false},
+		{"per host, off", []Option{apiOff}, "http://api.example/private", nil, false, 0, 0, false},
+		{"per host, the others enforce", []Option{apiOff}, "http://www.example/private", nil, true, 1, 0, false},
+		{"per host, not its subdomains", []Option{apiOff}, "http://v2.api.example/private", nil, true, 1, 0, false},
+		{"per host, named as a URL names it", []Option{WithRobotsMode(RobotsOff, "API.Example.")}, "http://api.example:8080/private", nil, false, 0, 0, false},
+		{"per request overrides the transport", []Option{apiOff}, "http://www.example/private", ptr(RobotsOff), false, 0, 0, false},
 		{"per request enforces on an off transport", []Option{WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
-		{"a mode replaces an earlier func", []Option{WithRobotsModeFunc(perOrigin), WithRobotsMode(RobotsReport)}, "http://www.example/private", nil, false, 1, 1, true},
-		{"a func replaces an earlier mode", []Option{WithRobotsMode(RobotsOff), WithRobotsModeFunc(perOrigin)}, "http://www.example/private", nil, true, 1, 0, false},
-		{"a nil func replaces an earlier mode", []Option{WithRobotsMode(RobotsOff), WithRobotsModeFunc(nil)}, "http://h/private", nil, true, 1, 0, false},
-		{"APIDefaults replaces an earlier func", []Option{WithRobotsModeFunc(perOrigin), APIDefaults()}, "http://www.example/private", nil, false, 0, 0, false},
-		{"per request overrides a later mode", []Option{WithRobotsModeFunc(perOrigin), WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
+		{"a later mode for all keeps a host's", []Option{apiOff, WithRobotsMode(RobotsReport)}, "http://api.example/private", nil, false, 0, 0, false},
+		{"a later mode for all sets the others'", []Option{apiOff, WithRobotsMode(RobotsReport)}, "http://www.example/private", nil, false, 1, 1, true},
+		{"a host's later mode replaces its earlier", []Option{apiOff, WithRobotsMode(RobotsEnforce, "api.example")}, "http://api.example/private", nil, true, 1, 0, false},
+		{"APIDefaults keeps a host's mode", []Option{WithRobotsMode(RobotsEnforce, "www.example"), APIDefaults()}, "http://www.example/private", nil, true, 1, 0, false},
+		{"APIDefaults turns the others off", []Option{WithRobotsMode(RobotsEnforce, "www.example"), APIDefaults()}, "http://h/private", nil, false, 0, 0, false},
+		{"per request overrides a later mode", []Option{apiOff, WithRobotsMode(RobotsOff)}, "http://h/private", ptr(RobotsEnforce), true, 1, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,9 +110,9 @@ func TestBackoffShape(t *testing.T) {
 	}{
 		{"crawler default, Retry-After 1", nil, "1", 5 * time.Second},
 		{"API defaults, Retry-After 1", []Option{APIDefaults()}, "1", time.Second},
-		{"no base, Retry-After 1", []Option{WithPacing(PacingPolicy{BackoffBase: None, MaxBackoff: time.Minute})}, "1", time.Second},
-		{"no base, no Retry-After", []Option{WithPacing(PacingPolicy{BackoffBase: None, MaxBackoff: time.Minute})}, "", 0},
-		{"base above the cap", []Option{WithPacing(PacingPolicy{BackoffBase: time.Minute, MaxBackoff: 2 * time.Second})}, "", 2 * time.Second},
+		{"no base, Retry-After 1", []Option{WithPacing(pace.Policy{BackoffBase: pace.None, MaxBackoff: time.Minute})}, "1", time.Second},
+		{"no base, no Retry-After", []Option{WithPacing(pace.Policy{BackoffBase: pace.None, MaxBackoff: time.Minute})}, "", 0},
+		{"base above the cap", []Option{WithPacing(pace.Policy{BackoffBase: time.Minute, MaxBackoff: 2 * time.Second})}, "", 2 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func TestBackoffShape(t *testing.T) {
 					}
 					return respond(r, 200, "ok"), nil
 				}}
-				tr := New(base, append([]Option{WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None})}, tt.opts...)...)
+				tr := New(base, append([]Option{WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: pace.None})}, tt.opts...)...)
 				resp, err := get(tr, "http://h/a", "")
 				if err != nil {
 					t.Fatal(err)
@@ -356,19 +356,19 @@ func fieldsGet(t *testing.T, tr *PoliteTransport, hostFieldValue string) {
 	resp.Body.Close()
 }
 
-// TestLatencyPacingOff checks that a LatencyFactor of None lets a slow
+// TestLatencyPacingOff checks that a LatencyFactor of pace.None lets a slow
 // host be asked again as soon as it has answered.
 func TestLatencyPacingOff(t *testing.T) {
 	for _, tt := range []struct {
 		factor float64
 		want   time.Duration
-	}{{None, 2 * time.Second}, {2, 4 * time.Second}} { // the second start: the first answer's end, or twice its latency
+	}{{pace.None, 2 * time.Second}, {2, 4 * time.Second}} { // the second start: the first answer's end, or twice its latency
 		synctest.Test(t, func(t *testing.T) {
 			base := &fakeBase{fn: func(r *http.Request) (*http.Response, error) {
 				time.Sleep(2 * time.Second)
 				return respond(r, 200, "ok"), nil
 			}}
-			tr := New(base, WithRobotsMode(RobotsOff), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: tt.factor}))
+			tr := New(base, WithRobotsMode(RobotsOff), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: tt.factor}))
 			t0 := time.Now()
 			for range 2 {
 				resp, err := get(tr, "http://h/", "")
@@ -421,7 +421,7 @@ func TestPacingKeys(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		key  PacingKeyFunc
+		key  func(*url.URL) string
 		urls []string
 		want []time.Duration // start of each page, robots.txt off
 	}{
@@ -433,7 +433,7 @@ func TestPacingKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				base := site("")
-				o := []Option{WithRobotsMode(RobotsOff), WithPacing(PacingPolicy{Jitter: None, LatencyFactor: None})}
+				o := []Option{WithRobotsMode(RobotsOff), WithPacing(pace.Policy{Jitter: pace.None, LatencyFactor: pace.None})}
 				if tt.key != nil {
 					o = append(o, WithPacingKey(tt.key))
 				}

@@ -9,7 +9,7 @@ import (
 )
 
 // This file caps the bandwidth of a key's response bodies
-// (PacingPolicy.MaxBandwidth): a token bucket per key, of bytes, that all
+// (pace.Policy.MaxBandwidth): a token bucket per key, of bytes, that all
 // the key's bodies draw from as they are read.
 
 // burstTime is how much of the rate a key's bucket holds, and so the

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // endless is a body that never ends, each read filling the buffer it is
@@ -108,18 +110,18 @@ func TestBandwidthCap(t *testing.T) {
 		bodies int
 		want   int64 // bytes over 10 s; 0: not capped
 	}{
-		{"one body", []Option{WithPacing(PacingPolicy{MaxBandwidth: rate})}, "http://a.example/", 1, 10 * rate},
-		{"four bodies share the cap", []Option{WithPacing(PacingPolicy{MaxBandwidth: rate, MaxInFlight: None})}, "http://a.example/", 4, 10 * rate},
-		{"a rule's cap", []Option{WithPacingRules(PacingRule{Domain: "a.example", Policy: PacingPolicy{MaxBandwidth: rate / 4}})}, "http://www.a.example/", 1, 10 * rate / 4},
-		{"a rule lifts the cap", []Option{WithPacing(PacingPolicy{MaxBandwidth: rate}), WithPacingRules(PacingRule{Host: "a.example", Policy: PacingPolicy{MaxBandwidth: None}})}, "http://a.example/", 1, 0},
-		{"a host no rule caps", []Option{WithPacingRules(PacingRule{Domain: "a.example", Policy: PacingPolicy{MaxBandwidth: rate}})}, "http://b.example/", 1, 0},
-		{"a func's cap", []Option{WithPacingFunc(func(key string) (PacingPolicy, bool) {
-			return PacingPolicy{MaxBandwidth: 2 * rate}, key == "a.example"
+		{"one body", []Option{WithPacing(pace.Policy{MaxBandwidth: rate})}, "http://a.example/", 1, 10 * rate},
+		{"four bodies share the cap", []Option{WithPacing(pace.Policy{MaxBandwidth: rate, MaxInFlight: pace.None})}, "http://a.example/", 4, 10 * rate},
+		{"a rule's cap", []Option{WithPacingRules(PacingRule{Domain: "a.example", Policy: pace.Policy{MaxBandwidth: rate / 4}})}, "http://www.a.example/", 1, 10 * rate / 4},
+		{"a rule lifts the cap", []Option{WithPacing(pace.Policy{MaxBandwidth: rate}), WithPacingRules(PacingRule{Host: "a.example", Policy: pace.Policy{MaxBandwidth: pace.None}})}, "http://a.example/", 1, 0},
+		{"a host no rule caps", []Option{WithPacingRules(PacingRule{Domain: "a.example", Policy: pace.Policy{MaxBandwidth: rate}})}, "http://b.example/", 1, 0},
+		{"a func's cap", []Option{WithPacingFunc(func(key string) (pace.Policy, bool) {
+			return pace.Policy{MaxBandwidth: 2 * rate}, key == "a.example"
 		})}, "http://a.example/", 1, 20 * rate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := append([]Option{WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None}), WithRobotsMode(RobotsOff)}, c.opts...)
+				opts := append([]Option{WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: pace.None}), WithRobotsMode(RobotsOff)}, c.opts...)
 				tr := New(endlessSite(0), opts...)
 				req, _ := http.NewRequest("GET", c.url, nil)
 				resp, err := tr.RoundTrip(req)
@@ -158,7 +160,7 @@ func TestBandwidthCap(t *testing.T) {
 // for it.
 func TestBandwidthKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(endlessSite(0), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, MaxBandwidth: 10_000}), WithRobotsMode(RobotsOff))
+		tr := New(endlessSite(0), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, MaxBandwidth: 10_000}), WithRobotsMode(RobotsOff))
 		var a, b []int64
 		var wg sync.WaitGroup
 		wg.Go(func() { a = readFor(t, tr, "http://a.example/", 1, 10*time.Second) })
@@ -179,7 +181,7 @@ func TestBandwidthKeys(t *testing.T) {
 func TestBandwidthBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := endlessSite(40_000)
-		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, MaxBandwidth: 1000}))
+		tr := New(base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, MaxBandwidth: 1000}))
 		start := time.Now()
 		ctx, cancel := context.WithCancel(context.Background())
 		req, _ := http.NewRequestWithContext(ctx, "GET", "http://a.example/page", nil)
@@ -227,7 +229,7 @@ func TestBandwidthBody(t *testing.T) {
 // are dropped past MaxKeys once they are full again.
 func TestBandwidthBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(endlessSite(0), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, MaxBandwidth: 1000}),
+		tr := New(endlessSite(0), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, MaxBandwidth: 1000}),
 			WithRobotsMode(RobotsOff), WithLimits(Limits{MaxKeys: 4}))
 		for i := range 20 {
 			resp, err := get(tr, "http://h"+string(rune('a'+i))+".example/", "")
@@ -260,7 +262,7 @@ func BenchmarkBandwidthCap(b *testing.B) {
 	}))
 	defer srv.Close()
 	for b.Loop() {
-		tr := New(nil, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, MaxInFlight: None, MaxBandwidth: rate}), WithRobotsMode(RobotsOff))
+		tr := New(nil, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, MaxInFlight: pace.None, MaxBandwidth: rate}), WithRobotsMode(RobotsOff))
 		ctx, cancel := context.WithCancel(context.Background())
 		var total atomic.Int64
 		var wg sync.WaitGroup

@@ -26,6 +26,7 @@ import (
 
 	"github.com/polite-go/polite/internal/cputime"
 	"github.com/polite-go/polite/internal/robotstest"
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -90,7 +91,7 @@ func benchRequest(tb testing.TB, rawURL, ua string) *http.Request {
 // binds (base delay 0, no jitter), room for hosts, and the robots.txt
 // fetched for every request in reqs.
 func benchTransport(tb testing.TB, robots string, hosts int, reqs ...*http.Request) *PoliteTransport {
-	tr := New(newNopBase(robots), WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
+	tr := New(newNopBase(robots), WithUserAgent(benchUA), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
 	for _, req := range reqs {
 		if _, err := tr.RoundTrip(req); err != nil {
 			tb.Fatal(err)
@@ -157,7 +158,7 @@ func BenchmarkRoundTripHosts(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("hosts=%d/base", hosts), func(b *testing.B) { run(b, base) })
 		b.Run(fmt.Sprintf("hosts=%d/polite", hosts), func(b *testing.B) {
-			tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: 2 * hosts, MaxOrigins: 2 * hosts}))
+			tr := New(base, WithUserAgent(benchUA), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithLimits(Limits{MaxKeys: 2 * hosts, MaxOrigins: 2 * hosts}))
 			for _, u := range urls {
 				if _, err := tr.RoundTrip(benchRequest(b, u, benchUA)); err != nil {
 					b.Fatal(err)
@@ -270,11 +271,14 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	}
 	b.Run("pacer", func(b *testing.B) {
 		measure(b, func() any {
-			p := newMemoryPacer(pacerConfig{policy: defaultPacing.delayPolicy(), maxInFlight: 1, maxHosts: hosts})
+			p, err := pace.NewMemory(pace.Config{MaxKeys: hosts})
+			if err != nil {
+				b.Fatal(err)
+			}
 			ctx := context.Background()
 			for _, k := range keys {
-				tk, _ := p.acquire(ctx, k, "", 0)
-				p.observe(tk, "", outSuccess)
+				l, _ := p.Acquire(ctx, pace.Request{Key: k})
+				p.Release(l, outSuccess)
 			}
 			return p
 		})
@@ -301,7 +305,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 		}
 		base := newNopBase("")
 		measure(b, func() any {
-			tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
+			tr := New(base, WithUserAgent(benchUA), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithLimits(Limits{MaxKeys: hosts, MaxOrigins: hosts}))
 			for _, req := range reqs {
 				if _, err := tr.RoundTrip(req); err != nil {
 					b.Fatal(err)
@@ -320,7 +324,7 @@ func BenchmarkRobotsFirstRequests(b *testing.B) {
 	var fetches, runs float64
 	for b.Loop() {
 		base := newNopBase(benchRobots(20, benchWildEvery))
-		tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, MaxInFlight: concurrent}))
+		tr := New(base, WithUserAgent(benchUA), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, MaxInFlight: concurrent}))
 		var start, done sync.WaitGroup
 		start.Add(1)
 		for range concurrent {

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // BenchmarkHostBurst sends one request to each of 200,000 new hosts through
@@ -47,7 +49,7 @@ func hostBurst(b *testing.B, path string, senders int) {
 	var hostsBurst, hostsMore, heapBefore, heapBurst, heapMore, burstSecs float64
 	runs := 0
 	for b.Loop() {
-		tr := New(newNopBase(""), WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: 10 * time.Millisecond, Jitter: None}), WithLimits(Limits{MaxKeys: bound, MaxOrigins: bound}))
+		tr := New(newNopBase(""), WithUserAgent(benchUA), WithPacing(pace.Policy{BaseDelay: 10 * time.Millisecond, Jitter: pace.None}), WithLimits(Limits{MaxKeys: bound, MaxOrigins: bound}))
 		heapBefore += megabytes(heapInUse())
 		t0 := time.Now()
 		burstSend(b, tr, fmt.Sprintf("burst%d", runs), path, burst, senders)
@@ -114,7 +116,7 @@ func robotsFirstRequests(b *testing.B, bound int) {
 	for b.Loop() {
 		b.StopTimer()
 		base := newHeldRobotsBase(origins)
-		tr := New(base, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithLimits(Limits{MaxKeys: bound, MaxOrigins: bound}))
+		tr := New(base, WithUserAgent(benchUA), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithLimits(Limits{MaxKeys: bound, MaxOrigins: bound}))
 		reqs := make([]*http.Request, origins)
 		for i := range reqs {
 			reqs[i] = benchRequest(b, fmt.Sprintf("http://first-%d.example%s", i, benchPath), benchUA)

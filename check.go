@@ -4,15 +4,25 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
-// A Decision is what [PoliteTransport.Check] found for a request.
+// A Decision is what [PoliteTransport.Check] or [PoliteTransport.Ready]
+// found for a request: what robots.txt says of it, and when it could
+// start.
 type Decision struct {
 	// Mode is what robots.txt does to the request. In [RobotsReport] mode
 	// RoundTrip sends the request even when Allowed is false; in
 	// [RobotsOff] mode robots.txt is not consulted and Allowed is true.
 	Mode RobotsMode
+	// RobotsKnown reports that robots.txt has decided the request: its
+	// file was in the cache, or fetched, or robots.txt is not needed
+	// (RobotsOff, or /robots.txt itself). It is false only from Ready,
+	// which fetches nothing, for an origin whose file is not cached; the
+	// request would first wait for a fetch, and Allowed is then false, as
+	// nothing has allowed it yet.
+	RobotsKnown bool
 	// Allowed reports whether robots.txt lets the request through.
 	Allowed bool
 	// Agent is the product token that chose the group, lower-cased:
@@ -27,23 +37,34 @@ type Decision struct {
 	// Reason explains a decision that no rule made, for example
 	// "/robots.txt is always allowed".
 	Reason string
-	// Robots is how the fetch of the robots.txt consulted went. Its Err
-	// says why the last fetch failed (unreachable: a 429, a 5xx, a network
-	// error or a timeout); when it is set, an earlier good copy may still
-	// be in force. It is zero when robots.txt was not consulted: in
-	// [RobotsOff] mode, and for /robots.txt itself.
-	Robots RobotsResult
+	// Robots is the robots.txt consulted, as the transport holds it: how
+	// its fetch went (its Err says why the last fetch failed: a 429, a
+	// 5xx, a network error or a timeout; when it is set, an earlier good
+	// copy may still be in force), its rules and what it did to requests.
+	// It is zero when robots.txt was not consulted: in [RobotsOff] mode,
+	// for /robots.txt itself, and when RobotsKnown is false.
+	Robots RobotsStats
 	// CrawlDelay is the group's Crawl-delay as written, before
-	// [PacingPolicy].MaxCrawlDelay clamps it; 0 when there is none.
+	// [pace.Policy].MaxCrawlDelay clamps it; 0 when there is none.
 	CrawlDelay time.Duration
+	// Next is the earliest start that the key's pace and backoff allow,
+	// counting the requests queued ahead and the Crawl-delay; a time not
+	// after now means the key is ready. The zero time means a key the
+	// Pacer knows nothing of, ready at once, or a Pacer that is not a
+	// [pace.ReadyPacer].
+	Next time.Time
+	// Busy reports that the key has all its requests in flight, or
+	// requests waiting for their turn: a request would queue behind them,
+	// however early Next is.
+	Busy bool
 	// Pace is the least gap, before jitter, that would separate the next two
 	// starts of requests like this one to its host, as things stand now; 0
-	// when the Pacer is not a [ReadyPacer].
+	// when the Pacer is not a [pace.ReadyPacer].
 	Pace time.Duration
 	// Policy is the pacing policy in force for the request's key,
 	// Effective: the transport's, or the one a rule or [WithPacingFunc]
 	// gives the key.
-	Policy PacingPolicy
+	Policy pace.Policy
 	// Usage is the usage preferences that robots.txt states for the URL,
 	// in the group that bound, when it lets the request through
 	// ([robotstxt.Group.Usage]); the zero Usage when it states none, or
@@ -51,48 +72,67 @@ type Decision struct {
 	Usage robotstxt.Usage
 	// UsageBlocked holds the uses declared with [WithUsage] that Usage
 	// disallows, each [robotstxt.No]: RoundTrip refuses the request in
-	// [UsageEnforce] mode, and counts it in [UsageReport] mode, when it
+	// [RobotsEnforce] mode, and counts it in [RobotsReport] mode, when it
 	// states any.
 	UsageBlocked robotstxt.Usage
 }
 
 // Check decides req as RoundTrip would, without sending it: it fetches the
 // origin's robots.txt if needed (waiting for the host's turn, like any
-// fetch), matches req against it, and reports the pace. It does not close
-// req's body. It fails when req's URL is not http or https, when req's
-// context has ended, before any other work and whatever robots.txt would
-// say, or ends first, or with the error of a [RobotsStore] or a
-// [ReadyPacer] that failed.
+// fetch), matches req against it, and reports when it could start. It
+// does not close req's body. It fails when req's URL is not http or
+// https, when req's context has ended, before any other work and whatever
+// robots.txt would say, or ends first, or with the error of a
+// [RobotsStore] or a [pace.ReadyPacer] that failed.
 //
 // Crawlers can use Check to drop disallowed URLs before queueing them.
 func (t *PoliteTransport) Check(req *http.Request) (Decision, error) {
-	tg, err := t.queryTarget("Check", req)
+	return t.check("Check", req, true)
+}
+
+// Ready reports what Check would, without fetching, sending or reserving
+// anything: when the origin's robots.txt is cached, its decision, and
+// otherwise RobotsKnown false; and when a request like req could start,
+// as things stand (Next, Busy, Pace). A [pace.ReadyPacer] that a fleet
+// shares reads its state, one call. A crawler's frontier can so hand its
+// workers hosts that are ready instead of parking a worker on a busy one;
+// a request sent later may still wait, if others got there first. It
+// fails as Check does.
+func (t *PoliteTransport) Ready(req *http.Request) (Decision, error) {
+	return t.check("Ready", req, false)
+}
+
+// check is Check, or Ready when fetch is false, named op in its errors.
+func (t *PoliteTransport) check(op string, req *http.Request, fetch bool) (Decision, error) {
+	tg, err := t.queryTarget(op, req)
 	if err != nil {
 		return Decision{}, err
 	}
-	v, err := t.decide(req.Context(), &tg, req.URL)
+	ctx := req.Context()
+	v, err := t.decide(ctx, &tg, req.URL, fetch)
 	if err != nil {
 		return Decision{}, err
 	}
 	d := Decision{
-		Mode:       tg.mode,
-		Allowed:    v.allowed,
-		Agent:      tg.token,
-		Rule:       v.ruleText(),
-		Reason:     v.reason(),
-		CrawlDelay: v.crawlDelay(),
-		Policy:     t.policyOf(tg),
+		Mode:        tg.mode,
+		RobotsKnown: !v.unknown,
+		Allowed:     v.allowed,
+		Agent:       tg.token,
+		Rule:        v.ruleText(),
+		Reason:      v.reason(),
+		CrawlDelay:  v.crawlDelay(),
 	}
+	d.Policy, _ = t.pacing.For(tg.pacingKey) // an invalid policy: the one the Pacer runs
 	if r := v.robots; r != nil {
-		d.Group, d.Robots = v.group(), r.result()
+		d.Group, d.Robots = v.group(), r.stats(t.defaultToken)
 	}
 	d.Usage, d.UsageBlocked, _ = t.usageOf(v, req.URL)
-	if rp := t.pacer.ready; rp != nil {
-		ks, err := rp.Ready(req.Context(), tg.pacingKey, tg.partition, d.CrawlDelay)
+	if t.ready != nil {
+		ks, err := t.ready.Ready(ctx, pace.Request{Key: tg.pacingKey, Partition: tg.partition, CrawlDelay: d.CrawlDelay})
 		if err != nil {
 			return Decision{}, err
 		}
-		d.Pace = ks.Pace
+		d.Next, d.Busy, d.Pace = ks.Next, ks.Busy, ks.Pace
 	}
 	return d, nil
 }

@@ -9,12 +9,20 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 func TestCheck(t *testing.T) {
 	const robots = "User-agent: *\nDisallow: /private/\nAllow: /private/ok\nCrawl-delay: 3\n\nUser-agent: mybot\nDisallow: /mine\n"
 	const unreachable = "http://h/robots.txt answered Internal Server Error"
-	fetched := func(url string, status int) RobotsResult { return RobotsResult{URL: url, Status: status} }
+	fetched := func(url string, status int) RobotsStats {
+		rs := RobotsStats{URL: url, Status: status}
+		if status == 200 {
+			rs.Rules, rs.CrawlDelay = 3, 3*time.Second // the transport's own User-Agent binds "*"
+		}
+		return rs
+	}
 	tests := []struct {
 		name    string
 		answer  func(*http.Request) (*http.Response, error)
@@ -22,29 +30,29 @@ func TestCheck(t *testing.T) {
 		ua      string
 		policy  FailurePolicy
 		mode    RobotsMode
-		want    Decision // its Robots.Err and Robots.FetchedAt set apart
+		want    Decision // its Robots.Err, Robots.FetchedAt and Next set apart
 		wantErr string   // Robots.Err's text
 	}{
 		{"disallowed", nil, "http://h/private/x", "", FailOpen, RobotsEnforce,
-			Decision{Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+			Decision{RobotsKnown: true, Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
 		{"allowed by a rule", nil, "http://h/private/ok", "", FailOpen, RobotsEnforce,
-			Decision{Allowed: true, Agent: "go-http-client", Group: "*", Rule: "Allow: /private/ok", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+			Decision{RobotsKnown: true, Allowed: true, Agent: "go-http-client", Group: "*", Rule: "Allow: /private/ok", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
 		{"allowed, no rule matched", nil, "http://h/public", "", FailOpen, RobotsEnforce,
-			Decision{Allowed: true, Agent: "go-http-client", Group: "*", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+			Decision{RobotsKnown: true, Allowed: true, Agent: "go-http-client", Group: "*", Robots: fetched("http://h/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
 		{"own group", nil, "https://h/mine", "MyBot/2.0", FailOpen, RobotsEnforce,
-			Decision{Allowed: false, Agent: "mybot", Group: "mybot", Rule: "Disallow: /mine", Robots: fetched("https://h/robots.txt", 200), Pace: time.Second}, ""},
+			Decision{RobotsKnown: true, Allowed: false, Agent: "mybot", Group: "mybot", Rule: "Disallow: /mine", Robots: fetched("https://h/robots.txt", 200), Pace: time.Second}, ""},
 		{"a port that is not the default", nil, "https://h:8443/private/x", "", FailOpen, RobotsEnforce,
-			Decision{Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", Robots: fetched("https://h:8443/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
+			Decision{RobotsKnown: true, Allowed: false, Agent: "go-http-client", Group: "*", Rule: "Disallow: /private/", Robots: fetched("https://h:8443/robots.txt", 200), CrawlDelay: 3 * time.Second, Pace: 3 * time.Second}, ""},
 		{"robots.txt itself: not consulted", nil, "http://h/robots.txt", "", FailOpen, RobotsEnforce,
-			Decision{Allowed: true, Agent: "go-http-client", Reason: "/robots.txt is always allowed", Pace: time.Second}, ""},
+			Decision{RobotsKnown: true, Allowed: true, Agent: "go-http-client", Reason: "/robots.txt is always allowed", Pace: time.Second}, ""},
 		{"robots.txt off: not consulted", nil, "http://h/private/x", "", FailOpen, RobotsOff,
-			Decision{Mode: RobotsOff, Allowed: true, Agent: "go-http-client", Reason: "robots.txt is off for this request", Pace: time.Second}, ""},
+			Decision{RobotsKnown: true, Mode: RobotsOff, Allowed: true, Agent: "go-http-client", Reason: "robots.txt is off for this request", Pace: time.Second}, ""},
 		{"unavailable", status(404), "http://h/private/x", "", FailOpen, RobotsEnforce,
-			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unavailable (status 404): no rules apply", Robots: fetched("http://h/robots.txt", 404), Pace: time.Second}, ""},
+			Decision{RobotsKnown: true, Allowed: true, Agent: "go-http-client", Reason: "robots.txt unavailable (status 404): no rules apply", Robots: fetched("http://h/robots.txt", 404), Pace: time.Second}, ""},
 		{"unreachable, fail open", status(500), "http://h/x", "", FailOpen, RobotsEnforce,
-			Decision{Allowed: true, Agent: "go-http-client", Reason: "robots.txt unreachable (" + unreachable + "), and the policy is FailOpen", Robots: fetched("http://h/robots.txt", 500), Pace: 2 * time.Second}, unreachable},
+			Decision{RobotsKnown: true, Allowed: true, Agent: "go-http-client", Reason: "robots.txt unreachable (" + unreachable + "), and the policy is FailOpen", Robots: fetched("http://h/robots.txt", 500), Pace: 2 * time.Second}, unreachable},
 		{"unreachable, fail closed", status(500), "http://h/x", "", FailClosed, RobotsEnforce,
-			Decision{Allowed: false, Agent: "go-http-client", Reason: "robots.txt unreachable (" + unreachable + "), and the policy is FailClosed", Robots: fetched("http://h/robots.txt", 500), Pace: 2 * time.Second}, unreachable},
+			Decision{RobotsKnown: true, Allowed: false, Agent: "go-http-client", Reason: "robots.txt unreachable (" + unreachable + "), and the policy is FailClosed", Robots: fetched("http://h/robots.txt", 500), Pace: 2 * time.Second}, unreachable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,7 +62,7 @@ func TestCheck(t *testing.T) {
 					answer = site(robots).fn
 				}
 				base := &fakeBase{fn: answer}
-				tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithRobotsFailure(tt.policy), WithRobotsMode(tt.mode))
+				tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}), WithRobotsFailure(tt.policy, tt.policy), WithRobotsMode(tt.mode))
 				req, _ := http.NewRequest("GET", tt.url, nil)
 				if tt.ua != "" {
 					req.Header.Set("User-Agent", tt.ua)
@@ -70,11 +78,14 @@ func TestCheck(t *testing.T) {
 				if consulted := tt.want.Robots.URL != ""; got.Robots.FetchedAt.Equal(t0) != consulted {
 					t.Errorf("Check(%s).Robots.FetchedAt = %v; want %v if robots.txt was consulted (%v)", tt.url, got.Robots.FetchedAt, t0, consulted)
 				}
-				got.Robots.Err, got.Robots.FetchedAt = nil, time.Time{}
-				if want := (PacingPolicy{Jitter: None}).Effective(); got.Policy != want {
+				if consulted := tt.want.Robots.URL != ""; got.Next.IsZero() == consulted {
+					t.Errorf("Check(%s).Next = %v; want a start known if robots.txt was fetched (%v)", tt.url, got.Next, consulted)
+				}
+				got.Robots.Err, got.Robots.FetchedAt, got.Next = nil, time.Time{}, time.Time{}
+				if want := (pace.Policy{Jitter: pace.None}).Effective(); got.Policy != want {
 					t.Errorf("Check(%s).Policy = %+v; want the transport's, %+v", tt.url, got.Policy, want)
 				}
-				got.Policy = PacingPolicy{}
+				got.Policy = pace.Policy{}
 				if !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("Check(%s) =\n%+v; want\n%+v", tt.url, got, tt.want)
 				}
@@ -186,7 +197,7 @@ func TestStats(t *testing.T) {
 			}
 			return respond(r, 200, "ok"), nil
 		}}
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}))
 		for _, u := range []string{"http://a/1", "http://a/private", "https://a/2", "http://a/busy", "http://b/1"} {
 			if resp, err := get(tr, u, ""); err == nil {
 				resp.Body.Close()
@@ -231,7 +242,7 @@ func TestStats(t *testing.T) {
 // started, and that the pace is the clamped Crawl-delay.
 func TestPaceAgreesWithCrawlDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site("User-agent: *\nCrawl-delay: 86400\n"), WithPacing(PacingPolicy{Jitter: None}))
+		tr := New(site("User-agent: *\nCrawl-delay: 86400\n"), WithPacing(pace.Policy{Jitter: pace.None}))
 		req, _ := http.NewRequest("GET", "http://h/page", nil)
 		d, err := tr.Check(req)
 		if err != nil {

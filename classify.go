@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"syscall"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // classify turns how a round trip ended into an outcome.
@@ -27,22 +29,22 @@ import (
 // Timeouts, refused and reset connections and truncated responses are
 // signals. DNS failures, certificate errors and anything else are neutral:
 // the server was never reached, or backing off would not help.
-func classify(resp *http.Response, err error, ctxErr error) Outcome {
+func classify(resp *http.Response, err error, ctxErr error) pace.Outcome {
 	switch {
 	case err != nil:
 		return classifyError(err, ctxErr)
 	case resp == nil:
-		return Outcome{Class: OutcomeNeutral}
+		return pace.Outcome{Class: pace.Neutral}
 	}
-	// The status, here rather than in a function of its own: the Outcome
+	// The status, here rather than in a function of its own: the pace.Outcome
 	// is built where it is returned, not copied on the way.
 	code := resp.StatusCode
 	switch {
 	case 200 <= code && code <= 299:
-		return Outcome{Class: OutcomeSuccess, Quota: parseQuota(resp.Header)}
+		return pace.Outcome{Class: pace.Success, Quota: parseQuota(resp.Header)}
 	case code == http.StatusTooManyRequests,
 		500 <= code && code <= 599 && code != http.StatusNotImplemented && code != http.StatusHTTPVersionNotSupported:
-		o := Outcome{Class: OutcomeSignal, Quota: parseQuota(resp.Header)}
+		o := pace.Outcome{Class: pace.Signal, Quota: parseQuota(resp.Header)}
 		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
 			o.RetryAfter = d
 		}
@@ -50,36 +52,36 @@ func classify(resp *http.Response, err error, ctxErr error) Outcome {
 	case 400 <= code && code <= 599:
 		return classifyRetryAfter(resp)
 	}
-	return Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
+	return pace.Outcome{Class: pace.Neutral, Quota: parseQuota(resp.Header)}
 }
 
 // classifyError classes a round trip that ended in err by its cause.
-func classifyError(err, ctxErr error) Outcome {
+func classifyError(err, ctxErr error) pace.Outcome {
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	switch {
 	case errors.Is(ctxErr, context.Canceled):
-		return Outcome{Class: OutcomeIgnore}
+		return pace.Outcome{Class: pace.Ignore}
 	case errors.Is(ctxErr, context.DeadlineExceeded):
-		return Outcome{Class: OutcomeNeutral}
+		return pace.Outcome{Class: pace.Neutral}
 	case errors.As(err, &dnsErr): // timeouts too: the resolver's trouble, not the server's
-		return Outcome{Class: OutcomeNeutral}
+		return pace.Outcome{Class: pace.Neutral}
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return Outcome{Class: OutcomeSignal, TimedOut: true}
+		return pace.Outcome{Class: pace.Signal, TimedOut: true}
 	case errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, io.ErrUnexpectedEOF):
-		return Outcome{Class: OutcomeSignal}
+		return pace.Outcome{Class: pace.Signal}
 	}
-	return Outcome{Class: OutcomeNeutral}
+	return pace.Outcome{Class: pace.Neutral}
 }
 
 // classifyRetryAfter classes a 4xx or 5xx that is no signal by its status:
 // a signal when it has a Retry-After, else neutral.
-func classifyRetryAfter(resp *http.Response) Outcome {
-	o := Outcome{Class: OutcomeNeutral, Quota: parseQuota(resp.Header)}
+func classifyRetryAfter(resp *http.Response) pace.Outcome {
+	o := pace.Outcome{Class: pace.Neutral, Quota: parseQuota(resp.Header)}
 	if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
-		o.Class, o.RetryAfter = OutcomeSignal, d
+		o.Class, o.RetryAfter = pace.Signal, d
 	}
 	return o
 }

@@ -15,13 +15,15 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 func TestClassifyStatus(t *testing.T) {
 	tests := []struct {
 		code       int
 		retryAfter string
-		want       Outcome
+		want       pace.Outcome
 	}{
 		{100, "", outNeutral},
 		{101, "", outNeutral},
@@ -39,21 +41,21 @@ func TestClassifyStatus(t *testing.T) {
 		{404, "", outNeutral},
 		{408, "", outNeutral},
 		{410, "", outNeutral},
-		{404, "60", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute}},    // the server asked for the pause
-		{403, "3", Outcome{Class: OutcomeSignal, RetryAfter: 3 * time.Second}}, // GitHub's secondary rate limit
+		{404, "60", pace.Outcome{Class: pace.Signal, RetryAfter: time.Minute}},    // the server asked for the pause
+		{403, "3", pace.Outcome{Class: pace.Signal, RetryAfter: 3 * time.Second}}, // GitHub's secondary rate limit
 		{403, "abc", outNeutral},
 		{202, "5", outSuccess}, // "poll again in 5s": no pause
 		{600, "60", outNeutral},
 		{429, "", outSignal},
-		{429, "120", Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute}},
+		{429, "120", pace.Outcome{Class: pace.Signal, RetryAfter: 2 * time.Minute}},
 		{429, "abc", outSignal},
-		{429, "86400", Outcome{Class: OutcomeSignal, RetryAfter: time.Hour}},
+		{429, "86400", pace.Outcome{Class: pace.Signal, RetryAfter: time.Hour}},
 		{500, "", outSignal},
 		{501, "", outNeutral},
-		{501, "60", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute}},
+		{501, "60", pace.Outcome{Class: pace.Signal, RetryAfter: time.Minute}},
 		{502, "", outSignal},
 		{503, "", outSignal},
-		{503, "30", Outcome{Class: OutcomeSignal, RetryAfter: 30 * time.Second}},
+		{503, "30", pace.Outcome{Class: pace.Signal, RetryAfter: 30 * time.Second}},
 		{504, "", outSignal},
 		{505, "", outNeutral},
 		{511, "", outSignal},
@@ -109,7 +111,7 @@ func TestClassifyRetryAfterDate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		resp := &http.Response{StatusCode: 503, Header: http.Header{}}
 		resp.Header.Set("Retry-After", time.Now().Add(90*time.Second).UTC().Format(http.TimeFormat))
-		want := Outcome{Class: OutcomeSignal, RetryAfter: 90 * time.Second}
+		want := pace.Outcome{Class: pace.Signal, RetryAfter: 90 * time.Second}
 		if got := classify(resp, nil, nil); got != want {
 			t.Errorf("classify = %+v; want %+v", got, want)
 		}
@@ -133,27 +135,27 @@ func TestClassifyError(t *testing.T) {
 		name   string
 		err    error
 		ctxErr error
-		want   OutcomeClass
+		want   pace.Class
 	}{
-		{"caller cancelled", wrap("dial", context.Canceled), context.Canceled, OutcomeIgnore},
-		{"caller cancelled during a timeout", wrap("read", os.ErrDeadlineExceeded), context.Canceled, OutcomeIgnore},
-		{"caller's deadline", &url.Error{Op: "Get", URL: "https://example.com/", Err: context.DeadlineExceeded}, context.DeadlineExceeded, OutcomeNeutral},
-		{"caller's deadline during a reset", wrap("read", syscallErr(syscall.ECONNRESET)), context.DeadlineExceeded, OutcomeNeutral},
-		{"read timeout", wrap("read", os.ErrDeadlineExceeded), nil, OutcomeSignal},
-		{"net.Error timeout", fmt.Errorf("net/http: timeout awaiting response headers: %w", netTimeout{}), nil, OutcomeSignal},
-		{"inner deadline", fmt.Errorf("round trip: %w", context.DeadlineExceeded), nil, OutcomeSignal},
-		{"connection refused", wrap("dial", syscallErr(syscall.ECONNREFUSED)), nil, OutcomeSignal},
-		{"connection reset", wrap("read", syscallErr(syscall.ECONNRESET)), nil, OutcomeSignal},
-		{"unexpected EOF", fmt.Errorf("reading headers: %w", io.ErrUnexpectedEOF), nil, OutcomeSignal},
-		{"DNS not found", wrap("dial", &net.DNSError{Err: "no such host", Name: "example.com", IsNotFound: true}), nil, OutcomeNeutral},
-		{"DNS timeout", wrap("dial", &net.DNSError{Err: "i/o timeout", Name: "example.com", IsTimeout: true}), nil, OutcomeNeutral},
-		{"unknown authority", &url.Error{Op: "Get", URL: "https://example.com/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, nil, OutcomeNeutral},
-		{"wrong host name", &url.Error{Op: "Get", URL: "https://example.com/", Err: x509.HostnameError{Host: "example.com", Certificate: &x509.Certificate{}}}, nil, OutcomeNeutral},
-		{"not TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, nil, OutcomeNeutral},
-		{"malformed URL", &url.Error{Op: "parse", URL: "::", Err: errors.New("missing protocol scheme")}, nil, OutcomeNeutral},
-		{"EOF", io.EOF, nil, OutcomeNeutral},
-		{"other", errors.New("boom"), nil, OutcomeNeutral},
-		{"cancelled without the caller", context.Canceled, nil, OutcomeNeutral},
+		{"caller cancelled", wrap("dial", context.Canceled), context.Canceled, pace.Ignore},
+		{"caller cancelled during a timeout", wrap("read", os.ErrDeadlineExceeded), context.Canceled, pace.Ignore},
+		{"caller's deadline", &url.Error{Op: "Get", URL: "https://example.com/", Err: context.DeadlineExceeded}, context.DeadlineExceeded, pace.Neutral},
+		{"caller's deadline during a reset", wrap("read", syscallErr(syscall.ECONNRESET)), context.DeadlineExceeded, pace.Neutral},
+		{"read timeout", wrap("read", os.ErrDeadlineExceeded), nil, pace.Signal},
+		{"net.Error timeout", fmt.Errorf("net/http: timeout awaiting response headers: %w", netTimeout{}), nil, pace.Signal},
+		{"inner deadline", fmt.Errorf("round trip: %w", context.DeadlineExceeded), nil, pace.Signal},
+		{"connection refused", wrap("dial", syscallErr(syscall.ECONNREFUSED)), nil, pace.Signal},
+		{"connection reset", wrap("read", syscallErr(syscall.ECONNRESET)), nil, pace.Signal},
+		{"unexpected EOF", fmt.Errorf("reading headers: %w", io.ErrUnexpectedEOF), nil, pace.Signal},
+		{"DNS not found", wrap("dial", &net.DNSError{Err: "no such host", Name: "example.com", IsNotFound: true}), nil, pace.Neutral},
+		{"DNS timeout", wrap("dial", &net.DNSError{Err: "i/o timeout", Name: "example.com", IsTimeout: true}), nil, pace.Neutral},
+		{"unknown authority", &url.Error{Op: "Get", URL: "https://example.com/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, nil, pace.Neutral},
+		{"wrong host name", &url.Error{Op: "Get", URL: "https://example.com/", Err: x509.HostnameError{Host: "example.com", Certificate: &x509.Certificate{}}}, nil, pace.Neutral},
+		{"not TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, nil, pace.Neutral},
+		{"malformed URL", &url.Error{Op: "parse", URL: "::", Err: errors.New("missing protocol scheme")}, nil, pace.Neutral},
+		{"EOF", io.EOF, nil, pace.Neutral},
+		{"other", errors.New("boom"), nil, pace.Neutral},
+		{"cancelled without the caller", context.Canceled, nil, pace.Neutral},
 	}
 	// Timeouts back off, but their duration is no latency sample.
 	timedOut := map[string]bool{"read timeout": true, "net.Error timeout": true, "inner deadline": true}
@@ -161,7 +163,7 @@ func TestClassifyError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := classify(nil, tc.err, tc.ctxErr)
 			wantTimedOut := timedOut[tc.name]
-			if got != (Outcome{Class: tc.want, TimedOut: wantTimedOut}) {
+			if got != (pace.Outcome{Class: tc.want, TimedOut: wantTimedOut}) {
 				t.Errorf("classify(nil, %v, %v) = %+v; want class %d, timedOut %v", tc.err, tc.ctxErr, got, tc.want, wantTimedOut)
 			}
 		})
@@ -185,7 +187,7 @@ func TestClassifyOddReturns(t *testing.T) {
 func TestRefusalsAreNotRetryable(t *testing.T) {
 	type retryable interface{ RetryableError() bool }
 	for _, err := range []error{
-		&DeadlineError{Key: "h"},
+		&pace.DeadlineError{Key: "h"},
 		&RobotsBlockedError{URL: "http://h/private"},
 	} {
 		t.Run(fmt.Sprintf("%T", err), func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 type verdict struct {
 	allowed bool
 	off     bool             // robots.txt is off for the request
+	unknown bool             // the origin's robots.txt is not cached, and decide was not to fetch it
 	robots  *robotsRecord    // the origin's robots.txt; nil for /robots.txt itself and when off
 	binding *robotstxt.Group // the groups that bind the request's product token; nil when no file applies
 	rule    robotstxt.Rule   // the rule that decided; the zero Rule for none
@@ -23,10 +24,12 @@ type verdict struct {
 }
 
 // decide decides a request to u, with target tg, against its origin's
-// robots.txt, fetching the file first if needed. RoundTrip and Check both
-// decide through it. It fails when ctx has ended, before anything else, or
-// ends first, or with the error of a RobotsStore that failed.
-func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL) (verdict, error) {
+// robots.txt, fetching the file first if needed and fetch is true; with
+// fetch false, a file not cached gives a verdict that is unknown.
+// RoundTrip, Check and Ready decide through it. It fails when ctx has
+// ended, before anything else, or ends first, or with the error of a
+// RobotsStore that failed.
+func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL, fetch bool) (verdict, error) {
 	switch err := ctx.Err(); {
 	case err != nil:
 		return verdict{}, err
@@ -35,15 +38,22 @@ func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL) (v
 	case tg.robotsPath:
 		return verdict{allowed: true}, nil // RFC 9309 §2.2.2
 	}
+	if !fetch {
+		r := t.robots.peek(tg.origin)
+		if r == nil {
+			return verdict{unknown: true}, nil
+		}
+		return match(r, tg.token, u, t.undecided), nil
+	}
 	r, err := t.robots.get(ctx, tg.origin)
 	if err != nil {
 		return verdict{}, err
 	}
-	return match(r, tg.token, u, t.robotsFailure), nil
+	return match(r, tg.token, u, t.undecided), nil
 }
 
 // match decides u against r for the product token; policy decides what
-// the engine does not.
+// the engine does not (WithRobotsFailure's undecided).
 func match(r *robotsRecord, token string, u *url.URL, policy FailurePolicy) verdict {
 	v := verdict{robots: r}
 	switch {
@@ -91,12 +101,14 @@ func (v verdict) reason() string {
 	switch r := v.robots; {
 	case v.off:
 		return "robots.txt is off for this request"
+	case v.unknown:
+		return "robots.txt is not fetched yet"
 	case r == nil:
 		return "/robots.txt is always allowed"
 	case v.undecided != nil && !v.allowed:
-		return "robots.txt not applied (" + v.undecided.Error() + "), and the policy is FailClosed"
+		return "robots.txt does not decide it (" + v.undecided.Error() + "), and the policy for what it does not decide is FailClosed"
 	case v.undecided != nil:
-		return "robots.txt not applied (" + v.undecided.Error() + "), and the policy is FailOpen"
+		return "robots.txt does not decide it (" + v.undecided.Error() + "), and the policy for what it does not decide is FailOpen"
 	case r.disallow:
 		return "robots.txt unreachable (" + r.err.Error() + "), and the policy is FailClosed"
 	case r.file == nil && r.err != nil:
@@ -107,30 +119,39 @@ func (v verdict) reason() string {
 	return ""
 }
 
-// report counts a request to u, with target tg, that robots.txt would
-// refuse, in RobotsReport mode, which sends it all the same.
-func (t *PoliteTransport) report(v verdict, tg target, u *url.URL) {
-	v.robots.counts.wouldRefuse.Add(1)
+// apply does what v, the verdict of robots.txt on a request to u with
+// target tg, says: it returns the error that refuses the request, or
+// counts and reports a request that is sent although robots.txt did not
+// allow it (RobotsReport mode, or FailOpen for what it does not decide),
+// and then holds it to the uses declared with WithUsage.
+func (t *PoliteTransport) apply(v verdict, tg *target, u *url.URL) error {
+	if v.undecided != nil {
+		v.robots.counts.undecided.Add(1)
+	}
+	switch {
+	case !v.allowed && tg.mode == RobotsReport:
+		v.robots.counts.wouldRefuse.Add(1)
+		t.wouldRefuse(v, tg, u)
+	case !v.allowed:
+		v.robots.counts.refused.Add(1)
+		err := &RobotsBlockedError{URL: u.String(), Agent: tg.token, RobotsURL: v.robots.url, Rule: v.ruleText(), Reason: v.reason()}
+		if t.events.on() {
+			t.events.emit(Event{Kind: EventRefused, Key: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason})
+		}
+		return err
+	case v.undecided != nil:
+		t.wouldRefuse(v, tg, u) // sent by FailOpen
+	}
+	if t.usage.on() {
+		return t.checkUsage(v, *tg, u)
+	}
+	return nil
+}
+
+// wouldRefuse reports a request to u, with target tg, that robots.txt did
+// not allow and that is sent all the same.
+func (t *PoliteTransport) wouldRefuse(v verdict, tg *target, u *url.URL) {
 	if t.events.on() {
 		t.events.emit(Event{Kind: EventWouldRefuse, Key: tg.pacingKey, URL: u.String(), Rule: v.ruleText(), Reason: v.reason()})
 	}
-}
-
-// undecided reports a request to u, with target tg, that robots.txt did
-// not decide and FailOpen lets through.
-func (t *PoliteTransport) undecided(v verdict, tg target, u *url.URL) {
-	if t.events.on() {
-		t.events.emit(Event{Kind: EventUndecided, Key: tg.pacingKey, URL: u.String(), Reason: v.reason()})
-	}
-}
-
-// refusal counts a refused request to u, with target tg, and returns its
-// error.
-func (t *PoliteTransport) refusal(v verdict, tg target, u *url.URL) error {
-	v.robots.counts.refused.Add(1)
-	err := &RobotsBlockedError{URL: u.String(), Agent: tg.token, RobotsURL: v.robots.url, Rule: v.ruleText(), Reason: v.reason()}
-	if t.events.on() {
-		t.events.emit(Event{Kind: EventRefused, Key: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason})
-	}
-	return err
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // The guard of example_dialguard_test.go, put in front of polite: the
@@ -88,7 +89,7 @@ func newGuardedClient(t *testing.T, allowed func(netip.AddrPort) bool, opts ...p
 	guarded := guardedTransport(allowed)
 	t.Cleanup(guarded.CloseIdleConnections)
 	rec := &recordingBase{base: guarded}
-	tr := polite.New(rec, append([]polite.Option{polite.WithUserAgent("GuardBot/1.0"), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}, opts...)...)
+	tr := polite.New(rec, append([]polite.Option{polite.WithUserAgent("GuardBot/1.0"), polite.WithPacing(pace.Policy{BaseDelay: pace.None})}, opts...)...)
 	return &http.Client{Transport: tr}, tr, rec
 }
 
@@ -98,7 +99,7 @@ func TestDialGuardLoopback(t *testing.T) {
 			site, counter := newCountedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				fmt.Fprintln(w, "User-agent: *\nAllow: /")
 			}))
-			client, tr, rec := newGuardedClient(t, publicOnly, polite.WithRobotsFailure(policy))
+			client, tr, rec := newGuardedClient(t, publicOnly, polite.WithRobotsFailure(policy, policy))
 
 			resp, err := client.Get(site.URL + "/page")
 			if err == nil {
@@ -195,7 +196,7 @@ func TestDialGuardRedirects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			client, _, rec := newGuardedClient(t, allowed, polite.WithRobotsFailure(tc.policy))
+			client, _, rec := newGuardedClient(t, allowed, polite.WithRobotsFailure(tc.policy, tc.policy))
 			resp, err := client.Get(public.URL + tc.path)
 			if err == nil {
 				resp.Body.Close()

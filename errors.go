@@ -1,14 +1,16 @@
 package polite
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"time"
+	"strings"
+
+	"github.com/polite-go/polite/robotstxt"
 )
 
 // ErrRobotsBlocked is the error returned, wrapped in a [*RobotsBlockedError],
-// when robots.txt does not let the transport fetch a URL. Through
+// when robots.txt does not let the transport fetch a URL: its rules, or a
+// usage preference of "n" for a use declared with [WithUsage]. Through
 // [http.Client] it arrives inside a [*url.Error], so test for it with
 // [errors.Is]:
 //
@@ -35,10 +37,32 @@ type RobotsBlockedError struct {
 	// Reason is set when no rule decided, for example when robots.txt was
 	// unreachable and the transport was built with [FailClosed].
 	Reason string
+	// Uses are the uses declared with [WithUsage] that a usage preference
+	// of the file disallows for the URL, as "train-ai", when that is what
+	// refused it; Rule then holds the lines that state it, joined by "; ",
+	// as "Content-Usage: / train-ai=n". Nil for a refusal by the rules.
+	Uses []robotstxt.Category
+	// Usage is every usage preference that robots.txt states for the URL,
+	// when a usage preference refused it.
+	Usage robotstxt.Usage
 }
 
-// Error implements the error interface.
+// Error implements the error interface, for example
+// `polite: https://example.com/private/ blocked by https://example.com/robots.txt for "mybot" (Disallow: /private/)`
+// or, for a usage preference,
+// `polite: https://example.com/a blocked by https://example.com/robots.txt for "mybot": train-ai=n (Content-Usage: / train-ai=n)`.
 func (e *RobotsBlockedError) Error() string {
+	if len(e.Uses) > 0 {
+		uses := make([]string, len(e.Uses))
+		for i, u := range e.Uses {
+			uses[i] = string(u) + "=n"
+		}
+		msg := fmt.Sprintf("polite: %s blocked by %s for %q: %s", e.URL, e.RobotsURL, e.Agent, strings.Join(uses, ", "))
+		if e.Rule != "" {
+			msg += " (" + e.Rule + ")"
+		}
+		return msg
+	}
 	why := e.Rule
 	if why == "" {
 		why = e.Reason
@@ -57,58 +81,6 @@ func (e *RobotsBlockedError) Is(target error) bool { return target == ErrRobotsB
 // this, such as aws-sdk-go-v2's, stop at once.
 func (e *RobotsBlockedError) RetryableError() bool { return false }
 
-// DeadlineError is returned when the earliest moment a request may start,
-// given its pacing key's pace or backoff, or its partition's rate-limit
-// quota, falls after its context's deadline. The transport fails at once instead of waiting for a deadline
-// it cannot meet. It matches [context.DeadlineExceeded] with [errors.Is].
-type DeadlineError struct {
-	// Key is the pacing key: by default the host name in canonical form.
-	Key string
-	// Earliest is the earliest start the key's pace allowed.
-	Earliest time.Time
-	// Deadline is the request context's deadline.
-	Deadline time.Time
-
-	now time.Time // when the transport found the deadline too near; zero if unknown
-}
-
-// Error implements the error interface. It says how far ahead the next
-// start and the deadline were when the transport gave up, for example
-// "polite: next start to example.com in 2.1s, context deadline in 50ms".
-func (e *DeadlineError) Error() string {
-	if e.now.IsZero() {
-		return fmt.Sprintf("polite: next start to %s at %s is past the context deadline %s",
-			e.Key, e.Earliest.Format(time.RFC3339Nano), e.Deadline.Format(time.RFC3339Nano))
-	}
-	return fmt.Sprintf("polite: next start to %s in %v, context deadline in %v",
-		e.Key, roundDuration(e.Earliest.Sub(e.now)), roundDuration(e.Deadline.Sub(e.now)))
-}
-
-// roundDuration rounds d to three significant digits or so, for messages.
-func roundDuration(d time.Duration) time.Duration {
-	for _, unit := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
-		if d >= 10*unit || d <= -10*unit {
-			return d.Round(unit / 10)
-		}
-	}
-	return d
-}
-
-// Timeout reports true: a DeadlineError is a timeout, so that
-// [net.Error] and [*url.Error]'s Timeout see it as one.
-func (e *DeadlineError) Timeout() bool { return true }
-
-// RetryableError reports false: nothing was sent, and no retry within the
-// same context can start before its key allows. Retryers that ask an
-// error this, such as aws-sdk-go-v2's, stop at once, before they would
-// count it as a network timeout; one that retries on a timeout without
-// asking must be told to stop on a *DeadlineError (see the recipes of the
-// nested module sdk/).
-func (e *DeadlineError) RetryableError() bool { return false }
-
-// Unwrap returns [context.DeadlineExceeded].
-func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
-
 // ErrInvalidConfig is matched by every [*ConfigError].
 var ErrInvalidConfig = errors.New("polite: invalid configuration")
 
@@ -117,9 +89,9 @@ var ErrInvalidConfig = errors.New("polite: invalid configuration")
 // with [errors.Is].
 type ConfigError struct {
 	// Option is the option or function given the value: "WithPacing",
-	// "WithLimits", "WithRobotsTTL", "NewMemoryPacer"...
+	// "WithLimits", "WithRobotsTTL"...
 	Option string
-	// Field is the field of a [PacingPolicy] or [Limits] given the value,
+	// Field is the field of a [pace.Policy] or [Limits] given the value,
 	// such as "BaseDelay"; "" for a value that is not a field.
 	Field string
 	// Value is the value given.

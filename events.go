@@ -41,8 +41,8 @@ type Event struct {
 	Field, Value string
 	// Disallowed holds the uses declared with [WithUsage] that a usage
 	// preference of robots.txt disallows for the request's URL, each
-	// [robotstxt.No] ("train-ai=n"); Rule then holds the lines that state
-	// it, joined by "; ".
+	// [robotstxt.No] ("train-ai=n"), when that is what refused it; Rule
+	// then holds the lines that state it, joined by "; ".
 	Disallowed robotstxt.Usage
 
 	// Duration is how long a robots.txt fetch took, or how long a request
@@ -60,29 +60,32 @@ type Event struct {
 type EventKind int
 
 const (
-	// EventRobotsFetched: a robots.txt fetch ended with an answer that
-	// applies: Status, Rules, Skipped, Duration.
+	// EventRobotsFetched: a robots.txt fetch ended: Status, Rules,
+	// Skipped, Duration; and Err when the file is unreachable (a 429, a
+	// 5xx, a network error, a timeout), with Stale when the last good copy
+	// stays in force.
 	EventRobotsFetched EventKind = iota + 1
-	// EventRobotsUnreachable: a robots.txt fetch failed (429, 5xx, a
-	// network error, a timeout): Status, Err, Stale, Duration.
-	EventRobotsUnreachable
-	// EventRefused: robots.txt refused a request: URL, Rule or Reason.
+	// EventRefused: robots.txt refused a request: URL, and Rule or Reason
+	// (its rules disallow the URL; the file is unreachable, or does not
+	// decide the URL, and the failure policy refuses it: see
+	// [WithRobotsFailure]); or Disallowed and Rule, for a usage preference
+	// that disallows a use declared with [WithUsage].
 	EventRefused
-	// EventWouldRefuse: robots.txt disallowed a request that [RobotsReport]
-	// mode sent all the same: URL, Rule or Reason.
+	// EventWouldRefuse: robots.txt did not allow a request that was sent
+	// all the same, with the fields of EventRefused: in [RobotsReport]
+	// mode, or, for a URL the file does not decide, under FailOpen (see
+	// [WithRobotsFailure]).
 	EventWouldRefuse
 	// EventSent: a request was passed to the base transport: URL, and
 	// Duration, how long it waited for its turn, from asking for it to
 	// getting it: 0, or next to it, when nothing held it up. Every request
 	// sent makes one; the transport's own robots.txt fetches do not.
 	EventSent
-	// EventBackoff: a signal raised the key's backoff level: the URL of the
-	// request that signalled, its Status or Err, Level, Pause, RetryAfter.
+	// EventBackoff: the key's backoff level changed: the URL of the
+	// request whose outcome changed it, its Status or Err, and Level. A
+	// signal raised it (Level above 0), with Pause and RetryAfter; or
+	// successes or a quiet spell cleared it (Level 0).
 	EventBackoff
-	// EventBackoffCleared: the key's backoff level came back to 0, after
-	// successes or a quiet spell: the URL and Status of the request whose
-	// outcome cleared it.
-	EventBackoffCleared
 	// EventHostEvicted: the key's pacing state was dropped to keep within
 	// [Limits].MaxKeys.
 	EventHostEvicted
@@ -91,36 +94,16 @@ const (
 	// goes unheeded: URL, Field, Value. It is said once per key and
 	// field, for the first 1024 of them; then the record starts afresh.
 	EventUnreadableField
-	// EventUndecided: robots.txt was not applied to a request that
-	// [FailOpen] sent all the same, because the engine does not decide it:
-	// its path is longer than
-	// [github.com/polite-go/polite/robotstxt.MaxPathLength], or its
-	// decision would cost more than the engine spends on one: URL,
-	// Reason. Under [FailClosed] such a request is refused, with an
-	// EventRefused that gives the reason.
-	EventUndecided
-	// EventUsageRefused: a usage preference of robots.txt refused a
-	// request in [UsageEnforce] mode: URL, Disallowed, Rule.
-	EventUsageRefused
-	// EventUsageWouldRefuse: a usage preference of robots.txt disallowed
-	// a request that [UsageReport] mode sent all the same: URL,
-	// Disallowed, Rule.
-	EventUsageWouldRefuse
 )
 
 var eventKindNames = [...]string{
-	EventRobotsFetched:     "robots.txt fetched",
-	EventRobotsUnreachable: "robots.txt unreachable",
-	EventRefused:           "refused by robots.txt",
-	EventWouldRefuse:       "robots.txt would refuse",
-	EventSent:              "sent",
-	EventBackoff:           "backing off",
-	EventBackoffCleared:    "backoff cleared",
-	EventHostEvicted:       "host evicted",
-	EventUnreadableField:   "unreadable field",
-	EventUndecided:         "robots.txt not applied",
-	EventUsageRefused:      "refused by a usage preference",
-	EventUsageWouldRefuse:  "a usage preference would refuse",
+	EventRobotsFetched:   "robots.txt fetched",
+	EventRefused:         "refused by robots.txt",
+	EventWouldRefuse:     "robots.txt would refuse",
+	EventSent:            "sent",
+	EventBackoff:         "backing off",
+	EventHostEvicted:     "host evicted",
+	EventUnreadableField: "unreadable field",
 }
 
 // String returns the kind as the logger's messages name it, such as
@@ -156,40 +139,35 @@ func (e emitter) emit(ev Event) {
 // to log it at Info rather than Debug.
 const slowWait = time.Second
 
-// logEvents returns a hook that logs events to l: refusals and requests
-// sent without a long wait at Debug, failures and unreadable fields at
-// Warn, the rest at Info.
-// The attributes are documented at [WithLogger].
+// logEvents returns a hook that logs events to l, at the levels and with
+// the attributes that [WithLogger] documents.
 func logEvents(l *slog.Logger) func(Event) {
 	return func(ev Event) {
 		level, msg := slog.LevelInfo, "polite: "+ev.Kind.String()
 		attrs := []slog.Attr{slog.String("key", ev.Key)}
 		switch ev.Kind {
 		case EventRobotsFetched:
-			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status),
-				slog.Int("rules", ev.Rules), slog.Int("skipped_lines", ev.Skipped), slog.Duration("duration", ev.Duration))
-		case EventRobotsUnreachable:
-			level = slog.LevelWarn
-			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status), slog.Any("error", ev.Err),
-				slog.Bool("stale", ev.Stale), slog.Duration("duration", ev.Duration))
+			attrs = append(attrs, slog.String("url", ev.URL), slog.Int("status", ev.Status))
+			if ev.Err != nil {
+				level, msg = slog.LevelWarn, "polite: robots.txt unreachable"
+				attrs = append(attrs, slog.Any("error", ev.Err), slog.Bool("stale", ev.Stale))
+			} else {
+				attrs = append(attrs, slog.Int("rules", ev.Rules), slog.Int("skipped_lines", ev.Skipped))
+			}
+			attrs = append(attrs, slog.Duration("duration", ev.Duration))
 		case EventRefused, EventWouldRefuse:
 			if ev.Kind == EventRefused {
 				level = slog.LevelDebug
 			}
 			attrs = append(attrs, slog.String("url", ev.URL))
+			if ev.Disallowed != (robotstxt.Usage{}) {
+				attrs = append(attrs, slog.String("disallowed", ev.Disallowed.String()))
+			}
 			if ev.Rule != "" {
 				attrs = append(attrs, slog.String("rule", ev.Rule))
 			} else {
 				attrs = append(attrs, slog.String("reason", ev.Reason))
 			}
-		case EventUndecided:
-			level = slog.LevelWarn
-			attrs = append(attrs, slog.String("url", ev.URL), slog.String("reason", ev.Reason))
-		case EventUsageRefused, EventUsageWouldRefuse:
-			if ev.Kind == EventUsageRefused {
-				level = slog.LevelDebug
-			}
-			attrs = append(attrs, slog.String("url", ev.URL), slog.String("disallowed", ev.Disallowed.String()), slog.String("rule", ev.Rule))
 		case EventSent:
 			if ev.Duration >= slowWait {
 				msg = "polite: waited"
@@ -197,14 +175,17 @@ func logEvents(l *slog.Logger) func(Event) {
 				level = slog.LevelDebug
 			}
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Duration("wait", ev.Duration))
-		case EventBackoff, EventBackoffCleared:
+		case EventBackoff:
+			if ev.Level == 0 {
+				msg = "polite: backoff cleared"
+			}
 			attrs = append(attrs, slog.String("url", ev.URL))
 			if ev.Err != nil {
 				attrs = append(attrs, slog.Any("error", ev.Err))
 			} else {
 				attrs = append(attrs, slog.Int("status", ev.Status))
 			}
-			if ev.Kind == EventBackoff {
+			if ev.Level > 0 {
 				attrs = append(attrs, slog.Int("level", ev.Level), slog.Duration("pause", ev.Pause), slog.Duration("retry_after", ev.RetryAfter))
 			}
 		case EventUnreadableField:

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // TestEvents checks the events of a transport, in order, as a hook sees
@@ -27,7 +29,7 @@ func TestEvents(t *testing.T) {
 			mu.Unlock()
 		}
 		base := site("User-agent: *\nDisallow: /private\nnonsense\n")
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithEvents(hook))
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}), WithEvents(hook))
 		for _, u := range []string{"http://h/a", "http://h/private", "http://h/b"} {
 			if resp, err := get(tr, u, ""); err == nil {
 				resp.Body.Close()
@@ -65,9 +67,9 @@ func TestEventSentForEveryRequest(t *testing.T) {
 		wantLog string
 	}{
 		{"no wait", quick, 0, `level=DEBUG msg="polite: sent" key=h url=http://h/b wait=0s`},
-		{"a short wait", []Option{WithPacing(PacingPolicy{BaseDelay: 999 * time.Millisecond, Jitter: None})}, 999 * time.Millisecond,
+		{"a short wait", []Option{WithPacing(pace.Policy{BaseDelay: 999 * time.Millisecond, Jitter: pace.None})}, 999 * time.Millisecond,
 			`level=DEBUG msg="polite: sent" key=h url=http://h/b wait=999ms`},
-		{"a long wait", []Option{WithPacing(PacingPolicy{Jitter: None})}, time.Second, `level=INFO msg="polite: waited" key=h url=http://h/b wait=1s`},
+		{"a long wait", []Option{WithPacing(pace.Policy{Jitter: pace.None})}, time.Second, `level=INFO msg="polite: waited" key=h url=http://h/b wait=1s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // newAPI starts a small API whose robots.txt, like many API hosts', keeps
@@ -46,19 +47,14 @@ func Example_apiClient() {
 	// 200 OK
 }
 
-// WithRobotsModeFunc chooses per origin: robots.txt is off for the API the
-// program is entitled to call, and enforced everywhere else.
-func ExampleWithRobotsModeFunc() {
+// WithRobotsMode with a host turns robots.txt off for the API the program
+// is entitled to call, and leaves it enforced everywhere else.
+func ExampleWithRobotsMode() {
 	api := newAPI()
 	defer api.Close()
-	apiHost := strings.TrimPrefix(api.URL, "http://")
+	apiHost, _, _ := strings.Cut(strings.TrimPrefix(api.URL, "http://"), ":")
 
-	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), polite.WithRobotsModeFunc(func(u *url.URL) polite.RobotsMode {
-		if u.Host == apiHost {
-			return polite.RobotsOff
-		}
-		return polite.RobotsEnforce
-	}))
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: pace.None}), polite.WithRobotsMode(polite.RobotsOff, apiHost))
 	req, _ := http.NewRequest("GET", api.URL+"/v1/items", nil)
 	d, err := tr.Check(req)
 	if err != nil {
@@ -76,7 +72,7 @@ func ExampleContextWithRobotsMode() {
 	api := newAPI()
 	defer api.Close()
 
-	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}))
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: pace.None}))
 	ctx := polite.ContextWithRobotsMode(context.Background(), polite.RobotsReport)
 	req, _ := http.NewRequestWithContext(ctx, "GET", api.URL+"/v1/items", nil)
 	resp, err := tr.RoundTrip(req)
@@ -106,7 +102,7 @@ func ExampleWithPacing() {
 	defer busy.Close()
 
 	tr := polite.New(nil, polite.APIDefaults(),
-		polite.WithPacing(polite.PacingPolicy{BackoffBase: 100 * time.Millisecond, MaxBackoff: 30 * time.Second}))
+		polite.WithPacing(pace.Policy{BackoffBase: 100 * time.Millisecond, MaxBackoff: 30 * time.Second}))
 	resp, err := (&http.Client{Transport: tr}).Get(busy.URL + "/v1/items")
 	if err != nil {
 		fmt.Println(err)
@@ -151,7 +147,7 @@ func ExampleWithRobotsTransport() {
 		r.Header.Set("Authorization", "Bearer secret")
 		return plain.RoundTrip(r)
 	})
-	tr := polite.New(authed, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), polite.WithRobotsTransport(plain))
+	tr := polite.New(authed, polite.WithPacing(pace.Policy{BaseDelay: pace.None}), polite.WithRobotsTransport(plain))
 	_, err := (&http.Client{Transport: tr}).Get(api.URL + "/v1/items")
 	fmt.Println(errors.Is(err, polite.ErrRobotsBlocked))
 	// Output:
@@ -181,7 +177,7 @@ func Example_rateLimit() {
 	resp.Body.Close()
 	req, _ := http.NewRequest("GET", api.URL+"/v1/items", nil)
 	ready, _ := tr.Ready(req)
-	fmt.Println("next request in about", time.Until(ready.At).Round(time.Second))
+	fmt.Println("next request in about", time.Until(ready.Next).Round(time.Second))
 	// Output:
 	// next request in about 30s
 }

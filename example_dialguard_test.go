@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // This file is a recipe, not part of the package's API: copy it and adjust
@@ -116,7 +117,7 @@ func Example_dialGuard() {
 
 	client := &http.Client{Transport: polite.New(guardedTransport(publicOnly),
 		polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: 50 * time.Millisecond}), // short for the example; the default is 1s
+		polite.WithPacing(pace.Policy{BaseDelay: 50 * time.Millisecond}), // short for the example; the default is 1s
 	)}
 	_, err := client.Get(site.URL + "/")
 	fmt.Println("request to the local server refused:", errors.Is(err, errForbiddenAddress))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // PacingKeyDomain paces a registrable domain as one: its subdomains share
@@ -51,7 +52,7 @@ func ExampleWithPacingKeyIP() {
 
 	// The names exist only here, and both are the server's loopback address.
 	resolver := hostsFile{"blog.test": "127.0.0.1", "shop.test": "127.0.0.1"}
-	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), polite.WithPacingKeyIP(resolver))
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: pace.None}), polite.WithPacingKeyIP(resolver))
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	for _, host := range []string{"blog.test", "shop.test", "gone.test"} {
@@ -80,7 +81,7 @@ func ExampleWithPacingKeyIP() {
 // of them together: here 10,000 bytes a second, so a file of 10,500 bytes
 // takes about a second (the first twentieth of a second's worth comes at
 // once).
-func ExamplePacingPolicy_maxBandwidth() {
+func ExampleWithPacing_maxBandwidth() {
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
@@ -90,7 +91,7 @@ func ExamplePacingPolicy_maxBandwidth() {
 	}))
 	defer server.Close()
 
-	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, MaxBandwidth: 10_000}))
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: pace.None, MaxBandwidth: 10_000}))
 	start := time.Now()
 	resp, err := (&http.Client{Transport: tr}).Get(server.URL + "/file")
 	if err != nil {
@@ -111,10 +112,10 @@ func ExamplePacingPolicy_maxBandwidth() {
 func ExampleWithPacingRules() {
 	tr := polite.New(nil,
 		polite.WithRobotsMode(polite.RobotsOff),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: 100 * time.Millisecond}),
+		polite.WithPacing(pace.Policy{BaseDelay: 100 * time.Millisecond}),
 		polite.WithPacingRules(
-			polite.PacingRule{Host: "status.example.com", Policy: polite.PacingPolicy{BaseDelay: time.Minute}},
-			polite.PacingRule{Domain: "cdn.example", Policy: polite.PacingPolicy{BaseDelay: 10 * time.Millisecond, MaxInFlight: 8}},
+			polite.PacingRule{Host: "status.example.com", Policy: pace.Policy{BaseDelay: time.Minute}},
+			polite.PacingRule{Domain: "cdn.example", Policy: pace.Policy{BaseDelay: 10 * time.Millisecond, MaxInFlight: 8}},
 		))
 	for _, u := range []string{"https://status.example.com/", "https://www.example.com/", "https://img.cdn.example/a.png"} {
 		req, _ := http.NewRequest("GET", u, nil)
@@ -134,13 +135,13 @@ func ExampleWithPacingRules() {
 // WithPacingFunc is a function that takes a pacing key, here a
 // registrable domain, and returns its limits.
 func ExampleWithPacingFunc() {
-	limits := map[string]polite.PacingPolicy{
+	limits := map[string]pace.Policy{
 		"example.org": {BaseDelay: 5 * time.Second, MaxBandwidth: 100 << 10},
 	}
 	tr := polite.New(nil,
 		polite.WithRobotsMode(polite.RobotsOff),
 		polite.WithPacingKey(polite.PacingKeyDomain),
-		polite.WithPacingFunc(func(domain string) (polite.PacingPolicy, bool) {
+		polite.WithPacingFunc(func(domain string) (pace.Policy, bool) {
 			p, ok := limits[domain]
 			return p, ok
 		}))

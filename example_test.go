@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // newSite starts a small web site whose robots.txt keeps robots out of
@@ -33,7 +34,7 @@ func Example() {
 
 	client := &http.Client{Transport: polite.New(nil,
 		polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: 50 * time.Millisecond}), // short for the example; the default is 1s
+		polite.WithPacing(pace.Policy{BaseDelay: 50 * time.Millisecond}), // short for the example; the default is 1s
 	)}
 	for _, path := range []string{"/", "/private/report", "/about"} {
 		resp, err := client.Get(site.URL + path)
@@ -99,7 +100,7 @@ func ExamplePoliteTransport_Stats() {
 	site := newSite()
 	defer site.Close()
 
-	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond}))
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: 10 * time.Millisecond}))
 	client := &http.Client{Transport: tr}
 	for _, path := range []string{"/a", "/private/b", "/c"} {
 		if resp, err := client.Get(site.URL + path); err == nil {
@@ -129,7 +130,7 @@ func ExampleWithEvents() {
 	defer site.Close()
 
 	var kinds []string
-	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), polite.WithEvents(func(ev polite.Event) {
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: pace.None}), polite.WithEvents(func(ev polite.Event) {
 		kinds = append(kinds, ev.Kind.String()) // requests here come one at a time
 	}))
 	_, err := (&http.Client{Transport: tr}).Get(site.URL + "/private/report")
@@ -148,7 +149,7 @@ func ExamplePoliteTransport_Ready() {
 
 	// robots.txt off, so that the first request need not wait the base
 	// delay after the robots.txt fetch.
-	tr := polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Second, Jitter: polite.None}), polite.WithRobotsMode(polite.RobotsOff))
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: 10 * time.Second, Jitter: pace.None}), polite.WithRobotsMode(polite.RobotsOff))
 	resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/a")
 	if err != nil {
 		fmt.Println(err)
@@ -157,7 +158,7 @@ func ExamplePoliteTransport_Ready() {
 	resp.Body.Close()
 	req, _ := http.NewRequest("GET", site.URL+"/b", nil)
 	r, _ := tr.Ready(req)
-	fmt.Println("busy:", r.Busy, "; ready in about", time.Until(r.At).Round(time.Second))
+	fmt.Println("busy:", r.Busy, "; ready in about", time.Until(r.Next).Round(time.Second))
 	// Output:
 	// busy: false ; ready in about 10s
 }

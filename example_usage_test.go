@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -27,13 +28,13 @@ func ExampleWithUsage() {
 
 	tr := polite.New(nil,
 		polite.WithUserAgent("TrainBot/1.0 (+https://example.com/bot)"),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}),
-		polite.WithUsage(polite.UsageEnforce, robotstxt.TrainAI))
+		polite.WithPacing(pace.Policy{BaseDelay: pace.None}),
+		polite.WithUsage(polite.RobotsEnforce, robotstxt.TrainAI))
 	client := &http.Client{Transport: tr}
 
 	for _, path := range []string{"/ai-ok/essay", "/essay"} {
 		resp, err := client.Get(site.URL + path)
-		if errors.Is(err, polite.ErrUsageBlocked) {
+		if errors.Is(err, polite.ErrRobotsBlocked) {
 			fmt.Println(path, "refused: train-ai=n")
 			continue
 		}

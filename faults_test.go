@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // TestRobotsFetchHostHeader checks that robots.txt is requested with the
@@ -162,11 +164,11 @@ func TestBaseMisbehavesOnAPage(t *testing.T) {
 
 // TestDeadlineWhileRobotsWaitsBehindABackoff checks that a request whose
 // robots.txt fetch cannot start before its deadline, because the host is
-// paused, fails at once with a *DeadlineError.
+// paused, fails at once with a *pace.DeadlineError.
 func TestDeadlineWhileRobotsWaitsBehindABackoff(t *testing.T) {
 	tests := []struct {
 		name string
-		key  PacingKeyFunc
+		key  func(*url.URL) string
 	}{
 		{"host name", nil},
 		{"a key of the user's", func(u *url.URL) string { return "site:" + strings.ToLower(u.Hostname()) }},
@@ -198,9 +200,9 @@ func TestDeadlineWhileRobotsWaitsBehindABackoff(t *testing.T) {
 				req, _ := http.NewRequestWithContext(ctx, "GET", "https://h/page", nil)
 				called := time.Now()
 				_, err = tr.RoundTrip(req)
-				var de *DeadlineError
+				var de *pace.DeadlineError
 				if !errors.As(err, &de) || time.Since(called) != 0 {
-					t.Errorf("RoundTrip = %v after %v; want a *DeadlineError at once", err, time.Since(called))
+					t.Errorf("RoundTrip = %v after %v; want a *pace.DeadlineError at once", err, time.Since(called))
 				}
 				time.Sleep(time.Minute) // the fetch goes on, for the next request
 				synctest.Wait()
@@ -213,7 +215,7 @@ func TestDeadlineWhileRobotsWaitsBehindABackoff(t *testing.T) {
 // callers see it as a timeout.
 func TestDeadlineErrorIsATimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site(""), WithPacing(PacingPolicy{Jitter: None, BaseDelay: 2100 * time.Millisecond}))
+		tr := New(site(""), WithPacing(pace.Policy{Jitter: pace.None, BaseDelay: 2100 * time.Millisecond}))
 		resp, err := get(tr, "http://h/a", "")
 		if err != nil {
 			t.Fatal(err)
@@ -232,7 +234,7 @@ func TestDeadlineErrorIsATimeout(t *testing.T) {
 		if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("%v: want a net.Error timeout matching context.DeadlineExceeded", err)
 		}
-		if want := "polite: next start to h in 2.1s, context deadline in 50ms"; !strings.Contains(err.Error(), want) {
+		if want := "pace: next start to h in 2.1s, context deadline in 50ms"; !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q; want it to say %q", err, want)
 		}
 	})
@@ -345,12 +347,12 @@ func TestRobotsTimeoutWithABaseThatIgnoresItsContext(t *testing.T) {
 					return respond(r, 200, "ok"), nil
 				}}
 				var cp *countingPacer
-				tr := New(base, opts(WithRobotsTimeout(timeout), WithPacer(func(p Policies) Pacer {
-					mp, _ := NewMemoryPacer(p, 0)
+				tr := New(base, opts(WithRobotsTimeout(timeout), WithPacer(func(p pace.Config) pace.Pacer {
+					mp, _ := pace.NewMemory(p)
 					cp = &countingPacer{Pacer: &externalOnly{mp}}
 					return cp
 				}))...)
-				released := func() []Outcome {
+				released := func() []pace.Outcome {
 					synctest.Wait()
 					cp.mu.Lock()
 					defer cp.mu.Unlock()

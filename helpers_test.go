@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // roundTripFunc is a base RoundTripper made of a function.
@@ -111,14 +113,25 @@ func (c *closeCounter) Close() error {
 
 func newBody(s string) *closeCounter { return &closeCounter{Reader: strings.NewReader(s)} }
 
-// quick is the options for tests where pacing does not matter.
-var quick = []Option{WithPacing(PacingPolicy{BaseDelay: None, Jitter: None})}
+// defaultPacing is the policy of a transport built with no WithPacing.
+var defaultPacing = pace.Policy{}.Effective()
 
-// noneIfZero returns v, or None for 0: a PacingPolicy field of v, where 0
+// The Outcomes of each class.
+var (
+	outSuccess = pace.Outcome{Class: pace.Success}
+	outNeutral = pace.Outcome{Class: pace.Neutral}
+	outSignal  = pace.Outcome{Class: pace.Signal}
+	outIgnore  = pace.Outcome{Class: pace.Ignore}
+)
+
+// quick is the options for tests where pacing does not matter.
+var quick = []Option{WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None})}
+
+// noneIfZero returns v, or pace.None for 0: a pace.Policy field of v, where 0
 // means the value 0 and not the default.
-func noneIfZero[T number](v T) T {
+func noneIfZero[T ~int | ~int64 | ~float64](v T) T {
 	if v == 0 {
-		return None
+		return pace.None
 	}
 	return v
 }

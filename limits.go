@@ -35,7 +35,13 @@ var defaultLimits = Limits{MaxKeys: 10_000, MaxOrigins: 10_000, RobotsCacheBytes
 // keep what earlier options gave them, or their defaults. A negative bound
 // is an error.
 func WithLimits(l Limits) Option {
-	return merging("WithLimits", l, func(c *config) *Limits { return &c.limits })
+	return optionFunc(func(c *config) error {
+		if err := l.validate("WithLimits"); err != nil {
+			return err
+		}
+		c.limits = l.over(c.limits)
+		return nil
+	})
 }
 
 // validate returns a *ConfigError naming option and the first negative

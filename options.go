@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // An Option configures a [PoliteTransport]; see [New].
@@ -43,27 +45,22 @@ func configure(opts []Option) (config, error) {
 	return c, nil
 }
 
-// FailurePolicy says what the transport does when an origin's robots.txt is
-// unreachable: a 429 or 5xx answer, a network error or a timeout. It also
-// decides a request that robots.txt does not: one whose path and query are
-// longer than [github.com/polite-go/polite/robotstxt.MaxPathLength], or
-// whose decision would cost more than the engine spends on one, against a
-// group with rules.
+// FailurePolicy says what the transport does with a request that
+// robots.txt cannot decide: one to an origin whose robots.txt is
+// unreachable (a 429 or 5xx answer, a network error or a timeout) and has
+// no earlier good copy, or one that the file's engine does not decide (see
+// [WithRobotsFailure]).
 type FailurePolicy int
 
 const (
-	// FailOpen allows every URL of an origin whose robots.txt is unreachable
-	// and has no earlier good copy. The failed fetch still backs the host off,
-	// and it is retried after a short time. This is the default.
+	// FailOpen sends the request. For an unreachable robots.txt, the
+	// failed fetch still backs the host off, and it is retried after a
+	// short time.
 	FailOpen FailurePolicy = iota
-	// FailClosed refuses every URL of such an origin with an error that
-	// matches [ErrRobotsBlocked], as RFC 9309 §2.3.1.4 asks ("the crawler
-	// MUST assume complete disallow").
-	//
-	// A request that robots.txt does not decide is refused under
-	// FailClosed, with a [*RobotsBlockedError] whose Reason says so, and
-	// sent under FailOpen, with an [EventUndecided] and, from
-	// [PoliteTransport.Check], a Decision whose Reason says so.
+	// FailClosed refuses the request with a [*RobotsBlockedError], which
+	// matches [ErrRobotsBlocked] and whose Reason says why: for an
+	// unreachable robots.txt, as RFC 9309 §2.3.1.4 asks ("the crawler MUST
+	// assume complete disallow").
 	FailClosed
 )
 
@@ -82,21 +79,21 @@ func (p FailurePolicy) String() string {
 // when it is applied, so nothing downstream checks it again.
 type config struct {
 	userAgent       string
-	pacing          PacingPolicy                      // Effective: every field set
-	limits          Limits                            // every field set
-	pacingKey       PacingKeyFunc                     // nil: PacingKeyHost, or the IP key when resolver is set
-	resolver        Resolver                          // the IP key's; nil: not the IP key
-	quotaPartition  func(*http.Request) string        // nil: none
-	rules           *ruleIndex                        // WithPacingRules', unmerged; nil: none
-	policyFunc      func(string) (PacingPolicy, bool) // WithPacingFunc's; nil: none
-	newPacer        func(Policies) Pacer              // nil: the in-memory pacer
-	robotsStore     RobotsStore                       // nil: none
-	robotsMode      RobotsMode                        // when robotsModeFunc is nil
-	robotsModeFunc  func(*url.URL) RobotsMode         // nil: robotsMode for every origin
-	robotsTransport http.RoundTripper                 // nil: the base
+	pacing          pace.Policy                      // Effective: every field set
+	limits          Limits                           // every field set
+	pacingKey       func(*url.URL) string            // nil: PacingKeyHost, or the IP key when resolver is set
+	resolver        Resolver                         // the IP key's; nil: not the IP key
+	quotaPartition  func(*http.Request) string       // nil: none
+	rules           *ruleIndex                       // WithPacingRules', unmerged; nil: none
+	policyFunc      func(string) (pace.Policy, bool) // WithPacingFunc's; nil: none
+	newPacer        func(pace.Config) pace.Pacer     // nil: the in-memory pacer
+	robotsStore     RobotsStore                      // nil: none
+	robotsModes     robotsModes                      // WithRobotsMode's
+	robotsTransport http.RoundTripper                // nil: the base
 	robotsTTL       time.Duration
 	robotsTimeout   time.Duration
-	robotsFailure   FailurePolicy
+	robotsFailure   FailurePolicy // for an unreachable robots.txt
+	undecided       FailurePolicy // for a request robots.txt does not decide
 	global          *rate.Limiter
 	hooks           emitter // WithEvents' hooks and WithLogger's, in order
 
@@ -107,31 +104,12 @@ type config struct {
 // defaultConfig is the configuration of a transport built with no option.
 func defaultConfig() config {
 	return config{
-		pacing:        defaultPacing,
+		pacing:        pace.Policy{}.Effective(),
 		limits:        defaultLimits,
 		robotsTTL:     24 * time.Hour,
 		robotsTimeout: 10 * time.Second,
+		undecided:     FailClosed,
 	}
-}
-
-// A fieldSet is a struct of settings, such as PacingPolicy, whose option
-// sets the fields it is given and keeps the others.
-type fieldSet[T any] interface {
-	validate(option string) error // a *ConfigError naming option, or nil
-	over(base T) T                // base with the fields set replaced
-}
-
-// merging returns the option named option that validates v and sets the
-// fields that v sets in the struct of a config that setting returns.
-func merging[T fieldSet[T]](option string, v T, setting func(*config) *T) Option {
-	return optionFunc(func(c *config) error {
-		if err := v.validate(option); err != nil {
-			return err
-		}
-		s := setting(c)
-		*s = v.over(*s)
-		return nil
-	})
 }
 
 // WithUserAgent sets the User-Agent header of requests that have none (on a
@@ -180,15 +158,33 @@ func WithRobotsTimeout(d time.Duration) Option {
 	})
 }
 
-// WithRobotsFailure sets what happens when robots.txt is unreachable, or
-// does not decide a request: [FailOpen] (the default) or [FailClosed].
-// Any other value is an error.
-func WithRobotsFailure(p FailurePolicy) Option {
+// WithRobotsFailure sets what happens to the requests that robots.txt
+// cannot decide, [FailOpen] or [FailClosed]:
+//
+//   - unreachable, for the requests to an origin whose robots.txt is
+//     unreachable and has no earlier good copy. Default FailOpen: a
+//     server in trouble is backed off, and a crawler that stopped at every
+//     flaky robots.txt would stop often.
+//   - undecided, for the requests whose path the engine does not decide
+//     against the rules of a file written to defeat it (see package
+//     [robotstxt]: a path longer than
+//     [github.com/polite-go/polite/robotstxt.MaxPathLength], or a file
+//     the engine flags as too complex when it is parsed). Default
+//     FailClosed: the file has rules for the crawler, and the request may
+//     be one they disallow. FailOpen sends such a request all the same,
+//     with an [EventWouldRefuse] that says why.
+//
+// Either way the request's Decision ([PoliteTransport.Check]) and its
+// event give the reason, and [RobotsStats].Undecided counts the
+// undecided. Any other value is an error.
+func WithRobotsFailure(unreachable, undecided FailurePolicy) Option {
 	return optionFunc(func(c *config) error {
-		if p != FailOpen && p != FailClosed {
-			return &ConfigError{Option: "WithRobotsFailure", Value: p, Reason: "unknown policy"}
+		for _, p := range [...]FailurePolicy{unreachable, undecided} {
+			if p != FailOpen && p != FailClosed {
+				return &ConfigError{Option: "WithRobotsFailure", Value: p, Reason: "unknown policy"}
+			}
 		}
-		c.robotsFailure = p
+		c.robotsFailure, c.undecided = unreachable, undecided
 		return nil
 	})
 }
@@ -203,50 +199,22 @@ func WithGlobalLimiter(l *rate.Limiter) Option {
 	})
 }
 
-// WithPacingKey sets the key requests are paced by: [PacingKeyHost], the
-// default, paces each host name apart, whatever its scheme and port;
-// [PacingKeyOrigin] paces each scheme, host and port apart;
-// [PacingKeyDomain] each registrable domain, its subdomains together; any
-// other function groups URLs as it likes. It is given http and https URLs
-// with a host and must be safe for concurrent use; a URL for which it
-// returns "" is paced by its host. Nil is an error. To pace by server
-// address, see [WithPacingKeyIP].
-// It and [WithPacingKeyIP] make one setting: the later replaces the
-// earlier.
-func WithPacingKey(f PacingKeyFunc) Option {
+// WithPacingKey sets the key requests are paced by, the function f of
+// their URL: requests with the same key share one pace, one backoff and
+// one in-flight limit. [PacingKeyHost], the default, paces each host name
+// apart, whatever its scheme and port; [PacingKeyOrigin] paces each
+// scheme, host and port apart; [PacingKeyDomain] each registrable domain,
+// its subdomains together; any other function groups URLs as it likes. f
+// is given http and https URLs with a host and must be safe for
+// concurrent use; a URL for which it returns "" is paced by its host. Nil
+// is an error. To pace by server address, see [WithPacingKeyIP]. It and
+// WithPacingKeyIP make one setting: the later replaces the earlier.
+func WithPacingKey(f func(u *url.URL) string) Option {
 	return optionFunc(func(c *config) error {
 		if f == nil {
 			return &ConfigError{Option: "WithPacingKey", Reason: "must not be nil"}
 		}
 		c.pacingKey, c.resolver = f, nil
-		return nil
-	})
-}
-
-// WithRobotsMode sets what robots.txt does for every request (default
-// [RobotsEnforce]). It and [WithRobotsModeFunc] make one setting: the
-// later of them replaces the earlier. [ContextWithRobotsMode] overrides
-// it per request. An unknown mode is an error.
-func WithRobotsMode(m RobotsMode) Option {
-	return optionFunc(func(c *config) error {
-		if err := m.check("WithRobotsMode"); err != nil {
-			return err
-		}
-		c.robotsMode, c.robotsModeFunc = m, nil
-		return nil
-	})
-}
-
-// WithRobotsModeFunc makes f choose the robots.txt mode of each request
-// from its URL, for example RobotsOff for an API host and RobotsEnforce
-// for the rest. f must be safe for concurrent use and return a valid mode.
-// It replaces the mode of an earlier [WithRobotsMode] or
-// WithRobotsModeFunc, as a later one replaces f; [ContextWithRobotsMode]
-// still overrides it per request. Nil means the default, RobotsEnforce,
-// for every request.
-func WithRobotsModeFunc(f func(u *url.URL) RobotsMode) Option {
-	return optionFunc(func(c *config) error {
-		c.robotsMode, c.robotsModeFunc = RobotsEnforce, f
 		return nil
 	})
 }
@@ -273,8 +241,8 @@ func WithRobotsTransport(rt http.RoundTripper) Option {
 // APIDefaults returns the options for a client of an API rather than a
 // crawler: robots.txt off (it speaks to crawlers), and
 //
-//	WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
-//		MaxInFlight: None, BackoffBase: 50 * time.Millisecond, MaxBackoff: time.Minute,
+//	WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: pace.None,
+//		MaxInFlight: pace.None, BackoffBase: 50 * time.Millisecond, MaxBackoff: time.Minute,
 //		RecoverAfter: 1})
 //
 // no base delay, no jitter, no latency pacing and no cap on the requests
@@ -295,8 +263,8 @@ func WithRobotsTransport(rt http.RoundTripper) Option {
 func APIDefaults() Option {
 	return all(
 		WithRobotsMode(RobotsOff),
-		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None,
-			MaxInFlight: None, BackoffBase: 50 * time.Millisecond, MaxBackoff: time.Minute,
+		WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: pace.None,
+			MaxInFlight: pace.None, BackoffBase: 50 * time.Millisecond, MaxBackoff: time.Minute,
 			RecoverAfter: 1}),
 	)
 }
@@ -384,28 +352,29 @@ func WithEvents(hook func(Event)) Option {
 
 // WithLogger makes l one of the receivers of the transport's events (see
 // [WithEvents]). Each event is one record, its message "polite: " and the
-// event kind's name ("polite: backing off"), at level Debug for
-// [EventRefused] and [EventUsageRefused], Warn for [EventRobotsUnreachable], [EventUnreadableField]
-// and [EventUndecided], and Info for the rest, but for [EventSent]: a
-// request that waited a second or more for its turn is logged at Info as
-// "polite: waited", the others at Debug as "polite: sent". The attributes
-// are:
+// event kind's name ("polite: backing off"), at level Info, but for these:
+// [EventRefused] at Debug; an [EventRobotsFetched] with an error at Warn,
+// as "polite: robots.txt unreachable"; an [EventBackoff] at level 0 as
+// "polite: backoff cleared"; [EventUnreadableField] at Warn; and
+// [EventSent], a request that waited a second or more for its turn at
+// Info as "polite: waited", the others at Debug as "polite: sent". The
+// attributes are:
 //
 //	key            every event: the pacing key
-//	url            robots.txt events: the robots.txt URL; the others: the request's
-//	status         robots.txt events: the HTTP status, 0 for none; backoff events: the response's, when one came
+//	url            robots.txt fetches: the robots.txt URL; the others: the request's
+//	status         EventRobotsFetched: the HTTP status, 0 for none; EventBackoff: the response's, when one came
 //	rules          EventRobotsFetched: Allow and Disallow rules in the file
 //	skipped_lines  EventRobotsFetched: lines that could not be read
-//	duration       robots.txt events: how long the fetch took
-//	error, stale   EventRobotsUnreachable: why, and whether the last good copy stays in force
-//	error          backoff events: the error that came instead of a response
-//	rule           refusals: the rule that refused, when one did
-//	reason         refusals: why, when no rule did; EventUndecided: why robots.txt was not applied
+//	error, stale   EventRobotsFetched: why it is unreachable, and whether the last good copy stays in force
+//	duration       EventRobotsFetched: how long the fetch took
+//	error          EventBackoff: the error that came instead of a response
+//	rule           refusals: the rule, or the usage preference's lines, that refused, when one did
+//	reason         refusals: why, when no rule did
+//	disallowed     refusals by a usage preference: the declared uses disallowed, as "train-ai=n"
 //	wait           EventSent: how long the request waited for its turn
-//	level, pause   EventBackoff: the backoff level, and how long the key is paused
-//	retry_after    EventBackoff: the server's Retry-After, 0s for none
+//	level, pause   EventBackoff raised: the backoff level, and how long the key is paused
+//	retry_after    EventBackoff raised: the server's Retry-After, 0s for none
 //	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes
-//	disallowed     usage events: the declared uses disallowed, as "train-ai=n"; rule: the lines that say so
 //
 // Nil, the default, logs nothing.
 func WithLogger(l *slog.Logger) Option {

@@ -1,12 +1,15 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // TestInvalidOptions checks that an option given an invalid value makes
@@ -19,13 +22,13 @@ func TestInvalidOptions(t *testing.T) {
 		field  string
 		value  any
 	}{
-		{"negative BaseDelay", WithPacing(PacingPolicy{BaseDelay: -2}), "WithPacing", "BaseDelay", time.Duration(-2)},
-		{"negative Jitter", WithPacing(PacingPolicy{Jitter: -0.1}), "WithPacing", "Jitter", -0.1},
-		{"infinite LatencyFactor", WithPacing(PacingPolicy{LatencyFactor: math.Inf(1)}), "WithPacing", "LatencyFactor", math.Inf(1)},
-		{"negative MaxInFlight", WithPacing(PacingPolicy{BaseDelay: None, MaxInFlight: -8}), "WithPacing", "MaxInFlight", -8},
+		{"negative BaseDelay", WithPacing(pace.Policy{BaseDelay: -2}), "WithPacing", "BaseDelay", time.Duration(-2)},
+		{"negative Jitter", WithPacing(pace.Policy{Jitter: -0.1}), "WithPacing", "Jitter", -0.1},
+		{"infinite LatencyFactor", WithPacing(pace.Policy{LatencyFactor: math.Inf(1)}), "WithPacing", "LatencyFactor", math.Inf(1)},
+		{"negative MaxInFlight", WithPacing(pace.Policy{BaseDelay: pace.None, MaxInFlight: -8}), "WithPacing", "MaxInFlight", -8},
 		{"zero robots.txt TTL", WithRobotsTTL(0), "WithRobotsTTL", "", time.Duration(0)},
 		{"negative robots.txt timeout", WithRobotsTimeout(-1), "WithRobotsTimeout", "", time.Duration(-1)},
-		{"unknown failure policy", WithRobotsFailure(FailurePolicy(7)), "WithRobotsFailure", "", FailurePolicy(7)},
+		{"unknown failure policy", WithRobotsFailure(FailurePolicy(7), FailClosed), "WithRobotsFailure", "", FailurePolicy(7)},
 		{"unknown robots mode", WithRobotsMode(RobotsMode(7)), "WithRobotsMode", "", RobotsMode(7)},
 		{"negative MaxKeys", WithLimits(Limits{MaxKeys: -1}), "WithLimits", "MaxKeys", -1},
 		{"negative MaxOrigins", WithLimits(Limits{MaxKeys: 5, MaxOrigins: -1}), "WithLimits", "MaxOrigins", -1},
@@ -72,8 +75,8 @@ func TestConfigErrorText(t *testing.T) {
 		err  *ConfigError
 		want string
 	}{
-		{&ConfigError{Option: "WithPacing", Field: "BaseDelay", Value: -5 * time.Second, Reason: "must not be negative (None turns it off)"},
-			"polite: WithPacing: BaseDelay -5s: must not be negative (None turns it off)"},
+		{&ConfigError{Option: "WithPacing", Field: "BaseDelay", Value: -5 * time.Second, Reason: "must not be negative (pace.None turns it off)"},
+			"polite: WithPacing: BaseDelay -5s: must not be negative (pace.None turns it off)"},
 		{&ConfigError{Option: "WithRobotsTTL", Value: time.Duration(0), Reason: "must be positive"},
 			"polite: WithRobotsTTL: 0s: must be positive"},
 		{&ConfigError{Option: "WithPacingKey", Reason: "must not be nil"},
@@ -111,8 +114,8 @@ func TestLimitsApart(t *testing.T) {
 					}
 					resp.Body.Close()
 				}
-				if got := len(tr.pacer.Pacer.(*memoryPacer).snapshot()); got != tt.wantKeys {
-					t.Errorf("%d keys kept; want %d", got, tt.wantKeys)
+				if ks, _ := tr.stats.Stats(context.Background()); len(ks) != tt.wantKeys {
+					t.Errorf("%d keys kept; want %d", len(ks), tt.wantKeys)
 				}
 				if got := int(tr.robots.size.Load()); got != tt.wantOrig {
 					t.Errorf("%d origins cached; want %d", got, tt.wantOrig)

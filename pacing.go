@@ -1,175 +1,41 @@
 package polite
 
 import (
-	"context"
-	"time"
+	"fmt"
+
+	"github.com/polite-go/polite/pace"
 )
 
-// A Pacer decides when requests to a pacing key may start, by the delay
-// policy of the package documentation, and learns from how they ended.
-// The transport's own Pacer keeps its state in memory ([NewMemoryPacer]);
-// [WithPacer] plugs in another, such as one that a fleet of processes
-// shares. A Pacer must be safe for concurrent use.
-//
-// A Pacer may also be a [ReadyPacer] and a [StatsPacer]; the transport
-// finds out by type assertion, as net/http finds a ResponseWriter's
-// optional methods. Without them, [PoliteTransport.Ready] and
-// [PoliteTransport.Check] know nothing of the key's pace, a request that
-// waits for a robots.txt fetch does not fail at once when its deadline
-// cannot be met, and [PoliteTransport.Stats] shows no pacing state.
-type Pacer interface {
-	// Acquire blocks until a request to key may start, or ctx ends.
-	// partition is the request's quota partition (see
-	// [WithQuotaPartition]; "" without one): the rate-limit quotas that
-	// the responses to requests of that partition reported hold it, and
-	// the others do not. crawlDelay is the robots.txt Crawl-delay of the
-	// request's group, not clamped; 0 when there is none. When ctx's
-	// deadline falls before the earliest start, Acquire fails at once with
-	// a [*DeadlineError]; when ctx ends while it waits, it returns
-	// ctx.Err() and holds nothing.
-	Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (Lease, error)
-}
+// This file is how the transport paces: the options that set its policy
+// and its Pacer, and the pace.Config it makes of them. The policy itself,
+// the Pacer seam and the in-memory Pacer are package pace's.
 
-// A Lease is a started request's hold on one of its key's in-flight slots.
-type Lease interface {
-	// Release reports how the request ended, frees its slot, and says what
-	// that changed in the key's backoff, so that the transport can report
-	// it. The Outcome's Quota is learned for the partition the request was
-	// acquired with, and the resource the Quota names. The transport calls it exactly once, when the response headers
-	// or an error have come. A Pacer that cannot learn the outcome (its
-	// store is out of reach) returns the zero Change.
-	Release(Outcome) Change
-}
-
-// A Change is what a [Lease]'s release did to its key's backoff, as the
-// key's state stood after it: the shared state, for a Pacer that a fleet
-// shares.
-type Change struct {
-	// Raised reports that the outcome raised the backoff level.
-	Raised bool
-	// Cleared reports that the level came back to 0, after successes or a
-	// quiet spell.
-	Cleared bool
-	// Level is the backoff level after the release.
-	Level int
-	// Pause is how long from the release no request to the key of the
-	// released request's partition may start (a backoff pause, a
-	// Retry-After, an exhausted rate limit of that partition); 0 when it
-	// is not paused.
-	Pause time.Duration
-}
-
-// A ReadyPacer can say when a request could start without reserving
-// anything, for [PoliteTransport.Ready], the pace of
-// [PoliteTransport.Check], and the deadline of a request that waits for a
-// robots.txt fetch.
-type ReadyPacer interface {
-	Pacer
-	// Ready returns key's state as a request of the quota partition with
-	// the given Crawl-delay, made now, would find it: KeyState.Next is its
-	// earliest start, counting the requests queued ahead of it, and
-	// KeyState.Pace its pace. A key the Pacer knows nothing of has a zero
-	// Next. Ready fails only when the Pacer's store does, or ctx ends.
-	Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (KeyState, error)
-}
-
-// A StatsPacer reports the state of the keys it keeps, for
-// [PoliteTransport.Stats].
-type StatsPacer interface {
-	Pacer
-	// Stats returns the state of every key the Pacer keeps for this
-	// process (a Pacer that a fleet shares: the keys this process used
-	// lately, read from the shared state), each with its own last
-	// Crawl-delay. It fails only when the Pacer's store does, or ctx ends.
-	Stats(ctx context.Context) ([]KeyState, error)
-}
-
-// KeyState is what a [Pacer] knows of one pacing key.
-type KeyState struct {
-	// Key is the pacing key: by default the host name in canonical form
-	// (see [PacingKeyHost]).
-	Key string
-	// Next is the earliest start that the key's pace and backoff allow a
-	// request made now, counting the requests queued ahead of it; a time
-	// not after now means the key is ready, the zero time that the Pacer
-	// knows nothing of it.
-	Next time.Time
-	// Busy reports that the key has all its requests in flight, or
-	// requests waiting for their turn: a request would queue behind them,
-	// however early Next is.
-	Busy bool
-	// Pace is the least gap between two starts now, before jitter; from
-	// Ready, at least the spread of the partition's low quota.
-	Pace time.Duration
-	// Level is the backoff level: the adaptive part of Pace is doubled
-	// this many times.
-	Level int
-	// PausedUntil is the end of the key's pause (backoff, Retry-After, an
-	// exhausted rate limit of the partition asked about; from Stats, of
-	// the partition ""); zero or past when it is not paused.
-	PausedUntil time.Time
-	// Latency is the smoothed time to response headers.
-	Latency time.Duration
-	// LastStart is when the last request started.
-	LastStart time.Time
-	// InFlight counts requests started whose response headers have not
-	// come.
-	InFlight int
-	// Waiting counts requests waiting for their turn in this process.
-	Waiting int
-	// Requests counts requests started, robots.txt fetches included.
-	Requests uint64
-	// Backoffs counts the times the level went up.
-	Backoffs uint64
-	// RetryAfters counts backoff signals that carried a Retry-After.
-	RetryAfters uint64
-	// Policy is the policy in force for the key, Effective: the
-	// transport's, or the one a rule or [WithPacingFunc] gives the key.
-	Policy PacingPolicy
-}
-
-// NewMemoryPacer returns the transport's own in-memory Pacer for the
-// policies ps, keeping state for at most maxKeys keys (a soft bound; 0:
-// 10,000). It runs ps.Default.Effective(), so that
-// NewMemoryPacer(Policies{}, 0) paces by the defaults, and for a key that
-// ps.Override gives a policy of its own, that policy ([Policies.For]),
-// asked when the pacer first keeps the key's state and kept with it. An
-// invalid ps.Default (see [PacingPolicy.Validate]) or a negative maxKeys
-// is a [*ConfigError]. It is what a transport uses without [WithPacer]; a
-// Pacer of a fleet may use it as its fallback when its shared store is
-// out of reach. It is a [ReadyPacer] and a [StatsPacer].
-func NewMemoryPacer(ps Policies, maxKeys int) (Pacer, error) {
-	if err := ps.Default.validate("NewMemoryPacer"); err != nil {
-		return nil, err
-	}
-	if maxKeys < 0 {
-		return nil, &ConfigError{Option: "NewMemoryPacer", Value: maxKeys, Reason: "maxKeys must not be negative"}
-	}
-	return newMemoryPacer(memoryPacerConfig(ps, maxKeys)), nil
-}
-
-// memoryPacerConfig returns the configuration of an in-memory pacer for
-// ps, whose Default is valid, that keeps at most maxKeys keys (0: the
-// default).
-func memoryPacerConfig(ps Policies, maxKeys int) pacerConfig {
-	if maxKeys == 0 {
-		maxKeys = defaultLimits.MaxKeys
-	}
-	ps.Default = ps.Default.Effective()
-	return pacerConfig{policy: ps.Default.delayPolicy(), maxInFlight: ps.Default.maxInFlight(), policies: ps, maxHosts: maxKeys}
+// WithPacing sets the pacing policy's fields that p sets (the non-zero
+// ones); the others keep what earlier options gave them, or their
+// defaults. So APIDefaults(), WithPacing(pace.Policy{MaxInFlight: 64})
+// keeps the API policy with 64 in flight. An invalid p (see
+// [pace.Policy.Validate]) is an error.
+func WithPacing(p pace.Policy) Option {
+	return optionFunc(func(c *config) error {
+		if err := p.Validate(); err != nil {
+			return policyConfigError("WithPacing", "", err)
+		}
+		c.pacing = p.Over(c.pacing)
+		return nil
+	})
 }
 
 // WithPacer makes the transport pace requests with the Pacer that
-// newPacer returns for the transport's policies, instead of its own. The
-// [Policies] newPacer is given have the [PacingPolicy.Effective] policy
-// of the transport as their Default (each field its default, the value an
-// option gave, or [None]), and an Override when [WithPacingRules] or
-// [WithPacingFunc] give some keys their own; the Pacer must run, for each
-// key, the policy that [Policies.For] says. The transport's events report
-// what the Pacer's releases change; Ready, Check and Stats report its
-// state when it is a [ReadyPacer] and a [StatsPacer]. Nil is an error,
-// and so is a nil Pacer returned: New panics with a [*ConfigError].
-func WithPacer(newPacer func(Policies) Pacer) Option {
+// newPacer returns for the transport's pace.Config, instead of the
+// in-memory one of [pace.NewMemory]. The Config it is given has the
+// transport's Effective policy, the Override that [WithPacingRules] or
+// [WithPacingFunc] make, [Limits].MaxKeys, and an Evicted hook that
+// reports [EventHostEvicted]; the Pacer must run, for each key, the
+// policy that [pace.Config.For] says. The transport's events report what
+// the Pacer's releases change; Ready, Check and Stats report its state
+// when it is a [pace.ReadyPacer] and a [pace.StatsPacer]. Nil is an
+// error, and so is a nil Pacer returned: New panics with a [*ConfigError].
+func WithPacer(newPacer func(pace.Config) pace.Pacer) Option {
 	return optionFunc(func(c *config) error {
 		if newPacer == nil {
 			return &ConfigError{Option: "WithPacer", Reason: "must not be nil"}
@@ -179,96 +45,81 @@ func WithPacer(newPacer func(Policies) Pacer) Option {
 	})
 }
 
-// The transport's Pacer, with what it found by type assertion.
-type pacing struct {
-	Pacer
-	ticketPacer             // how the transport acquires and releases through the Pacer
-	ready       ReadyPacer  // nil when the Pacer is not one
-	stats       StatsPacer  // likewise
-	robots      robotsPacer // nil when the Pacer does not keep keys for a robots.txt fetch's Crawl-delay
-}
-
-// ticketPacer is a Pacer's Acquire and Release with the request's hold
-// in a ticket, which the transport keeps by value: the in-memory pacer
-// holds it there without allocating a Lease, and leases holds another
-// Pacer's Lease there.
-type ticketPacer interface {
-	acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error)
-	// observe releases t, acquired for partition, with o.
-	observe(t ticket, partition string, o Outcome) Change
-}
-
-// leases is a ticketPacer through a Pacer's Acquire and its Lease's
-// Release.
-type leases struct{ p Pacer }
-
-func (l leases) acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (ticket, error) {
-	lease, err := l.p.Acquire(ctx, key, partition, crawlDelay)
-	return ticket{lease: lease}, err
-}
-
-func (leases) observe(t ticket, _ string, o Outcome) Change {
-	if t.lease == nil {
-		return Change{}
+// policyConfigError returns the *ConfigError of option for err, a
+// *pace.PolicyError of the policy at field ("" for the option's own
+// policy; "rules[2].Policy" for a rule's).
+func policyConfigError(option, field string, err error) error {
+	pe, ok := err.(*pace.PolicyError)
+	if !ok {
+		return &ConfigError{Option: option, Reason: err.Error()}
 	}
-	return t.lease.Release(o)
-}
-
-// robotsPacer is a Pacer that forgets idle keys, and so must be told that
-// a robots.txt fetch, whose file may ask for a Crawl-delay, started on a
-// key (fetchingRobots) and what the file asked for (fetchedRobots), lest
-// it forget the key before that Crawl-delay has passed.
-type robotsPacer interface {
-	fetchingRobots(t ticket)
-	fetchedRobots(t ticket, crawlDelay time.Duration)
-}
-
-// eventPacer is a Pacer that reports events of its own (the in-memory
-// pacer's evictions) through the transport's emitter.
-type eventPacer interface{ setEvents(emitter) }
-
-// newPacing returns the transport's pacing through p.
-func newPacing(p Pacer, events emitter) pacing {
-	pc := pacing{Pacer: p}
-	var ok bool
-	if pc.ticketPacer, ok = p.(ticketPacer); !ok {
-		pc.ticketPacer = leases{p}
+	if field != "" {
+		field += "."
 	}
-	pc.ready, _ = p.(ReadyPacer)
-	pc.stats, _ = p.(StatsPacer)
-	pc.robots, _ = p.(robotsPacer)
-	if e, ok := p.(eventPacer); ok {
-		e.setEvents(events)
+	return &ConfigError{Option: option, Field: field + pe.Field, Value: pe.Value, Reason: pe.Reason}
+}
+
+// newPacer returns the transport's Pacer for its config c, whose Evicted
+// hook reports evictions to events.
+func newPacer(c *config, pc pace.Config) pace.Pacer {
+	if c.newPacer != nil {
+		p := c.newPacer(pc)
+		if p == nil {
+			panic(&ConfigError{Option: "WithPacer", Reason: "the function returned a nil Pacer"})
+		}
+		return p
+	}
+	p, err := pace.NewMemory(pc)
+	if err != nil {
+		panic(policyConfigError("New", "", err)) // the options validated it
+	}
+	return p
+}
+
+// pacingConfig returns the pace.Config that c's options make, its Evicted
+// hook reporting to events.
+func pacingConfig(c *config, events emitter) pace.Config {
+	pc := pace.Config{Policy: c.pacing, MaxKeys: c.limits.MaxKeys}
+	switch {
+	case c.rules != nil:
+		rules := c.rules.merge(c.pacing)
+		pc.Override = func(key string) (pace.Policy, bool) {
+			if p := rules.choose(key); p != nil {
+				return *p, true
+			}
+			return pace.Policy{}, false
+		}
+	case c.policyFunc != nil:
+		pc.Override = c.policyFunc
+	}
+	if events.on() {
+		pc.Evicted = func(key string) { events.emit(Event{Kind: EventHostEvicted, Key: key}) }
 	}
 	return pc
 }
 
-// A ticket is a request's admission: it holds a slot of its key until
-// released. Its quota partition is not in it but given again at the
-// release: the compiler keeps a struct of four words or fewer in
-// registers, and RoundTrip passes the ticket through several calls.
-type ticket struct {
-	start instant
-	h     *hostState // the in-memory pacer's
-	lease Lease      // another Pacer's
-}
-
-// Acquire implements [Pacer].
-func (p *memoryPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (Lease, error) {
-	t, err := p.acquire(ctx, key, partition, crawlDelay)
-	if err != nil {
-		return nil, err
+// mayCapBandwidth reports whether c gives some key a policy that caps its
+// bandwidth, which the transport then applies to response bodies.
+func mayCapBandwidth(c *config) bool {
+	if pace.Value(c.pacing.MaxBandwidth) > 0 || c.policyFunc != nil {
+		return true
 	}
-	return &memoryLease{p: p, t: t, partition: partition}, nil
+	if c.rules != nil {
+		for _, e := range c.rules.names {
+			for _, p := range [...]*pace.Policy{e.host, e.domain} {
+				if p != nil && pace.Value(p.MaxBandwidth) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
-// memoryLease is a memoryPacer's Lease, for callers of the exported API;
-// the transport itself holds tickets, which cost no allocation.
-type memoryLease struct {
-	p         *memoryPacer
-	t         ticket
-	partition string
+// keyPolicyError returns the *ConfigError of an invalid policy, err, that
+// WithPacingFunc gave key: its requests fail with it, unsent.
+func keyPolicyError(key string, err error) error {
+	ce := policyConfigError("WithPacingFunc", "", err).(*ConfigError)
+	ce.Reason += fmt.Sprintf(" (the policy of key %q)", key)
+	return ce
 }
-
-// Release implements [Lease].
-func (l *memoryLease) Release(o Outcome) Change { return l.p.observe(l.t, l.partition, o) }

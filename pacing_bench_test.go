@@ -13,29 +13,29 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
-// recordingPacer is a pacer that notes the start of every admission: the
-// moment the pacer guarantees to keep the pace from. It notes it when the
-// request is observed, so that nothing of its own comes between the
-// admission and the call of the base transport.
+// recordingPacer is a Pacer that notes when each admission returns: the
+// moment the pacer keeps the pace from, as near as a Pacer outside it can
+// see it.
 type recordingPacer struct {
-	*memoryPacer
+	pace.Pacer
 
 	mu     sync.Mutex // guards starts
 	starts map[string][]time.Time
 }
 
-// The transport must hold its tickets through recordingPacer's observe,
-// not through Leases.
-var _ ticketPacer = (*recordingPacer)(nil)
-
-func (r *recordingPacer) observe(tk ticket, partition string, o Outcome) Change {
-	c := r.memoryPacer.observe(tk, partition, o)
-	r.mu.Lock()
-	r.starts[tk.h.key] = append(r.starts[tk.h.key], r.clock.timeOf(tk.start))
-	r.mu.Unlock()
-	return c
+func (r *recordingPacer) Acquire(ctx context.Context, req pace.Request) (pace.Lease, error) {
+	l, err := r.Pacer.Acquire(ctx, req)
+	if err == nil {
+		at := time.Now()
+		r.mu.Lock()
+		r.starts[req.Key] = append(r.starts[req.Key], at)
+		r.mu.Unlock()
+	}
+	return l, err
 }
 
 // callRecorder is a base transport that notes when it is called for each
@@ -56,8 +56,8 @@ func (c *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // gapFigures reports the gaps between the sorted times of each host in
-// byHost whose name has prefix, against pace, as metrics named name-….
-func gapFigures(b *testing.B, name, prefix string, byHost map[string][]time.Time, pace time.Duration) {
+// byHost whose name has prefix, against gap, as metrics named name-….
+func gapFigures(b *testing.B, name, prefix string, byHost map[string][]time.Time, gap time.Duration) {
 	var gaps []time.Duration
 	for host, ts := range byHost {
 		if !strings.HasPrefix(host, prefix) {
@@ -75,14 +75,14 @@ func gapFigures(b *testing.B, name, prefix string, byHost map[string][]time.Time
 	slices.Sort(gaps)
 	below := 0
 	for _, g := range gaps {
-		if g < pace {
+		if g < gap {
 			below++
 		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	b.ReportMetric(float64(below), name+"-below-pace")
-	b.ReportMetric(ms(gaps[0]-pace), name+"-min-minus-pace-ms")
-	b.ReportMetric(ms(gaps[len(gaps)/2]-pace), name+"-median-minus-pace-ms")
+	b.ReportMetric(ms(gaps[0]-gap), name+"-min-minus-pace-ms")
+	b.ReportMetric(ms(gaps[len(gaps)/2]-gap), name+"-median-minus-pace-ms")
 }
 
 // BenchmarkPacingPrecision measures on the wall clock, against a loopback
@@ -96,7 +96,7 @@ func gapFigures(b *testing.B, name, prefix string, byHost map[string][]time.Time
 // six seconds: run it with -benchtime 1x.
 func BenchmarkPacingPrecision(b *testing.B) {
 	const (
-		pace       = 20 * time.Millisecond
+		gap        = 20 * time.Millisecond
 		gaps       = 200
 		queued     = 64
 		others     = 1000
@@ -124,9 +124,16 @@ func BenchmarkPacingPrecision(b *testing.B) {
 			MaxIdleConnsPerHost: 4,
 		}
 		calls := &callRecorder{base: base, calls: map[string][]time.Time{}}
-		tr := New(calls, WithUserAgent(benchUA), WithPacing(PacingPolicy{BaseDelay: pace, Jitter: None}), WithLimits(Limits{MaxKeys: 2 * others, MaxOrigins: 2 * others}))
-		admits := &recordingPacer{memoryPacer: tr.pacer.Pacer.(*memoryPacer), starts: map[string][]time.Time{}}
-		tr.pacer = newPacing(admits, nil)
+		var admits *recordingPacer
+		tr := New(calls, WithUserAgent(benchUA), WithPacing(pace.Policy{BaseDelay: gap, Jitter: pace.None}), WithLimits(Limits{MaxKeys: 2 * others, MaxOrigins: 2 * others}),
+			WithPacer(func(c pace.Config) pace.Pacer {
+				p, err := pace.NewMemory(c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				admits = &recordingPacer{Pacer: p, starts: map[string][]time.Time{}}
+				return admits
+			}))
 		client := &http.Client{Transport: tr}
 		get := func(u string) {
 			if resp, err := client.Get(u); err == nil {
@@ -169,8 +176,8 @@ func BenchmarkPacingPrecision(b *testing.B) {
 
 		admits.mu.Lock()
 		calls.mu.Lock()
-		gapFigures(b, "focal-admit", "focal.", admits.starts, pace)
-		gapFigures(b, "focal-call", "focal.", calls.calls, pace)
+		gapFigures(b, "focal-admit", "focal.", admits.starts, gap)
+		gapFigures(b, "focal-call", "focal.", calls.calls, gap)
 		gapFigures(b, "others-admit", "other-", admits.starts, crawlDelay)
 		gapFigures(b, "others-call", "other-", calls.calls, crawlDelay)
 		calls.mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // TestPacingRulesPace checks end to end, on the fake clock, that a rule
@@ -23,10 +25,10 @@ func TestPacingRulesPace(t *testing.T) {
 			return respond(r, 200, "ok"), nil
 		}}
 		tr := New(base, WithRobotsMode(RobotsOff),
-			WithPacing(PacingPolicy{BaseDelay: 100 * time.Millisecond, Jitter: None, LatencyFactor: None}),
+			WithPacing(pace.Policy{BaseDelay: 100 * time.Millisecond, Jitter: pace.None, LatencyFactor: pace.None}),
 			WithPacingRules(
-				PacingRule{Host: "slow.example", Policy: PacingPolicy{BaseDelay: time.Minute}},
-				PacingRule{Domain: "wide.example", Policy: PacingPolicy{MaxInFlight: 2, BaseDelay: None}},
+				PacingRule{Host: "slow.example", Policy: pace.Policy{BaseDelay: time.Minute}},
+				PacingRule{Domain: "wide.example", Policy: pace.Policy{MaxInFlight: 2, BaseDelay: pace.None}},
 			))
 		t0 := time.Now()
 		var wg sync.WaitGroup
@@ -61,32 +63,32 @@ func TestPacingRulesPace(t *testing.T) {
 }
 
 // TestPoliciesShown checks that Check, Ready and Stats show the policy in
-// force for a key, and that a Pacer of WithPacer gets the overrides.
+// force for a key, and that a pace.Pacer of WithPacer gets the overrides.
 func TestPoliciesShown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		def := PacingPolicy{Jitter: None}.Effective()
+		def := pace.Policy{Jitter: pace.None}.Effective()
 		slow := def
 		slow.BaseDelay, slow.MaxBandwidth = time.Minute, 1000
-		var got Policies
-		tr := New(site(""), WithPacing(PacingPolicy{Jitter: None}), WithRobotsMode(RobotsOff),
-			WithPacingRules(PacingRule{Domain: "slow.example", Policy: PacingPolicy{BaseDelay: time.Minute, MaxBandwidth: 1000}}),
-			WithPacer(func(ps Policies) Pacer {
+		var got pace.Config
+		tr := New(site(""), WithPacing(pace.Policy{Jitter: pace.None}), WithRobotsMode(RobotsOff),
+			WithPacingRules(PacingRule{Domain: "slow.example", Policy: pace.Policy{BaseDelay: time.Minute, MaxBandwidth: 1000}}),
+			WithPacer(func(ps pace.Config) pace.Pacer {
 				got = ps
-				p, err := NewMemoryPacer(ps, 0)
+				p, err := pace.NewMemory(ps)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return p
 			}))
-		if p := got.For("www.slow.example"); p != slow {
-			t.Errorf("the Pacer's policy of www.slow.example: %+v; want %+v", p, slow)
+		if p, err := got.For("www.slow.example"); p != slow || err != nil {
+			t.Errorf("the Pacer's policy of www.slow.example: %+v, %v; want %+v", p, err, slow)
 		}
-		if p := got.For("other.example"); p != def || got.Default != def {
-			t.Errorf("the Pacer's policy of other.example: %+v, default %+v; want %+v", p, got.Default, def)
+		if p, err := got.For("other.example"); p != def || got.Policy != def || err != nil {
+			t.Errorf("the Pacer's policy of other.example: %+v, %v, default %+v; want %+v", p, err, got.Policy, def)
 		}
 		for _, c := range []struct {
 			url  string
-			want PacingPolicy
+			want pace.Policy
 		}{{"http://www.slow.example/", slow}, {"http://other.example/", def}} {
 			req, _ := http.NewRequest("GET", c.url, nil)
 			d, err := tr.Check(req)
@@ -104,37 +106,12 @@ func TestPoliciesShown(t *testing.T) {
 			resp.Body.Close()
 		}
 		for _, s := range statsOf(t, tr) {
-			want := map[string]PacingPolicy{"www.slow.example": slow, "other.example": def}[s.Key]
+			want := map[string]pace.Policy{"www.slow.example": slow, "other.example": def}[s.Key]
 			if s.Policy != want {
 				t.Errorf("Stats of %s: policy %+v; want %+v", s.Key, s.Policy, want)
 			}
 		}
 	})
-}
-
-// TestPoliciesFor checks Policies.For: Override merged over Default, an
-// invalid override and a zero Default.
-func TestPoliciesFor(t *testing.T) {
-	ps := Policies{Default: PacingPolicy{Jitter: None}, Override: func(key string) (PacingPolicy, bool) {
-		switch key {
-		case "bad":
-			return PacingPolicy{BaseDelay: -5}, true
-		case "own":
-			return PacingPolicy{BaseDelay: time.Minute}, true
-		}
-		return PacingPolicy{BaseDelay: time.Hour}, false
-	}}
-	def := PacingPolicy{Jitter: None}.Effective()
-	own := def
-	own.BaseDelay = time.Minute
-	for key, want := range map[string]PacingPolicy{"own": own, "bad": def, "other": def} {
-		if got := ps.For(key); got != want {
-			t.Errorf("For(%q) = %+v; want %+v", key, got, want)
-		}
-	}
-	if got := (Policies{}).For("any"); got != defaultPacing {
-		t.Errorf("For of zero Policies = %+v; want the defaults", got)
-	}
 }
 
 // TestPacingFuncMemo checks that the in-memory pacer asks WithPacingFunc's
@@ -144,12 +121,12 @@ func TestPacingFuncMemo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		asked := map[string]int{}
-		tr := New(site(""), WithRobotsMode(RobotsOff), WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}),
-			WithPacingFunc(func(key string) (PacingPolicy, bool) {
+		tr := New(site(""), WithRobotsMode(RobotsOff), WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}),
+			WithPacingFunc(func(key string) (pace.Policy, bool) {
 				mu.Lock()
 				asked[key]++
 				mu.Unlock()
-				return PacingPolicy{BaseDelay: time.Duration(len(key)) * time.Second}, key != "x.example"
+				return pace.Policy{BaseDelay: time.Duration(len(key)) * time.Second}, key != "x.example"
 			}))
 		t0 := time.Now()
 		for range 3 {

@@ -20,6 +20,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/polite-go/polite/pace"
 	"go.uber.org/goleak"
 )
 
@@ -96,10 +97,10 @@ type propConfig struct {
 func (c propConfig) options() []Option {
 	return []Option{
 		WithUserAgent(propUA),
-		WithPacing(PacingPolicy{BaseDelay: noneIfZero(c.baseDelay), MaxDelay: noneIfZero(c.maxDelay),
+		WithPacing(pace.Policy{BaseDelay: noneIfZero(c.baseDelay), MaxDelay: noneIfZero(c.maxDelay),
 			MaxCrawlDelay: noneIfZero(c.maxCrawlDelay), Jitter: noneIfZero(c.jitter), MaxInFlight: c.maxInFlight}),
 		WithLimits(Limits{MaxKeys: c.maxHosts, MaxOrigins: c.maxHosts}),
-		WithRobotsTTL(c.robotsTTL), WithRobotsTimeout(c.robotsTimeout), WithRobotsFailure(c.failure),
+		WithRobotsTTL(c.robotsTTL), WithRobotsTimeout(c.robotsTimeout), WithRobotsFailure(c.failure, c.failure),
 	}
 }
 
@@ -168,7 +169,7 @@ func (ra retryAfter) header(h http.Header, now time.Time) time.Duration {
 		h.Set("Retry-After", at.Format("Monday, 02-Jan-06 15:04:05 GMT"))
 		d = at.Sub(sec)
 	}
-	return min(max(d, 0), maxRetryAfter)
+	return min(max(d, 0), pace.MaxPause)
 }
 
 func (ra retryAfter) String() string {
@@ -956,7 +957,7 @@ func checkError(rq *propRequest, e *propEvent, res *propResult, cfg propConfig) 
 		}
 		return ""
 	}
-	var de *DeadlineError
+	var de *pace.DeadlineError
 	switch {
 	case errors.Is(err, ErrRobotsBlocked):
 		if !rq.private && cfg.failure != FailClosed {
@@ -1050,7 +1051,7 @@ func TestSweepKeepsCrawlDelay(t *testing.T) {
 					}
 					return respond(r, 404, ""), nil
 				}}
-				tr := New(base, WithPacing(PacingPolicy{Jitter: None, BaseDelay: 100 * time.Millisecond}), WithLimits(Limits{MaxKeys: 2, MaxOrigins: 2}))
+				tr := New(base, WithPacing(pace.Policy{Jitter: pace.None, BaseDelay: 100 * time.Millisecond}), WithLimits(Limits{MaxKeys: 2, MaxOrigins: 2}))
 				for _, u := range tt.first {
 					if tt.check {
 						req, _ := http.NewRequest("GET", u, nil)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // parseQuota reads the rate-limit fields of h, measuring an epoch-seconds
@@ -38,9 +40,9 @@ import (
 //
 // A field that is missing, negative, not a number or not finite makes the
 // whole style unusable; Known is then false. Callers cap the reset.
-func parseQuota(h http.Header) Quota {
+func parseQuota(h http.Header) pace.Quota {
 	if !hasQuotaFields(h) { // most responses: no call, no copy
-		return Quota{}
+		return pace.Quota{}
 	}
 	q, _ := readQuota(h)
 	return q
@@ -65,15 +67,15 @@ type unreadableField struct {
 
 // readQuota is parseQuota, and also returns the first field of the style
 // it read that it could not read.
-func readQuota(h http.Header) (Quota, unreadableField) {
+func readQuota(h http.Header) (pace.Quota, unreadableField) {
 	// The headers are looked up by their canonical keys directly: this runs
 	// on every response.
 	if len(h) == 0 {
-		return Quota{}, unreadableField{}
+		return pace.Quota{}, unreadableField{}
 	}
 	if v := h["Ratelimit"]; len(v) > 0 {
 		field := strings.Join(v, ",")
-		q, ok := Quota{}, false
+		q, ok := pace.Quota{}, false
 		if isDictionary(field) {
 			q, ok = dictionaryQuota(field)
 		} else {
@@ -97,7 +99,7 @@ func readQuota(h http.Header) (Quota, unreadableField) {
 	if len(h["X-Ratelimit-Remaining-Requests"]) > 0 { // the tokens' fields come with it
 		return openAIQuota(h)
 	}
-	return Quota{}, unreadableField{}
+	return pace.Quota{}, unreadableField{}
 }
 
 // maxPartitionName bounds the bytes of a partition's name that a server
@@ -134,8 +136,8 @@ var (
 // tokens, of which the tighter binds (see parseQuota). Either may be
 // missing; a quota that cannot be read is left out, and the first
 // unreadable field is reported.
-func openAIQuota(h http.Header) (Quota, unreadableField) {
-	var req, tok Quota
+func openAIQuota(h http.Header) (pace.Quota, unreadableField) {
+	var req, tok pace.Quota
 	var bad unreadableField
 	if v := h["X-Ratelimit-Remaining-Requests"]; len(v) > 0 {
 		req, bad = fieldQuota(h, requestFields, v[0])
@@ -195,10 +197,10 @@ var (
 
 // fieldQuota reads the older styles: one field each for the remaining
 // requests, the reset and the limit, of which the last two may be missing.
-func fieldQuota(h http.Header, names fieldNames, remaining string) (Quota, unreadableField) {
+func fieldQuota(h http.Header, names fieldNames, remaining string) (pace.Quota, unreadableField) {
 	r, ok := parseCount(remaining)
 	if !ok {
-		return Quota{}, unreadableField{names.remaining[1], remaining}
+		return pace.Quota{}, unreadableField{names.remaining[1], remaining}
 	}
 	reset := h.Get(names.reset[0])
 	secs, ok := parseSeconds(reset)
@@ -207,11 +209,11 @@ func fieldQuota(h http.Header, names fieldNames, remaining string) (Quota, unrea
 	}
 	if !ok {
 		if reset == "" {
-			return Quota{}, unreadableField{} // missing: nothing to report
+			return pace.Quota{}, unreadableField{} // missing: nothing to report
 		}
-		return Quota{}, unreadableField{names.reset[1], reset}
+		return pace.Quota{}, unreadableField{names.reset[1], reset}
 	}
-	q := Quota{Known: true, Remaining: r, Reset: secondsDuration(secs)}
+	q := pace.Quota{Known: true, Remaining: r, Reset: secondsDuration(secs)}
 	if names.epoch && secs >= 1e9 {
 		now, ok := parseHTTPDate(h.Get("Date"))
 		if !ok {
@@ -244,7 +246,7 @@ func isDictionary(field string) bool {
 // every parameter are ignored, and of a key given twice the last counts.
 // ok is false when a key's value cannot be read, or reset is missing while
 // remaining is given; a quota read before an unreadable limit still holds.
-func dictionaryQuota(field string) (q Quota, ok bool) {
+func dictionaryQuota(field string) (q pace.Quota, ok bool) {
 	var remaining, reset, limit string
 	for member := range strings.SplitSeq(field, ",") {
 		member, _, _ = strings.Cut(member, ";")
@@ -261,14 +263,14 @@ func dictionaryQuota(field string) (q Quota, ok bool) {
 	if remaining == "" {
 		// Optional in version 07: the field gives no quota to go by.
 		_, ok := parseCount(limit)
-		return Quota{}, ok || limit == ""
+		return pace.Quota{}, ok || limit == ""
 	}
 	r, okR := parseCount(remaining)
 	secs, okT := parseSeconds(reset)
 	if !okR || !okT {
-		return Quota{}, false
+		return pace.Quota{}, false
 	}
-	q = Quota{Known: true, Remaining: r, Reset: secondsDuration(secs)}
+	q = pace.Quota{Known: true, Remaining: r, Reset: secondsDuration(secs)}
 	if limit != "" {
 		if q.Limit, ok = parseCount(limit); !ok {
 			q.Limit = 0
@@ -282,8 +284,8 @@ func dictionaryQuota(field string) (q Quota, ok bool) {
 // binding item's policy from the RateLimit-Policy field; the partition is
 // the pk parameter of the item, or else of its policy. ok is false when
 // no item could be used.
-func parseRateLimit(field, policies string) (q Quota, ok bool) {
-	var best Quota
+func parseRateLimit(field, policies string) (q pace.Quota, ok bool) {
+	var best pace.Quota
 	var bestName string
 	for item := range strings.SplitSeq(field, ",") {
 		name, params := sfItem(item)
@@ -292,13 +294,13 @@ func parseRateLimit(field, policies string) (q Quota, ok bool) {
 		if !okR || !okT {
 			continue
 		}
-		q := Quota{Known: true, Remaining: r, Reset: secondsDuration(t), Partition: partitionName(params["pk"])}
+		q := pace.Quota{Known: true, Remaining: r, Reset: secondsDuration(t), Partition: partitionName(params["pk"])}
 		if !best.Known || tighter(q, best) {
 			best, bestName = q, name
 		}
 	}
 	if !best.Known {
-		return Quota{}, false
+		return pace.Quota{}, false
 	}
 	for item := range strings.SplitSeq(policies, ",") {
 		if name, params := sfItem(item); name == bestName {
@@ -364,7 +366,7 @@ func (t *PoliteTransport) reportUnreadable(key string, u *url.URL, h http.Header
 
 // tighter reports whether a leaves fewer requests per second until its
 // reset than b.
-func tighter(a, b Quota) bool {
+func tighter(a, b pace.Quota) bool {
 	// a.remaining/a.reset < b.remaining/b.reset, without dividing by zero.
 	return float64(a.Remaining)*b.Reset.Seconds() < float64(b.Remaining)*a.Reset.Seconds() ||
 		a.Remaining == 0 && b.Remaining == 0 && a.Reset > b.Reset

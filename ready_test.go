@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 func TestReady(t *testing.T) {
@@ -22,22 +24,22 @@ func TestReady(t *testing.T) {
 			}
 			return respond(r, 200, "ok"), nil
 		}}
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
-		ready := func(u string) Readiness {
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}))
+		ready := func(u string) Decision {
 			t.Helper()
 			req, _ := http.NewRequest("GET", u, nil)
 			r, err := tr.Ready(req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := (PacingPolicy{Jitter: None}).Effective(); r.Policy != want {
+			if want := (pace.Policy{Jitter: pace.None}).Effective(); r.Policy != want {
 				t.Errorf("Ready(%s).Policy = %+v; want the transport's, %+v", u, r.Policy, want)
 			}
-			r.Policy = PacingPolicy{}
+			r.Policy = pace.Policy{}
 			return r
 		}
-		if got := ready("http://h/a"); got != (Readiness{}) {
-			t.Errorf("unknown host: %+v; want the zero Readiness", got)
+		if got := ready("http://h/a"); got.RobotsKnown || got.Allowed || !got.Next.IsZero() || got.Busy || got.Robots.URL != "" {
+			t.Errorf("unknown host: %+v; want robots.txt not known, not allowed, no start known", got)
 		}
 		t0 := time.Now()
 		resp, err := get(tr, "http://h/a", "")
@@ -46,8 +48,9 @@ func TestReady(t *testing.T) {
 		}
 		resp.Body.Close()
 		started := time.Since(t0) // the robots.txt fetch came first, then the Crawl-delay
-		if got, want := ready("http://h/b"), (Readiness{At: t0.Add(started + 3*time.Second), RobotsKnown: true}); got != want {
-			t.Errorf("after a page: %+v; want %+v", got, want)
+		if got := ready("http://h/b"); !got.Next.Equal(t0.Add(started+3*time.Second)) || !got.RobotsKnown || !got.Allowed ||
+			got.CrawlDelay != 3*time.Second || got.Pace != 3*time.Second || got.Robots.URL != "http://h/robots.txt" || got.Busy {
+			t.Errorf("after a page: %+v; want ready at +%v, robots.txt known and allowing it, a 3s Crawl-delay", got, started+3*time.Second)
 		}
 		if got := ready("https://h/b"); got.RobotsKnown {
 			t.Errorf("another origin of the host: %+v; want robots.txt not known", got)
@@ -71,7 +74,7 @@ func TestReady(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if got := ready("http://h/b"); got.At != time.Now().Add(time.Minute) || got.Busy {
+		if got := ready("http://h/b"); got.Next != time.Now().Add(time.Minute) || got.Busy {
 			t.Errorf("after a 429 with Retry-After: 60: %+v; want ready in 1m, not busy", got)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -17,15 +18,15 @@ import (
 // and pacing sides need to know of a request, worked out once, before
 // either of them runs.
 type target struct {
-	origin     originKey     // whose robots.txt applies
-	pacingKey  string        // whose pace
-	partition  string        // whose rate-limit quota, within the pacing key: WithQuotaPartition's
-	dial       *dialTarget   // with the IP key, the address that pacingKey names, which the dial goes to; else nil
-	policy     *PacingPolicy // the policy in force for pacingKey, when WithPacingFunc or a bandwidth cap needs it; else nil
-	mode       RobotsMode    // what robots.txt does to the request
-	token      string        // product token that chooses the robots.txt group
-	addUA      bool          // the transport sets its User-Agent, on a copy of the request
-	robotsPath bool          // the request is for /robots.txt itself, which is always allowed
+	origin     originKey   // whose robots.txt applies
+	pacingKey  string      // whose pace
+	partition  string      // whose rate-limit quota, within the pacing key: WithQuotaPartition's
+	dial       *dialTarget // with the IP key, the address that pacingKey names, which the dial goes to; else nil
+	bandwidth  int64       // the bytes a second that pacingKey's policy lets its bodies be read at; 0: no cap, or none asked
+	mode       RobotsMode  // what robots.txt does to the request
+	token      string      // product token that chooses the robots.txt group
+	addUA      bool        // the transport sets its User-Agent, on a copy of the request
+	robotsPath bool        // the request is for /robots.txt itself, which is always allowed
 }
 
 // errNilURL is the error for a request without a URL.
@@ -56,17 +57,19 @@ func (t *PoliteTransport) targetOf(req *http.Request, tg *target) (ok bool, err 
 			tg.pacingKey = k
 		}
 	}
-	if t.policies.fn != nil || t.bandwidth != nil {
+	if t.checkPolicy || t.bandwidth != nil {
 		// WithPacingFunc's policy may be invalid, and a cap is applied to
 		// the body; rules alone are for the Pacer, which asks itself.
-		if tg.policy, err = t.policies.forKey(tg.pacingKey); err != nil {
-			return true, err
+		p, err := t.pacing.For(tg.pacingKey)
+		if err != nil {
+			return true, keyPolicyError(tg.pacingKey, err)
 		}
+		tg.bandwidth = pace.Value(p.MaxBandwidth)
 	}
 	if t.quotaPartition != nil {
 		tg.partition = t.quotaPartition(req)
 	}
-	tg.mode = t.robotsModeOf(req)
+	tg.mode = t.robotsModeOf(req, tg.origin.host)
 	if req.URL.Opaque != "" && tg.mode != RobotsOff {
 		if err := checkOpaque(req.URL, tg.origin); err != nil {
 			return true, err
@@ -208,18 +211,14 @@ func requestsRobots(u *url.URL) bool {
 	return u.EscapedPath() == "/robots.txt"
 }
 
-// PacingKeyFunc returns the key that requests to u are paced by: requests
-// with the same key share one pace, one backoff and one in-flight limit.
-type PacingKeyFunc func(u *url.URL) string
-
-// PacingKeyHost is the default [PacingKeyFunc]: u's host name in canonical
+// PacingKeyHost is the default pacing key (see [WithPacingKey]): u's host name in canonical
 // form (lower-cased, one trailing dot dropped, IP literals in one
 // spelling, international names in their ASCII form), whatever the
 // scheme and port. A fleet of processes that partitions its URLs by this
 // key needs no shared pacing state.
 func PacingKeyHost(u *url.URL) string { return hostKey(u) }
 
-// PacingKeyOrigin is a [PacingKeyFunc] that paces each origin apart:
+// PacingKeyOrigin is a pacing key (see [WithPacingKey]) that paces each origin apart:
 // "scheme://host:port", with the host as [PacingKeyHost] gives it and the
 // port explicit.
 func PacingKeyOrigin(u *url.URL) string {
@@ -227,7 +226,7 @@ func PacingKeyOrigin(u *url.URL) string {
 	return k.String()
 }
 
-// PacingKeyDomain is a [PacingKeyFunc] that paces each registrable domain
+// PacingKeyDomain is a pacing key (see [WithPacingKey]) that paces each registrable domain
 // apart, its subdomains with it: the host's public suffix, by the Public
 // Suffix List of golang.org/x/net/publicsuffix (its private section too),
 // and one label more, so that "www.example.co.uk" and "shop.example.co.uk"

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // parseRetryAfter reads Retry-After from h, measuring HTTP-dates against h's Date
@@ -16,7 +18,7 @@ import (
 // RFC 9110 §5.6.7, and also RFC 1123 with the zone "UTC", which some servers
 // send. Measuring a date against the server's own Date makes clock skew
 // irrelevant. A date in the past gives 0; every result is capped at
-// maxRetryAfter, as is a delay-seconds too large for any integer type.
+// pace.MaxPause, as is a delay-seconds too large for any integer type.
 // Anything else ("-5", "1.5", "+7") is unusable.
 func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	if v := h["Retry-After-Ms"]; len(v) > 0 {
@@ -32,8 +34,8 @@ func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 		// ParseUint stops at the first digit that overflows, so it must see
 		// nothing but digits: its only error is then ErrRange.
 		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil || n >= uint64(maxRetryAfter/time.Second) {
-			return maxRetryAfter, true
+		if err != nil || n >= uint64(pace.MaxPause/time.Second) {
+			return pace.MaxPause, true
 		}
 		return time.Duration(n) * time.Second, true
 	}
@@ -45,11 +47,11 @@ func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	if date, ok := parseHTTPDate(h.Get("Date")); ok {
 		now = date
 	}
-	return min(max(at.Sub(now), 0), maxRetryAfter), true
+	return min(max(at.Sub(now), 0), pace.MaxPause), true
 }
 
 // parseMillis reads a non-negative number of milliseconds, which may have a
-// fraction ("200", "1.5"), capped at maxRetryAfter.
+// fraction ("200", "1.5"), capped at pace.MaxPause.
 func parseMillis(v string) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" || strings.Trim(v, "0123456789.") != "" {
@@ -59,7 +61,7 @@ func parseMillis(v string) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return min(secondsDuration(ms/1000), maxRetryAfter), true
+	return min(secondsDuration(ms/1000), pace.MaxPause), true
 }
 
 // parseHTTPDate parses an HTTP-date (IMF-fixdate, RFC 850 or asctime), or

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // FuzzParseRetryAfter feeds parseRetryAfter arbitrary Retry-After and Date
@@ -22,18 +24,18 @@ func FuzzParseRetryAfter(f *testing.F) {
 		if !ok && d != 0 {
 			t.Fatalf("parseRetryAfter(%q, Date %q) = %v, false; want 0 with false", value, date, d)
 		}
-		if d < 0 || d > maxRetryAfter {
-			t.Fatalf("parseRetryAfter(%q, Date %q) = %v; want it in [0, %v]", value, date, d, maxRetryAfter)
+		if d < 0 || d > pace.MaxPause {
+			t.Fatalf("parseRetryAfter(%q, Date %q) = %v; want it in [0, %v]", value, date, d, pace.MaxPause)
 		}
 
 		v := strings.TrimSpace(value)
 		switch {
 		case isDigits(v):
 			// delay-seconds: n seconds, capped, whatever the Date header.
-			want := maxRetryAfter
+			want := pace.MaxPause
 			if n := strings.TrimLeft(v, "0"); len(n) <= 4 {
 				s, _ := strconv.Atoi("0" + n)
-				want = min(time.Duration(s)*time.Second, maxRetryAfter)
+				want = min(time.Duration(s)*time.Second, pace.MaxPause)
 			}
 			if d != want || !ok {
 				t.Fatalf("parseRetryAfter(%q, Date %q) = %v, %v; want %v, true", value, date, d, ok, want)

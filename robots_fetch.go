@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -51,7 +52,8 @@ type robotsCounts struct {
 	refused          atomic.Uint64 // requests refused
 	wouldRefuse      atomic.Uint64 // requests RobotsReport let through that it would have refused
 	usageRefused     atomic.Uint64 // requests refused for a use its usage preferences disallow (usage.go)
-	usageWouldRefuse atomic.Uint64 // such requests that UsageReport let through
+	usageWouldRefuse atomic.Uint64 // such requests that RobotsReport let through
+	undecided        atomic.Uint64 // requests its engine did not decide (see WithRobotsFailure)
 }
 
 // countsOf returns prev's counts, so that every copy of an origin's record
@@ -99,11 +101,12 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	start := time.Now()
 	r = &robotsRecord{url: k.fetchURL(), counts: countsOf(prev)}
 
-	// Until the file is read, the pacer keeps each host fetched from for
-	// as long as any Crawl-delay may ask.
-	var tickets []ticket
+	// Until the file is read, the Pacer keeps each key fetched from for
+	// as long as any Crawl-delay may ask (pace.Request.Robots); then it is
+	// told what the file asks.
+	var leases []pace.Lease
 	defer func() {
-		if len(tickets) == 0 {
+		if len(leases) == 0 {
 			return
 		}
 		f := r.file
@@ -114,15 +117,13 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if f != nil {
 			d = f.MaxCrawlDelay()
 		}
-		if rp := t.pacer.robots; rp != nil {
-			for _, tk := range tickets {
-				rp.fetchedRobots(tk, d)
-			}
+		for _, l := range leases {
+			t.pacer.RobotsRead(l, d)
 		}
 	}()
 	target, away := k.fetchURL(), false // away: target is on another host than k's
 	for hop := 0; ; hop++ {
-		req, tk, err := t.robotsRequest(ctx, target)
+		req, l, err := t.robotsRequest(ctx, target)
 		if err != nil && hop == 0 && ctx.Err() != nil {
 			return nil, nil // called off before it started
 		}
@@ -130,10 +131,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 			r.err = err
 			break
 		}
-		if rp := t.pacer.robots; rp != nil {
-			rp.fetchingRobots(tk)
-		}
-		tickets = append(tickets, tk)
+		leases = append(leases, l)
 		if hop == 0 && prev != nil && prev.file != nil && !prev.stale {
 			// A conditional request: a 304 keeps the parsed rules.
 			if prev.etag != "" {
@@ -152,7 +150,7 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 		if away {
 			rt = t.robotsAway
 		}
-		resp, b, err := t.sendRobots(rt, tk, req.WithContext(keepDialTarget(ctx, req.Context())))
+		resp, b, err := t.sendRobots(rt, l, req.WithContext(keepDialTarget(ctx, req.Context())))
 		if resp != nil {
 			r.status = resp.StatusCode
 		}
@@ -233,26 +231,26 @@ func lifetime(h http.Header) time.Duration {
 // robotsRequest makes one robots.txt request to target, with the configured
 // User-Agent and no other header, and waits, as long as ctx lets it, for
 // the global limiter and the host's turn.
-func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*http.Request, ticket, error) {
+func (t *PoliteTransport) robotsRequest(ctx context.Context, target string) (*http.Request, pace.Lease, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, ticket{}, err
+		return nil, pace.Lease{}, err
 	}
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
 	key, dial, err := t.pacingKeyOf(ctx, req.URL)
 	if err != nil {
-		return nil, ticket{}, err
+		return nil, pace.Lease{}, err
 	}
 	if dial != nil {
 		req = req.WithContext(withDialTarget(ctx, dial))
 	}
-	tk, err := t.admit(ctx, key, "", 0)
+	l, err := t.admit(ctx, pace.Request{Key: key, Robots: true})
 	if err != nil {
-		return nil, ticket{}, err
+		return nil, pace.Lease{}, err
 	}
-	return req, tk, nil
+	return req, l, nil
 }
 
 // A robotsHop is one request of a robots.txt fetch, sent on a goroutine of
@@ -270,16 +268,16 @@ type robotsHop struct {
 	hold   *time.Timer // frees its slot when the base holds it too long after the fetch gave up
 }
 
-// What became of a robotsHop's request. Its ticket is released once, by
+// What became of a robotsHop's request. Its lease is released once, by
 // whoever moves it to hopAnswered or hopFreed.
 const (
 	hopSent      = iota // the request is with the base
-	hopAnswered         // the base answered before the fetch gave up: the goroutine releases the ticket
+	hopAnswered         // the base answered before the fetch gave up: the goroutine releases the lease
 	hopAbandoned        // the fetch gave up first, and the base holds the request and its slot
-	hopFreed            // then the base returned, or held it too long: the ticket is released as a timeout
+	hopFreed            // then the base returned, or held it too long: the lease is released as a timeout
 )
 
-// sendRobots sends req, admitted with tk, through rt, and returns the
+// sendRobots sends req, admitted with l, through rt, and returns the
 // response with its body closed: for a 2xx, after reading its first
 // robotsMaxBytes (a failed read is an error, with the response). The base
 // runs on a goroutine of its own: when req's context ends first,
@@ -288,9 +286,9 @@ const (
 // most, and is then released as a timeout, which is no latency sample;
 // the goroutine closes whatever body the base returns later. A base that
 // never returns keeps that goroutine: one per request.
-func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.Request) (*http.Response, []byte, error) {
+func (t *PoliteTransport) sendRobots(rt http.RoundTripper, l pace.Lease, req *http.Request) (*http.Response, []byte, error) {
 	h := &robotsHop{done: make(chan struct{})}
-	go t.runHop(h, rt, tk, req)
+	go t.runHop(h, rt, l, req)
 	select {
 	case <-h.done:
 		return h.resp, h.body, h.err
@@ -300,7 +298,7 @@ func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.
 	h.mu.Lock()
 	if h.state == hopSent {
 		h.state, h.gaveUp = hopAbandoned, err
-		h.hold = time.AfterFunc(t.robotsTimeout, func() { t.freeHop(h, tk, req) })
+		h.hold = time.AfterFunc(t.robotsTimeout, func() { t.freeHop(h, l, req) })
 	}
 	h.mu.Unlock()
 	return nil, nil, err
@@ -310,7 +308,7 @@ func (t *PoliteTransport) sendRobots(rt http.RoundTripper, tk ticket, req *http.
 // It runs on a goroutine of its own, where nothing could recover a panic,
 // so a base that panics, or answers without a response or a body, makes
 // an error that says what it did; the file is then unreachable.
-func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, req *http.Request) {
+func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, l pace.Lease, req *http.Request) {
 	defer close(h.done)
 	resp, err := roundTripRobots(rt, req)
 	h.mu.Lock()
@@ -323,10 +321,10 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, 
 		if resp != nil {
 			resp.Body.Close() // nobody waits for it
 		}
-		t.freeHop(h, tk, req)
+		t.freeHop(h, l, req)
 		return
 	}
-	t.release(tk, t.sentKey(req), "", req.URL, classify(resp, err, nil), resp, err)
+	t.release(l, t.sentKey(req), req.URL, classify(resp, err, nil), resp, err)
 	h.resp, h.err = resp, err
 	switch {
 	case err != nil:
@@ -339,9 +337,9 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, tk ticket, 
 	}
 }
 
-// freeHop releases tk, the ticket of h's request, which its fetch gave up
+// freeHop releases l, the lease of h's request, which its fetch gave up
 // on, as a timeout, unless that is done.
-func (t *PoliteTransport) freeHop(h *robotsHop, tk ticket, req *http.Request) {
+func (t *PoliteTransport) freeHop(h *robotsHop, l pace.Lease, req *http.Request) {
 	h.mu.Lock()
 	free := h.state == hopAbandoned
 	if free {
@@ -350,7 +348,7 @@ func (t *PoliteTransport) freeHop(h *robotsHop, tk ticket, req *http.Request) {
 	}
 	h.mu.Unlock()
 	if free {
-		t.release(tk, t.sentKey(req), "", req.URL, Outcome{Class: OutcomeSignal, TimedOut: true}, nil, h.gaveUp)
+		t.release(l, t.sentKey(req), req.URL, pace.Outcome{Class: pace.Signal, TimedOut: true}, nil, h.gaveUp)
 	}
 }
 
@@ -426,7 +424,7 @@ func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, t
 	ev := Event{Kind: EventRobotsFetched, Key: t.originPacingKey(k),
 		URL: k.fetchURL(), Status: status, Duration: took}
 	if r.err != nil {
-		ev.Kind, ev.Err, ev.Stale = EventRobotsUnreachable, r.err, r.stale
+		ev.Err, ev.Stale = r.err, r.stale
 	} else if r.file != nil {
 		ev.Rules, ev.Skipped = r.file.NumRules(), r.file.NumSkipped()
 	}

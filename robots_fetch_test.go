@@ -18,6 +18,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // redirects answers /robots.txt with n redirects, alternating between two
@@ -53,7 +55,7 @@ func status(code int) func(*http.Request) (*http.Response, error) {
 	})
 }
 
-// TestRobotsStatusClasses runs every robots.txt Outcome under both failure
+// TestRobotsStatusClasses runs every robots.txt pace.Outcome under both failure
 // policies and checks whether /private is allowed, whether the failure
 // backed the host off, and the status recorded.
 func TestRobotsStatusClasses(t *testing.T) {
@@ -95,7 +97,7 @@ func TestRobotsStatusClasses(t *testing.T) {
 			t.Run(tt.name+"/"+policy.String(), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					base := &fakeBase{fn: tt.answer}
-					tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithRobotsFailure(policy), WithRobotsTimeout(3*time.Second))
+					tr := New(base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithRobotsFailure(policy, policy), WithRobotsTimeout(3*time.Second))
 					start := time.Now()
 					resp, err := get(tr, "http://h/private", "")
 					want := tt.open
@@ -188,7 +190,7 @@ func TestRobotsRedirectToAnotherHost(t *testing.T) {
 				return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 			}}
 			defer plain.CloseIdleConnections()
-			o := opts(WithRobotsFailure(tt.policy))
+			o := opts(WithRobotsFailure(tt.policy, tt.policy))
 			if tt.robotsBase {
 				o = append(o, WithRobotsTransport(plain))
 			}
@@ -221,7 +223,7 @@ func TestRobotsRefreshAndFailureLifetime(t *testing.T) {
 		base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
 			return respond(r, answer.Load().(int), "User-agent: *\nDisallow: /private\n"), nil
 		})}
-		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithRobotsTTL(time.Hour))
+		tr := New(base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithRobotsTTL(time.Hour))
 		allowed := func() bool {
 			resp, err := get(tr, "http://h/private", "")
 			if err == nil {
@@ -265,7 +267,7 @@ func TestRobotsFailureWithoutCopyRetriedSoon(t *testing.T) {
 		base := &fakeBase{fn: robotsAnswer(func(r *http.Request) (*http.Response, error) {
 			return respond(r, int(answer.Load()), "User-agent: *\nDisallow: /private\n"), nil
 		})}
-		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}))
+		tr := New(base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}))
 		resp, err := get(tr, "http://h/private", "")
 		if err != nil {
 			t.Fatalf("FailOpen: err = %v; want allowed", err)
@@ -368,7 +370,7 @@ func TestCallerGivingUpDoesNotCancelFetch(t *testing.T) {
 // TestRobotsFetchesEndWithTheirWaiters pauses a host for an hour, then
 // sends 2,000 requests to 2,000 of its origins, 50 at a time, that give up
 // after 50 ms, by a deadline or by being cancelled. A request whose
-// deadline falls in the pause fails at once with a *DeadlineError and
+// deadline falls in the pause fails at once with a *pace.DeadlineError and
 // starts no robots.txt fetch; the fetch of a cancelled one is called off
 // when it gives up, since nobody waits for it any more. So fetches, their
 // goroutines and cache entries stay within MaxOrigins at every step, and
@@ -419,10 +421,10 @@ func TestRobotsFetchesEndWithTheirWaiters(t *testing.T) {
 							}
 							defer cancel()
 							req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://h:%d/page", 10000+b*perBatch+i), nil)
-							var de *DeadlineError
+							var de *pace.DeadlineError
 							_, err := tr.RoundTrip(req)
 							if tt.deadline && !errors.As(err, &de) || !tt.deadline && !errors.Is(err, context.Canceled) {
-								t.Errorf("RoundTrip = %v; want a *DeadlineError, or context.Canceled", err)
+								t.Errorf("RoundTrip = %v; want a *pace.DeadlineError, or context.Canceled", err)
 							}
 						})
 					}
@@ -520,7 +522,7 @@ func TestRobotsFetchWaitsOutBackoff(t *testing.T) {
 			}
 			return respond(r, 200, "page"), nil
 		}}
-		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithRobotsTimeout(time.Second))
+		tr := New(base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithRobotsTimeout(time.Second))
 		resp, err := get(tr, "http://h/busy", "")
 		if err != nil {
 			t.Fatal(err)

@@ -45,6 +45,53 @@ func (m RobotsMode) check(option string) error {
 	return nil
 }
 
+// robotsModes is what robots.txt does to each host's requests, as
+// WithRobotsMode sets it.
+type robotsModes struct {
+	all   RobotsMode            // for the hosts that hosts does not name
+	hosts map[string]RobotsMode // by canonical host name; nil: none
+}
+
+// WithRobotsMode sets what robots.txt does to requests (default
+// [RobotsEnforce]): to every request when no host is given, and otherwise
+// to the requests to those hosts, each named as a URL's host is
+// (lower-cased, international names in their ASCII form, one trailing dot
+// dropped; "api.example.com", not its subdomains), so that a program that
+// calls an API and crawls sites at once turns robots.txt off for the API
+// alone:
+//
+//	polite.New(nil, polite.WithRobotsMode(polite.RobotsOff, "api.example.com"))
+//
+// Later options override earlier ones host by host: a mode for every
+// request keeps the modes given to named hosts, and a host's later mode
+// replaces its earlier one. [ContextWithRobotsMode] overrides both per
+// request. An unknown mode, or a host name that names no host, is an
+// error.
+func WithRobotsMode(m RobotsMode, hosts ...string) Option {
+	return optionFunc(func(c *config) error {
+		if err := m.check("WithRobotsMode"); err != nil {
+			return err
+		}
+		if len(hosts) == 0 {
+			c.robotsModes.all = m
+			return nil
+		}
+		named := make(map[string]RobotsMode, len(c.robotsModes.hosts)+len(hosts))
+		for h, hm := range c.robotsModes.hosts {
+			named[h] = hm // a copy: an earlier transport's config keeps its own
+		}
+		for _, h := range hosts {
+			canon, ok := canonicalHost(h)
+			if !ok || canon == "" {
+				return &ConfigError{Option: "WithRobotsMode", Value: h, Reason: "names no host"}
+			}
+			named[canon] = m
+		}
+		c.robotsModes.hosts = named
+		return nil
+	})
+}
+
 // robotsModeKey is the context key of ContextWithRobotsMode.
 type robotsModeKey struct{}
 
@@ -59,14 +106,16 @@ func ContextWithRobotsMode(ctx context.Context, m RobotsMode) context.Context {
 	return context.WithValue(ctx, robotsModeKey{}, m)
 }
 
-// robotsModeOf returns the mode of req: its context's, else the one the
-// transport's options choose for its URL.
-func (t *PoliteTransport) robotsModeOf(req *http.Request) RobotsMode {
+// robotsModeOf returns the mode of req, to host, its canonical host name:
+// its context's, else the one the transport's options give host.
+func (t *PoliteTransport) robotsModeOf(req *http.Request, host string) RobotsMode {
 	if m, ok := req.Context().Value(robotsModeKey{}).(RobotsMode); ok {
 		return m
 	}
-	if f := t.robotsModeFunc; f != nil {
-		return f(req.URL)
+	if t.robotsModes.hosts != nil {
+		if m, ok := t.robotsModes.hosts[host]; ok {
+			return m
+		}
 	}
-	return t.robotsMode
+	return t.robotsModes.all
 }

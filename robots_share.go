@@ -31,7 +31,8 @@ func (t *PoliteTransport) fetchShared(ctx context.Context, k originKey, prev *ro
 			body = shared.Body // the copy r keeps, revalidated or stale
 		}
 		r.expires = r.fetchedAt.Add(t.robots.lifetime(r))
-		f := &RobotsFetch{RobotsResult: r.result(), Body: body, ETag: r.etag, LastModified: r.modified, Expires: r.expires}
+		f := &RobotsFetch{URL: r.url, Status: r.status, Err: r.err, Stale: r.stale, FetchedAt: r.fetchedAt, Duration: r.duration,
+			Body: body, ETag: r.etag, LastModified: r.modified, Expires: r.expires}
 		mine.Store(r)
 		sent.Store(f)
 		return f

@@ -107,11 +107,11 @@ func TestRobotsStoreCopies(t *testing.T) {
 		wantRuleCount  int
 		wantStaleStats bool
 	}{
-		{"a file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: rules}, false, false, 1, false},
-		{"an empty file", RobotsFetch{RobotsResult: RobotsResult{Status: 200}, Body: []byte{}}, true, true, 0, false},
-		{"no file (404)", RobotsFetch{RobotsResult: RobotsResult{Status: 404}}, true, true, 0, false},
-		{"unreachable", RobotsFetch{RobotsResult: RobotsResult{Status: 503, Err: errors.New("503")}}, true, false, 0, false},
-		{"unreachable, a stale copy", RobotsFetch{RobotsResult: RobotsResult{Status: 200, Err: errors.New("503"), Stale: true}, Body: rules}, false, false, 1, true},
+		{"a file", RobotsFetch{Status: 200, Body: rules}, false, false, 1, false},
+		{"an empty file", RobotsFetch{Status: 200, Body: []byte{}}, true, true, 0, false},
+		{"no file (404)", RobotsFetch{Status: 404}, true, true, 0, false},
+		{"unreachable", RobotsFetch{Status: 503, Err: errors.New("503")}, true, false, 0, false},
+		{"unreachable, a stale copy", RobotsFetch{Status: 200, Err: errors.New("503"), Stale: true, Body: rules}, false, false, 1, true},
 	}
 	for _, tt := range tests {
 		for _, fp := range []FailurePolicy{FailOpen, FailClosed} {
@@ -122,7 +122,7 @@ func TestRobotsStoreCopies(t *testing.T) {
 					f.URL, f.Expires = origin+"/robots.txt", time.Now().Add(time.Hour)
 					return &f, nil
 				})
-				tr := New(base, opts(WithRobotsStore(store), WithRobotsFailure(fp))...)
+				tr := New(base, opts(WithRobotsStore(store), WithRobotsFailure(fp, fp))...)
 				_, err := get(tr, "http://h/private", "")
 				want := tt.open
 				if fp == FailClosed {

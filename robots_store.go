@@ -64,11 +64,16 @@ func WithRobotsStore(s RobotsStore) Option {
 // left to live rather than the instant, so that Expires reads on each
 // process's own clock, and may keep Err as its text alone.
 type RobotsFetch struct {
-	RobotsResult           // how the fetch went; when Stale, Body is the last copy that was reached
-	Body         []byte    // the file in force, as read (RFC 9309 §2.5: its first 500 KiB); nil when no file applies
-	ETag         string    // the file's ETag, to revalidate it with; "" when none
-	LastModified string    // the file's Last-Modified, likewise
-	Expires      time.Time // when it is due to be fetched again
+	URL          string        // as fetched: "https://example.com/robots.txt"
+	Status       int           // HTTP status of the fetch in force; 0 when no response came
+	Err          error         // why the last fetch failed; nil when it reached the file
+	Stale        bool          // Err is set and Body is the last copy that was reached
+	FetchedAt    time.Time     // when the fetch ended
+	Duration     time.Duration // how long it took, redirects and waits included
+	Body         []byte        // the file in force, as read (RFC 9309 §2.5: its first 500 KiB); nil when no file applies
+	ETag         string        // the file's ETag, to revalidate it with; "" when none
+	LastModified string        // the file's Last-Modified, likewise
+	Expires      time.Time     // when it is due to be fetched again
 }
 
 // NewMemoryRobotsStore returns a RobotsStore that keeps at most max files

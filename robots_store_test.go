@@ -15,7 +15,7 @@ func TestMemoryRobotsStoreWaitersTakeExpired(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewMemoryRobotsStore(10)
 		const o = "https://a.example:443"
-		expired := &RobotsFetch{RobotsResult: RobotsResult{URL: o + "/robots.txt", Status: 200}, Body: []byte{}, ETag: `"x"`, Expires: time.Now().Add(-time.Second)}
+		expired := &RobotsFetch{URL: o + "/robots.txt", Status: 200, Body: []byte{}, ETag: `"x"`, Expires: time.Now().Add(-time.Second)}
 		release := make(chan struct{})
 		var fetches atomic.Int32
 		fetch := func(context.Context, *RobotsFetch) *RobotsFetch {

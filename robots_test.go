@@ -3,6 +3,7 @@ package polite
 import (
 	"errors"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -188,7 +189,7 @@ func TestBlockedErrorSaysWhy(t *testing.T) {
 	}
 	want := RobotsBlockedError{URL: "http://Example.com/a/secret/x?y=1", Agent: "mybot",
 		RobotsURL: "http://example.com/robots.txt", Rule: "Disallow: /a/secret"}
-	if *be != want {
+	if !reflect.DeepEqual(*be, want) {
 		t.Errorf("error = %+v; want %+v", *be, want)
 	}
 	if !strings.Contains(err.Error(), "Disallow: /a/secret") {
@@ -197,17 +198,27 @@ func TestBlockedErrorSaysWhy(t *testing.T) {
 }
 
 // TestUndecidedPathFollowsFailurePolicy checks the rule for paths too long
-// for robots.txt to decide: FailClosed refuses them with a
-// *RobotsBlockedError whose Reason says why, and FailOpen sends them, but
-// not silently: an EventUndecided, and Check's Reason, say so.
+// for robots.txt to decide: the undecided policy of WithRobotsFailure,
+// FailClosed by default whatever the policy for an unreachable file,
+// refuses them with a *RobotsBlockedError whose Reason says why; FailOpen
+// sends them, but not silently: an EventWouldRefuse, and Check's Reason,
+// say so; and Stats counts them either way.
 func TestUndecidedPathFollowsFailurePolicy(t *testing.T) {
 	long := "http://h/" + strings.Repeat("a", robotstxt.MaxPathLength)
-	const why = "robots.txt not applied (robotstxt: a path of 8193 octets is not decided: longer than 8192 in normal form), and the policy is "
+	_, _, undecided := robotstxt.Parse([]byte("User-agent: *\nDisallow: /private/\n")).Group("x").Decide(long[len("http://h"):])
+	why := "robots.txt does not decide it (" + undecided.Error() + "), and the policy for what it does not decide is "
 	for _, tc := range []struct {
-		policy FailurePolicy
+		name   string
+		opts   []Option
+		policy FailurePolicy // what decides
 		sent   bool
-	}{{FailOpen, true}, {FailClosed, false}} {
-		t.Run(tc.policy.String(), func(t *testing.T) {
+	}{
+		{"default", nil, FailClosed, false},
+		{"FailOpen for unreachable files only", []Option{WithRobotsFailure(FailOpen, FailClosed)}, FailClosed, false},
+		{"FailOpen", []Option{WithRobotsFailure(FailClosed, FailOpen)}, FailOpen, true},
+		{"FailClosed", []Option{WithRobotsFailure(FailOpen, FailClosed)}, FailClosed, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var events []Event
 			hook := func(ev Event) {
@@ -219,7 +230,7 @@ func TestUndecidedPathFollowsFailurePolicy(t *testing.T) {
 				}
 			}
 			base := site("User-agent: *\nDisallow: /private/\n")
-			tr := New(base, opts(WithRobotsFailure(tc.policy), WithEvents(hook))...)
+			tr := New(base, opts(append(tc.opts, WithEvents(hook))...)...)
 			resp, err := get(tr, long, "")
 			var be *RobotsBlockedError
 			switch {
@@ -232,7 +243,7 @@ func TestUndecidedPathFollowsFailurePolicy(t *testing.T) {
 			}
 			wantKind := EventRefused
 			if tc.sent {
-				wantKind = EventUndecided
+				wantKind = EventWouldRefuse
 			}
 			want := []Event{{Kind: wantKind, Key: "h", URL: long, Reason: why + tc.policy.String()}}
 			mu.Lock()
@@ -240,10 +251,14 @@ func TestUndecidedPathFollowsFailurePolicy(t *testing.T) {
 				t.Errorf("events %+v; want %+v", events, want)
 			}
 			mu.Unlock()
+			stats := statsOf(t, tr)
+			if len(stats) != 1 || stats[0].Undecided != 1 || stats[0].Refused != map[bool]uint64{true: 0, false: 1}[tc.sent] {
+				t.Errorf("Stats %+v; want one undecided request, refused %v", stats, !tc.sent)
+			}
 
 			req, _ := http.NewRequest("GET", long, nil)
 			d, err := tr.Check(req)
-			if err != nil || d.Allowed != tc.sent || d.Reason != why+tc.policy.String() {
+			if err != nil || d.Allowed != tc.sent || d.Reason != why+tc.policy.String() || !d.RobotsKnown {
 				t.Errorf("Check = %+v, %v; want Allowed %v and Reason %q", d, err, tc.sent, why+tc.policy.String())
 			}
 			if ok := allowedBy(t, "User-agent: *\nDisallow:\n", "", long); !ok {

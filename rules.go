@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"strings"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // This file chooses the pacing policy of each key: the transport's, or an
@@ -25,7 +27,7 @@ type PacingRule struct {
 	// the non-zero ones, replace the transport's, and [None] turns a part
 	// off, as [WithPacing] does. A robots.txt Crawl-delay and a server's
 	// Retry-After remain floors on what it sets.
-	Policy PacingPolicy
+	Policy pace.Policy
 }
 
 // WithPacingRules gives the keys that rules match a policy of their own,
@@ -47,7 +49,7 @@ type PacingRule struct {
 // dropped), without a scheme, port or path. A rule with neither or both,
 // a name that names no host or has a scheme, port or path, a
 // Domain that is an IP address, two rules for one Host or one Domain, or
-// an invalid Policy (see [PacingPolicy.Validate]) is an error, a
+// an invalid Policy (see [pace.Policy.Validate]) is an error, a
 // [*ConfigError] whose Field says which rule: "rules[2].Policy.BaseDelay".
 //
 // It and [WithPacingFunc] make one setting: the later replaces the
@@ -71,12 +73,12 @@ func WithPacingRules(rules ...PacingRule) Option {
 // [Pacer] may keep the policy of a key while it keeps its state. The
 // transport asks it once per request and the Pacer when it needs a key's
 // policy. A policy it returns that is invalid (see
-// [PacingPolicy.Validate]) fails the key's requests with a [*ConfigError]
+// [pace.Policy.Validate]) fails the key's requests with a [*ConfigError]
 // naming WithPacingFunc and the key, and they are not sent.
 //
 // It and [WithPacingRules] make one setting: the later replaces the
 // earlier. Nil means none.
-func WithPacingFunc(f func(key string) (PacingPolicy, bool)) Option {
+func WithPacingFunc(f func(key string) (pace.Policy, bool)) Option {
 	return optionFunc(func(c *config) error {
 		c.rules, c.policyFunc = nil, f
 		return nil
@@ -104,7 +106,7 @@ type ruleIndex struct {
 // are Effective.
 type ruleEntry struct {
 	name         string
-	host, domain *PacingPolicy
+	host, domain *pace.Policy
 }
 
 // compileRules checks rules and indexes them, their policies unmerged.
@@ -119,9 +121,8 @@ func compileRules(rules []PacingRule) (*ruleIndex, error) {
 		bad := func(field string, value any, reason string) error {
 			return &ConfigError{Option: "WithPacingRules", Field: fmt.Sprintf("rules[%d]%s", i, field), Value: value, Reason: reason}
 		}
-		if err := r.Policy.validate("WithPacingRules"); err != nil {
-			ce := err.(*ConfigError)
-			return nil, bad(".Policy."+ce.Field, ce.Value, ce.Reason)
+		if err := r.Policy.Validate(); err != nil {
+			return nil, policyConfigError("WithPacingRules", fmt.Sprintf("rules[%d].Policy", i), err)
 		}
 		field, name := ".Host", r.Host
 		switch {
@@ -163,14 +164,14 @@ func compileRules(rules []PacingRule) (*ruleIndex, error) {
 		canon[i] = r
 	}
 	idx := &ruleIndex{rules: canon}
-	idx.build(seen, func(p *PacingPolicy) *PacingPolicy { return p })
+	idx.build(seen, func(p *pace.Policy) *pace.Policy { return p })
 	return idx, nil
 }
 
 // build indexes entries, their policies mapped by policy. Two names with
 // one hash, which a 64-bit hash makes a matter of chance alone, have the
 // index built again under another seed.
-func (idx *ruleIndex) build(entries map[string]*ruleEntry, policy func(*PacingPolicy) *PacingPolicy) {
+func (idx *ruleIndex) build(entries map[string]*ruleEntry, policy func(*pace.Policy) *pace.Policy) {
 	bits := 64
 	for bits < 16*len(entries) {
 		bits *= 2
@@ -181,7 +182,7 @@ func (idx *ruleIndex) build(entries map[string]*ruleEntry, policy func(*PacingPo
 
 // tryBuild is build under a new seed, with a filter of bits bits; it
 // reports false when two names have one hash.
-func (idx *ruleIndex) tryBuild(entries map[string]*ruleEntry, policy func(*PacingPolicy) *PacingPolicy, bits int) bool {
+func (idx *ruleIndex) tryBuild(entries map[string]*ruleEntry, policy func(*pace.Policy) *pace.Policy, bits int) bool {
 	idx.seed = maphash.MakeSeed()
 	idx.filter = make([]uint64, bits/64)
 	idx.names = make(map[uint64]ruleEntry, len(entries))
@@ -228,7 +229,7 @@ func (idx *ruleIndex) inFilter(h uint64) bool {
 // merge returns the index with each rule's policy merged over base, an
 // Effective policy, which a later option may have changed after the rules
 // were given.
-func (idx *ruleIndex) merge(base PacingPolicy) *ruleIndex {
+func (idx *ruleIndex) merge(base pace.Policy) *ruleIndex {
 	if idx == nil {
 		return nil
 	}
@@ -237,8 +238,8 @@ func (idx *ruleIndex) merge(base PacingPolicy) *ruleIndex {
 		entries[e.name] = &e
 	}
 	out := &ruleIndex{rules: idx.rules}
-	out.build(entries, func(p *PacingPolicy) *PacingPolicy {
-		m := p.over(base)
+	out.build(entries, func(p *pace.Policy) *pace.Policy {
+		m := p.Over(base)
 		return &m
 	})
 	return out
@@ -259,7 +260,7 @@ func (idx *ruleIndex) lookup(name string) (ruleEntry, bool) {
 
 // choose returns the policy the rules give key, or nil when none matches.
 // It does not allocate.
-func (idx *ruleIndex) choose(key string) *PacingPolicy {
+func (idx *ruleIndex) choose(key string) *pace.Policy {
 	host := ruleHost(key)
 	n := labels(host) // then the labels of host[i+1:] below, after its first dot
 	if idx.depths&(1<<min(n, 63)) != 0 {

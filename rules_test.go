@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // TestPacingRulesChoose checks which rule a key gets: a Host rule for its
 // host, then the Domain rule of the longest domain that holds it.
 func TestPacingRulesChoose(t *testing.T) {
-	delay := func(s int) PacingPolicy { return PacingPolicy{BaseDelay: time.Duration(s) * time.Second} }
+	delay := func(s int) pace.Policy { return pace.Policy{BaseDelay: time.Duration(s) * time.Second} }
 	idx, err := compileRules([]PacingRule{
 		{Host: "example.com", Policy: delay(10)},
 		{Domain: "Example.COM.", Policy: delay(20)},
@@ -68,7 +70,7 @@ func TestPacingRulesChoose(t *testing.T) {
 // TestPacingRulesInvalid checks the rules WithPacingRules refuses, each
 // with the field of the rule at fault.
 func TestPacingRulesInvalid(t *testing.T) {
-	ok := PacingPolicy{BaseDelay: time.Second}
+	ok := pace.Policy{BaseDelay: time.Second}
 	for _, c := range []struct {
 		name  string
 		rules []PacingRule
@@ -77,8 +79,8 @@ func TestPacingRulesInvalid(t *testing.T) {
 	}{
 		{"neither", []PacingRule{{Host: "a.example"}, {Policy: ok}}, "rules[1]", PacingRule{Policy: ok}},
 		{"both", []PacingRule{{Host: "a.example", Domain: "a.example"}}, "rules[0]", PacingRule{Host: "a.example", Domain: "a.example"}},
-		{"a bad policy", []PacingRule{{Host: "a.example"}, {Domain: "b.example", Policy: PacingPolicy{Jitter: -0.5}}}, "rules[1].Policy.Jitter", -0.5},
-		{"a negative bandwidth", []PacingRule{{Host: "a.example", Policy: PacingPolicy{MaxBandwidth: -5}}}, "rules[0].Policy.MaxBandwidth", int64(-5)},
+		{"a bad policy", []PacingRule{{Host: "a.example"}, {Domain: "b.example", Policy: pace.Policy{Jitter: -0.5}}}, "rules[1].Policy.Jitter", -0.5},
+		{"a negative bandwidth", []PacingRule{{Host: "a.example", Policy: pace.Policy{MaxBandwidth: -5}}}, "rules[0].Policy.MaxBandwidth", int64(-5)},
 		{"two rules for a host", []PacingRule{{Host: "a.example"}, {Host: "A.Example."}}, "rules[1].Host", "A.Example."},
 		{"two rules for a domain", []PacingRule{{Domain: "a.example"}, {Host: "a.example"}, {Domain: "a.example"}}, "rules[2].Domain", "a.example"},
 		{"an address as a domain", []PacingRule{{Domain: "192.0.2.1"}}, "rules[0].Domain", "192.0.2.1"},
@@ -103,38 +105,38 @@ func TestPacingRulesInvalid(t *testing.T) {
 // transport's as it stands once every option is applied, and that of
 // WithPacingRules and WithPacingFunc the later wins.
 func TestPacingRulesMerge(t *testing.T) {
-	rules := WithPacingRules(PacingRule{Domain: "slow.example", Policy: PacingPolicy{BaseDelay: time.Minute, MaxInFlight: None}})
-	fn := WithPacingFunc(func(key string) (PacingPolicy, bool) {
-		return PacingPolicy{BaseDelay: time.Hour}, key == "slow.example"
+	rules := WithPacingRules(PacingRule{Domain: "slow.example", Policy: pace.Policy{BaseDelay: time.Minute, MaxInFlight: pace.None}})
+	fn := WithPacingFunc(func(key string) (pace.Policy, bool) {
+		return pace.Policy{BaseDelay: time.Hour}, key == "slow.example"
 	})
 	for _, c := range []struct {
 		name string
 		opts []Option
-		want PacingPolicy
+		want pace.Policy
 	}{
-		{"rules, then WithPacing", []Option{rules, WithPacing(PacingPolicy{Jitter: None, BaseDelay: 2 * time.Second})},
-			with(defaultPacing, func(p *PacingPolicy) { p.BaseDelay, p.Jitter, p.MaxInFlight = time.Minute, None, None })},
+		{"rules, then WithPacing", []Option{rules, WithPacing(pace.Policy{Jitter: pace.None, BaseDelay: 2 * time.Second})},
+			with(defaultPacing, func(p *pace.Policy) { p.BaseDelay, p.Jitter, p.MaxInFlight = time.Minute, pace.None, pace.None })},
 		{"APIDefaults, then rules", []Option{APIDefaults(), rules},
-			with(defaultPacing, func(p *PacingPolicy) {
-				p.BaseDelay, p.Jitter, p.LatencyFactor, p.MaxInFlight, p.BackoffBase, p.MaxBackoff, p.RecoverAfter = time.Minute, None, None, None, 50*time.Millisecond, time.Minute, 1
+			with(defaultPacing, func(p *pace.Policy) {
+				p.BaseDelay, p.Jitter, p.LatencyFactor, p.MaxInFlight, p.BackoffBase, p.MaxBackoff, p.RecoverAfter = time.Minute, pace.None, pace.None, pace.None, 50*time.Millisecond, time.Minute, 1
 			})},
-		{"rules, then a func", []Option{rules, fn}, with(defaultPacing, func(p *PacingPolicy) { p.BaseDelay = time.Hour })},
-		{"a func, then rules", []Option{fn, rules}, with(defaultPacing, func(p *PacingPolicy) { p.BaseDelay, p.MaxInFlight = time.Minute, None })},
+		{"rules, then a func", []Option{rules, fn}, with(defaultPacing, func(p *pace.Policy) { p.BaseDelay = time.Hour })},
+		{"a func, then rules", []Option{fn, rules}, with(defaultPacing, func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = time.Minute, pace.None })},
 		{"rules, then none", []Option{rules, WithPacingRules()}, defaultPacing},
 		{"a func, then nil", []Option{fn, WithPacingFunc(nil)}, defaultPacing},
 	} {
 		tr := New(http.DefaultTransport, c.opts...)
-		got, err := tr.policies.forKey("www.slow.example")
+		got, err := tr.pacing.For("www.slow.example")
 		if c.name == "rules, then a func" || c.name == "a func, then nil" {
-			got, err = tr.policies.forKey("slow.example")
+			got, err = tr.pacing.For("slow.example")
 		}
-		if err != nil || *got != c.want {
-			t.Errorf("%s: %+v, %v; want %+v", c.name, *got, err, c.want)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
 		}
 	}
 }
 
-func with(p PacingPolicy, edit func(*PacingPolicy)) PacingPolicy {
+func with(p pace.Policy, edit func(*pace.Policy)) pace.Policy {
 	edit(&p)
 	return p
 }
@@ -143,9 +145,9 @@ func with(p PacingPolicy, edit func(*PacingPolicy)) PacingPolicy {
 // gives an invalid policy fails with a *ConfigError, and is not sent.
 func TestPacingFuncInvalid(t *testing.T) {
 	base := site("")
-	tr := New(base, WithPacingFunc(func(key string) (PacingPolicy, bool) {
-		return PacingPolicy{BaseDelay: -3}, key == "bad.example"
-	}), WithRobotsMode(RobotsOff), WithPacing(PacingPolicy{BaseDelay: None}))
+	tr := New(base, WithPacingFunc(func(key string) (pace.Policy, bool) {
+		return pace.Policy{BaseDelay: -3}, key == "bad.example"
+	}), WithRobotsMode(RobotsOff), WithPacing(pace.Policy{BaseDelay: pace.None}))
 	_, err := get(tr, "http://bad.example/", "")
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Option != "WithPacingFunc" || ce.Field != "BaseDelay" ||
@@ -177,7 +179,7 @@ func benchRules(n int) (rules []PacingRule, exact, domain, miss []string) {
 		return s + []string{".com", ".org", ".co.uk", ".de"}[r.IntN(4)]
 	}
 	for i := range n {
-		p := PacingPolicy{BaseDelay: time.Duration(i+1) * time.Millisecond}
+		p := pace.Policy{BaseDelay: time.Duration(i+1) * time.Millisecond}
 		if i%2 == 0 {
 			h := name(2 + r.IntN(2))
 			rules = append(rules, PacingRule{Host: h, Policy: p})
@@ -219,9 +221,8 @@ func BenchmarkPacingRules(b *testing.B) {
 			b.Run(fmt.Sprintf("rules=%d/%s", n, c.name), func(b *testing.B) {
 				i := 0
 				loopCPU(b, func() {
-					p, _ := tr.policies.forKey(keys[i%len(keys)])
-					if p == nil {
-						b.Fatal("no policy")
+					if _, err := tr.pacing.For(keys[i%len(keys)]); err != nil {
+						b.Fatal(err)
 					}
 					i++
 				})

@@ -20,10 +20,10 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// ResolveTTL is how long the IP pacing key keeps a host name's address
+// resolveTTL is how long the IP pacing key keeps a host name's address
 // before it looks it up again: 5 minutes, a common DNS record TTL. A
 // lookup that failed is tried again after 30 seconds.
-const ResolveTTL = 5 * time.Minute
+const resolveTTL = 5 * time.Minute
 
 // resolveRetry is how long a failed lookup is remembered, so that the
 // requests to a host that does not resolve do not each ask the resolver.
@@ -37,7 +37,7 @@ const resolveRetry = 30 * time.Second
 // a lookup.
 //
 // r looks the host names up (nil: [net.DefaultResolver]), within the
-// request's context. An address is kept for [ResolveTTL] and then looked
+// request's context. An address is kept for 5 minutes, a common DNS record TTL, and then looked
 // up again, with requests that need it meanwhile waiting for the one
 // lookup; when the new answer still holds the address in force, it stays,
 // so that a round-robin name keeps one key. Of several addresses the
@@ -189,7 +189,7 @@ func (c *resolveCache) lookup(ctx context.Context, host string, e, prev *resolve
 				}
 			}
 		}
-		e.dial, e.expires = &dialTarget{host: host, addr: addr, key: addr.String()}, now.Add(ResolveTTL)
+		e.dial, e.expires = &dialTarget{host: host, addr: addr, key: addr.String()}, now.Add(resolveTTL)
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {

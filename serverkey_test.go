@@ -15,6 +15,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // TestPacingKeyDomain checks the registrable domain of hosts, by the
@@ -51,7 +53,7 @@ func TestPacingKeyDomain(t *testing.T) {
 func TestPacingKeyDomainShares(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := site("")
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithRobotsMode(RobotsOff), WithPacingKey(PacingKeyDomain))
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}), WithRobotsMode(RobotsOff), WithPacingKey(PacingKeyDomain))
 		for _, u := range []string{"http://a.example.com/", "http://b.example.com/", "http://other.example/"} {
 			resp, err := get(tr, u, "")
 			if err != nil {
@@ -161,7 +163,7 @@ func TestPacingKeyIPLookups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newFakeResolver(map[string][]string{"a.example": {"192.0.2.1", "192.0.2.2"}})
 		base := site("")
-		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None, MaxInFlight: None}),
+		tr := New(base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: pace.None, MaxInFlight: pace.None}),
 			WithRobotsMode(RobotsOff), WithPacingKeyIP(r))
 		burst := func() {
 			var wg sync.WaitGroup
@@ -180,19 +182,19 @@ func TestPacingKeyIPLookups(t *testing.T) {
 		key := func() string { return tr.PacingKey(&url.URL{Scheme: "http", Host: "a.example"}) }
 		for i := range 3 {
 			burst()
-			time.Sleep(ResolveTTL / 3)
+			time.Sleep(resolveTTL / 3)
 			burst()
 			if got := r.count("a.example"); got != i+1 {
-				t.Errorf("after %v, %d lookups; want %d", time.Duration(i)*ResolveTTL, got, i+1)
+				t.Errorf("after %v, %d lookups; want %d", time.Duration(i)*resolveTTL, got, i+1)
 			}
-			time.Sleep(ResolveTTL - ResolveTTL/3)
+			time.Sleep(resolveTTL - resolveTTL/3)
 			r.set("a.example", "192.0.2.2", "192.0.2.1") // the order turns; the address in force stays
 		}
 		if k := key(); k != "192.0.2.1" {
 			t.Errorf("key %q after the answers turned; want the address in force, 192.0.2.1", k)
 		}
 		r.set("a.example", "192.0.2.3")
-		time.Sleep(ResolveTTL)
+		time.Sleep(resolveTTL)
 		if k := key(); k != "192.0.2.3" {
 			t.Errorf("key %q after the address went; want 192.0.2.3", k)
 		}
@@ -200,7 +202,7 @@ func TestPacingKeyIPLookups(t *testing.T) {
 		r.mu.Lock()
 		r.err["a.example"] = errors.New("server misbehaving")
 		r.mu.Unlock()
-		time.Sleep(ResolveTTL)
+		time.Sleep(resolveTTL)
 		before := r.count("a.example")
 		hits := len(base.hitList())
 		for range 3 {
@@ -291,7 +293,7 @@ func TestPacingKeyIPShares(t *testing.T) {
 			dial(req.Context(), "tcp", req.URL.Host+":80")
 			return respond(req, 200, "ok"), nil
 		}}
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithPacingKeyIP(r))
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}), WithPacingKeyIP(r))
 		for _, u := range []string{"http://a.example/", "http://b.example/", "http://c.example/"} {
 			resp, err := get(tr, u, "")
 			if err != nil {
@@ -368,7 +370,7 @@ func TestPacingKeyIPDials(t *testing.T) {
 	}{{"New's base", nil}, {"the program's", own}} {
 		t.Run(c.name, func(t *testing.T) {
 			robots.Store(0)
-			tr := New(c.base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithPacingKeyIP(r))
+			tr := New(c.base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithPacingKeyIP(r))
 			defer tr.CloseIdleConnections()
 			client := &http.Client{Transport: tr}
 			for _, host := range []string{"site-a.test", "site-b.test"} {
@@ -395,7 +397,7 @@ func TestPacingKeyIPDials(t *testing.T) {
 
 // BenchmarkPacingKeyIP is the cost of the IP key once a host's address
 // is cached, cycling through 1,000 hosts, and the lookups it made: one per
-// host (within ResolveTTL, which a run does not outlast), reported as
+// host (within resolveTTL, which a run does not outlast), reported as
 // lookups/host. "roundtrip" is RoundTrip with the IP key over the
 // benchmarks' base that does nothing, robots.txt off, and "roundtrip/host
 // key" the same with the default key.
@@ -410,7 +412,7 @@ func BenchmarkPacingKeyIP(b *testing.B) {
 	}
 	r := newFakeResolver(table)
 	tr := New(newNopBase(""), WithUserAgent(benchUA), WithRobotsMode(RobotsOff),
-		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None, MaxInFlight: None}),
+		WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: pace.None, MaxInFlight: pace.None}),
 		WithPacingKeyIP(r))
 	ctx := context.Background()
 	b.Run("key", func(b *testing.B) {
@@ -424,7 +426,7 @@ func BenchmarkPacingKeyIP(b *testing.B) {
 		b.ReportMetric(float64(r.total.Load())/hosts, "lookups/host")
 	})
 	hostKeyed := New(newNopBase(""), WithUserAgent(benchUA), WithRobotsMode(RobotsOff),
-		WithPacing(PacingPolicy{BaseDelay: None, Jitter: None, LatencyFactor: None, MaxInFlight: None}))
+		WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None, LatencyFactor: pace.None, MaxInFlight: pace.None}))
 	for _, c := range []struct {
 		name string
 		tr   *PoliteTransport

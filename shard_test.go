@@ -99,36 +99,6 @@ func TestRobotsCacheConcurrentEviction(t *testing.T) {
 	}
 }
 
-func TestPacerBoundSpansShards(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0, withMaxHosts(8))
-		var busy []ticket
-		for i := range 8 {
-			key := fmt.Sprint("host-", i)
-			if i%2 == 0 {
-				busy = append(busy, mustAcquire(t, p, key, 0))
-			} else {
-				request(t, p, key, 0, 0, outSuccess)
-			}
-		}
-		time.Sleep(time.Minute) // the idle ones have nothing left to enforce
-		if n := len(p.snapshot()); n != 8 {
-			t.Fatalf("%d hosts; want 8 before the bound is reached", n)
-		}
-		request(t, p, "new", 0, 0, outSuccess) // sweeps every shard, not just new's
-		want := []string{"host-0", "host-2", "host-4", "host-6", "new"}
-		if got := keysOf(p); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("hosts after the sweep: %v; want %v", got, want)
-		}
-		if got := p.size.Load(); got != 5 {
-			t.Errorf("size = %d; want 5", got)
-		}
-		for _, tk := range busy {
-			p.observe(tk, "", outSuccess)
-		}
-	})
-}
-
 func TestShardIndexSpreadsHosts(t *testing.T) {
 	var counts [shardCount]int
 	for i := range 64 * shardCount {

@@ -12,37 +12,43 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
-// sharedPacer stands for a Pacer that a fleet shares: the in-memory one,
-// seen only through its Acquire, so that the transport takes none of its
-// own ways past the exported interfaces.
-type sharedPacer struct{ p *memoryPacer }
+// sharedPacer stands for a pace.Pacer that a fleet shares: the in-memory
+// one, seen only through the Pacer interface, so that the transport takes
+// none of its own ways past the exported interfaces.
+type sharedPacer struct{ p *pace.Memory }
 
-func (s sharedPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (Lease, error) {
-	return s.p.Acquire(ctx, key, partition, crawlDelay)
+func (s sharedPacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error) {
+	return s.p.Acquire(ctx, r)
 }
+
+func (s sharedPacer) Release(l pace.Lease, o pace.Outcome) pace.Change { return s.p.Release(l, o) }
+
+func (s sharedPacer) RobotsRead(l pace.Lease, crawlDelay time.Duration) { s.p.RobotsRead(l, crawlDelay) }
 
 // readyShared is a sharedPacer with Ready and Stats.
 type readyShared struct{ sharedPacer }
 
-func (s readyShared) Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (KeyState, error) {
-	return s.p.Ready(ctx, key, partition, crawlDelay)
+func (s readyShared) Ready(ctx context.Context, r pace.Request) (pace.KeyState, error) {
+	return s.p.Ready(ctx, r)
 }
 
-func (s readyShared) Stats(ctx context.Context) ([]KeyState, error) { return s.p.Stats(ctx) }
+func (s readyShared) Stats(ctx context.Context) ([]pace.KeyState, error) { return s.p.Stats(ctx) }
 
-// newSharedPacer returns a Pacer for WithPacer that two transports share.
-func newSharedPacer(t *testing.T, optional bool) func(Policies) Pacer {
+// newSharedPacer returns a pace.Pacer for WithPacer that two transports share.
+func newSharedPacer(t *testing.T, optional bool) func(pace.Config) pace.Pacer {
 	var once sync.Once
-	var shared Pacer
-	return func(p Policies) Pacer {
+	var shared pace.Pacer
+	return func(c pace.Config) pace.Pacer {
 		once.Do(func() {
-			mp, err := NewMemoryPacer(p, 0)
+			mp, err := pace.NewMemory(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sp := sharedPacer{p: mp.(*memoryPacer)}
+			sp := sharedPacer{p: mp}
 			shared = sp
 			if optional {
 				shared = readyShared{sp}
@@ -53,10 +59,10 @@ func newSharedPacer(t *testing.T, optional bool) func(Policies) Pacer {
 }
 
 // TestSharedPacerSeenByEveryTransport checks that what one transport's
-// request did to a shared Pacer shows in another transport that never saw
-// it: Ready, Check's pace and Stats read the shared state when the Pacer
-// is a ReadyPacer and a StatsPacer; and that the transport that got the
-// 429 reports the backoff, whatever its Pacer.
+// request did to a shared pace.Pacer shows in another transport that never saw
+// it: Ready, Check's pace and Stats read the shared state when the pace.Pacer
+// is a pace.ReadyPacer and a pace.StatsPacer; and that the transport that got the
+// 429 reports the backoff, whatever its pace.Pacer.
 func TestSharedPacerSeenByEveryTransport(t *testing.T) {
 	for _, optional := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ReadyPacer and StatsPacer %v", optional), func(t *testing.T) {
@@ -69,7 +75,7 @@ func TestSharedPacerSeenByEveryTransport(t *testing.T) {
 				}}
 				newPacer := newSharedPacer(t, optional)
 				var events []Event
-				policy := WithPacing(PacingPolicy{Jitter: None})
+				policy := WithPacing(pace.Policy{Jitter: pace.None})
 				a := New(base, policy, WithPacer(newPacer), WithEvents(func(ev Event) {
 					if ev.Kind == EventBackoff {
 						events = append(events, ev)
@@ -98,13 +104,13 @@ func TestSharedPacerSeenByEveryTransport(t *testing.T) {
 				}
 				stats := statsOf(t, b)
 				if !optional {
-					if !ready.At.IsZero() || len(stats) != 0 {
-						t.Errorf("without a ReadyPacer: Ready %+v, Stats %+v; want nothing known", ready, stats)
+					if !ready.Next.IsZero() || len(stats) != 0 {
+						t.Errorf("without a pace.ReadyPacer: Ready %+v, Stats %+v; want nothing known", ready, stats)
 					}
 					return
 				}
-				if want := got.Add(30 * time.Second); !ready.At.Equal(want) {
-					t.Errorf("b.Ready At = +%v; want +30s, the pause a's request got", ready.At.Sub(got))
+				if want := got.Add(30 * time.Second); !ready.Next.Equal(want) {
+					t.Errorf("b.Ready Next = +%v; want +30s, the pause a's request got", ready.Next.Sub(got))
 				}
 				if len(stats) != 1 || stats[0].Key != "h" || !stats[0].PausedUntil.Equal(got.Add(30*time.Second)) ||
 					stats[0].Level != 1 || stats[0].Requests != 2 {
@@ -151,10 +157,10 @@ func TestBackoffEventsSayWhy(t *testing.T) {
 				var log bytes.Buffer
 				var events []Event
 				tr := New(base, opts(WithRobotsMode(RobotsOff),
-					WithPacing(PacingPolicy{BackoffBase: time.Second}),
+					WithPacing(pace.Policy{BackoffBase: time.Second}),
 					WithLogger(slog.New(slog.NewTextHandler(&log, nil))),
 					WithEvents(func(ev Event) {
-						if ev.Kind == EventBackoff || ev.Kind == EventBackoffCleared {
+						if ev.Kind == EventBackoff {
 							events = append(events, ev)
 						}
 					}))...)
@@ -175,7 +181,7 @@ func TestBackoffEventsSayWhy(t *testing.T) {
 				if ev := events[0]; ev.Kind != EventBackoff || ev.URL != "http://h/a" || ev.Status != tt.wantStatus || !errors.Is(ev.Err, tt.wantErr) {
 					t.Errorf("backoff event %+v; want URL http://h/a, status %d, error %v", ev, tt.wantStatus, tt.wantErr)
 				}
-				if ev := events[1]; ev.Kind != EventBackoffCleared || ev.URL != "http://h/b" || ev.Status != 200 || ev.Level != 0 {
+				if ev := events[1]; ev.Kind != EventBackoff || ev.URL != "http://h/b" || ev.Status != 200 || ev.Level != 0 {
 					t.Errorf("clearing event %+v; want URL http://h/b, status 200, level 0", ev)
 				}
 				line := lineOf(log.String(), "backing off")
@@ -210,7 +216,7 @@ func lineOf(log, s string) string {
 // the request.
 func TestDeadlineBehindQueueForNewOrigin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site(""), WithPacing(PacingPolicy{Jitter: None}))
+		tr := New(site(""), WithPacing(pace.Policy{Jitter: pace.None}))
 		resp, err := get(tr, "http://h/first", "")
 		if err != nil {
 			t.Fatal(err)
@@ -233,9 +239,9 @@ func TestDeadlineBehindQueueForNewOrigin(t *testing.T) {
 		req, _ := http.NewRequestWithContext(dctx, "GET", "http://h:8080/page", nil)
 		called := time.Now()
 		_, err = tr.RoundTrip(req)
-		var de *DeadlineError
+		var de *pace.DeadlineError
 		if !errors.As(err, &de) || time.Since(called) != 0 {
-			t.Errorf("RoundTrip = %v after %v; want a *DeadlineError at once", err, time.Since(called))
+			t.Errorf("RoundTrip = %v after %v; want a *pace.DeadlineError at once", err, time.Since(called))
 		}
 		cancel()
 		time.Sleep(time.Minute) // the robots.txt fetch goes on, for the next request

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -21,22 +22,26 @@ type PoliteTransport struct {
 	robotsBase     http.RoundTripper          // robots.txt fetches go through it: the base, or WithRobotsTransport's
 	robotsAway     http.RoundTripper          // robots.txt redirects to another host go through it; nil: not followed
 	userAgent      string                     // set on requests without one, and on robots.txt fetches
+	userAgentValue []string                   // []string{userAgent}, the value every request it is added to shares; never changed
 	defaultToken   string                     // product token of userAgent, or of Go's default User-Agent
-	pacingKey      PacingKeyFunc              // nil: PacingKeyHost, or the IP key when ips is set
+	pacingKey      func(*url.URL) string      // nil: PacingKeyHost, or the IP key when ips is set
 	ips            *resolveCache              // the IP key's addresses; nil: not the IP key
 	quotaPartition func(*http.Request) string // nil: every request in the partition ""
-	robotsMode     RobotsMode                 // for requests that robotsModeFunc and the context leave alone
-	robotsModeFunc func(*url.URL) RobotsMode  // nil: robotsMode
+	robotsModes    robotsModes                // what robots.txt does to each host's requests
 	robotsTimeout  time.Duration
-	robotsFailure  FailurePolicy
+	robotsFailure  FailurePolicy // for an origin whose robots.txt is unreachable
+	undecided      FailurePolicy // for a request that robots.txt does not decide
 	global         *rate.Limiter // nil: no cap across hosts
 	events         emitter       // nil: no hook, no logger
 	robots         *robotsCache
-	store          RobotsStore // nil: robots.txt is this transport's alone
-	pacer          pacing
-	policies       policySet  // the policy of each key
-	bandwidth      *bandwidth // the byte buckets of keys whose bandwidth is capped; nil when no policy caps it
-	fieldNotes     fieldNotes // unreadable rate-limit fields reported
+	store          RobotsStore      // nil: robots.txt is this transport's alone
+	pacer          pace.Pacer       // every request's turn
+	ready          pace.ReadyPacer  // pacer, when it is one; else nil
+	stats          pace.StatsPacer  // likewise
+	pacing         pace.Config      // what pacer was made from: each key's policy
+	checkPolicy    bool             // WithPacingFunc may give a key an invalid policy: check it per request
+	bandwidth      *bandwidth       // the byte buckets of keys whose bandwidth is capped; nil when no policy caps it
+	fieldNotes     fieldNotes       // unreadable rate-limit fields reported
 
 	// usage is the uses declared, and what to do when robots.txt
 	// disallows one (usage.go).
@@ -66,19 +71,23 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		defaultToken:   goUserAgent,
 		pacingKey:      cfg.pacingKey,
 		quotaPartition: cfg.quotaPartition,
-		robotsMode:     cfg.robotsMode,
-		robotsModeFunc: cfg.robotsModeFunc,
+		robotsModes:    cfg.robotsModes,
 		robotsTimeout:  cfg.robotsTimeout,
 		robotsFailure:  cfg.robotsFailure,
+		undecided:      cfg.undecided,
 		global:         cfg.global,
 		events:         cfg.hooks,
 		usage:          cfg.usage,
+		checkPolicy:    cfg.policyFunc != nil,
+	}
+	if cfg.userAgent != "" {
+		t.userAgentValue = []string{cfg.userAgent}
 	}
 	if cfg.resolver != nil {
 		t.ips = newResolveCache(cfg.resolver, cfg.limits.MaxResolved)
 	}
-	t.policies = policySet{def: cfg.pacing, rules: cfg.rules.merge(cfg.pacing), fn: cfg.policyFunc}
-	if t.policies.mayCap() {
+	t.pacing = pacingConfig(&cfg, cfg.hooks)
+	if mayCapBandwidth(&cfg) {
 		t.bandwidth = newBandwidth(cfg.limits.MaxKeys)
 	}
 	if _, plain := base.(*http.Transport); plain {
@@ -90,13 +99,9 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 	if tok := robotstxt.ProductToken(cfg.userAgent); tok != "" {
 		t.defaultToken = tok
 	}
-	var p Pacer
-	if cfg.newPacer == nil {
-		p = newMemoryPacer(memoryPacerConfig(t.policies.policies(), cfg.limits.MaxKeys))
-	} else if p = cfg.newPacer(t.policies.policies()); p == nil {
-		panic(&ConfigError{Option: "WithPacer", Reason: "the function returned a nil Pacer"})
-	}
-	t.pacer = newPacing(p, cfg.hooks)
+	t.pacer = newPacer(&cfg, t.pacing)
+	t.ready, _ = t.pacer.(pace.ReadyPacer)
+	t.stats, _ = t.pacer.(pace.StatsPacer)
 	fetch := func(ctx context.Context, k originKey, prev *robotsRecord) *robotsRecord {
 		r, _ := t.fetchRobots(ctx, k, prev)
 		return r
@@ -112,47 +117,41 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 // disallows with a [*RobotsBlockedError], waits for the host's turn, and
 // passes the request to the base transport. It never changes req; when it
 // adds a User-Agent, it does so on a copy. It closes the request body on
-// every path, as the RoundTripper contract asks.
+// every path that does not hand it to the base, as the RoundTripper
+// contract asks.
 func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	handed := false // the base owns req's body
+	if req.Body != nil {
+		defer func() {
+			if !handed {
+				req.Body.Close()
+			}
+		}()
+	}
 	if req.URL == nil {
-		closeRequestBody(req)
 		return nil, errNilURL
 	}
 	var tg target
 	ok, err := t.targetOf(req, &tg)
 	if !ok {
+		handed = true
 		return t.base.RoundTrip(req)
 	}
 	if err != nil {
-		closeRequestBody(req)
 		return nil, err
 	}
 	ctx := req.Context()
-	v, err := t.decide(ctx, &tg, req.URL)
-	switch {
-	case err != nil:
-	case !v.allowed && tg.mode == RobotsReport:
-		t.report(v, tg, req.URL)
-	case !v.allowed:
-		err = t.refusal(v, tg, req.URL)
-	case v.undecided != nil:
-		t.undecided(v, tg, req.URL)
-	}
-	if err == nil && t.usage.on() {
-		err = t.checkUsage(v, tg, req.URL)
+	v, err := t.decide(ctx, &tg, req.URL, true)
+	if err == nil {
+		err = t.apply(v, &tg, req.URL)
 	}
 	if err != nil {
-		closeRequestBody(req)
 		return nil, err
 	}
 
 	out := req
 	if tg.addUA { // only now: a refused request needs no copy
-		out = req.Clone(ctx)
-		if out.Header == nil {
-			out.Header = make(http.Header)
-		}
-		out.Header.Set("User-Agent", t.userAgent)
+		out = t.withUserAgent(req)
 	}
 	if tg.dial != nil { // the IP key: the dial goes where the key says
 		out = out.WithContext(withDialTarget(ctx, tg.dial))
@@ -164,22 +163,22 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.events.on() {
 		asked = time.Now()
 	}
-	tk, err := t.admit(ctx, tg.pacingKey, tg.partition, v.crawlDelay())
+	l, err := t.admit(ctx, pace.Request{Key: tg.pacingKey, Partition: tg.partition, CrawlDelay: v.crawlDelay()})
 	if err != nil {
-		closeRequestBody(req)
 		return nil, err
 	}
+	handed = true
 	if !t.events.on() {
-		resp, err := t.send(tk, &tg, out)
-		if t.bandwidth != nil && resp != nil {
-			t.capBody(ctx, tg.pacingKey, tg.policy, resp)
+		resp, err := t.send(l, &tg, out)
+		if tg.bandwidth > 0 && resp != nil {
+			t.bandwidth.capBody(ctx, resp, tg.pacingKey, tg.bandwidth)
 		}
 		return resp, err
 	}
 	waited := time.Since(asked)
-	resp, err := t.send(tk, &tg, out)
-	if t.bandwidth != nil && resp != nil {
-		t.capBody(ctx, tg.pacingKey, tg.policy, resp)
+	resp, err := t.send(l, &tg, out)
+	if tg.bandwidth > 0 && resp != nil {
+		t.bandwidth.capBody(ctx, resp, tg.pacingKey, tg.bandwidth)
 	}
 	// Reported after the call, which the hook must not delay.
 	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
@@ -189,22 +188,41 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// send passes req, admitted with tk to the pacing key of tg, to the base
-// transport and releases tk with the Outcome on every path: when the base
+// withUserAgent returns a copy of req whose Header is a copy of req's
+// with the transport's User-Agent set. Unlike req.Clone, it copies only
+// what it changes: the copy shares req's URL, body and context, and the
+// header's value slices, which a RoundTripper does not change (the
+// contract that req itself, passed on when it has a User-Agent, relies
+// on), each cut to its length so that an append to it copies rather than
+// writes into req's.
+func (t *PoliteTransport) withUserAgent(req *http.Request) *http.Request {
+	out := new(http.Request)
+	*out = *req
+	h := make(http.Header, len(req.Header)+1)
+	for k, v := range req.Header {
+		h[k] = v[:len(v):len(v)]
+	}
+	h["User-Agent"] = t.userAgentValue
+	out.Header = h
+	return out
+}
+
+// send passes req, admitted with l to the pacing key of tg, to the base
+// transport and releases l with the Outcome on every path: when the base
 // panics, the key's slot is released before the panic goes on to the
 // caller.
-func (t *PoliteTransport) send(tk ticket, tg *target, req *http.Request) (*http.Response, error) {
+func (t *PoliteTransport) send(l pace.Lease, tg *target, req *http.Request) (*http.Response, error) {
 	released := false
 	defer func() {
 		if !released {
-			t.release(tk, tg.pacingKey, tg.partition, req.URL, Outcome{Class: OutcomeNeutral}, nil, nil)
+			t.release(l, tg.pacingKey, req.URL, pace.Outcome{Class: pace.Neutral}, nil, nil)
 		}
 	}()
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error", t.base)
 	}
-	t.release(tk, tg.pacingKey, tg.partition, req.URL, classify(resp, err, req.Context().Err()), resp, err)
+	t.release(l, tg.pacingKey, req.URL, classify(resp, err, req.Context().Err()), resp, err)
 	released = true
 	if err != nil && resp != nil {
 		if resp.Body != nil {
@@ -215,30 +233,18 @@ func (t *PoliteTransport) send(tk ticket, tg *target, req *http.Request) (*http.
 	return resp, err
 }
 
-// capBody has resp's body read through the bucket of key, whose policy
-// is pol (nil: the transport's), when that policy caps the key's
-// bandwidth. RoundTrip calls it only when some policy may.
-func (t *PoliteTransport) capBody(ctx context.Context, key string, pol *PacingPolicy, resp *http.Response) {
-	if pol == nil {
-		pol = &t.policies.def
-	}
-	if rate := pol.bandwidth(); rate > 0 {
-		t.bandwidth.capBody(ctx, resp, key, rate)
-	}
-}
-
-// release ends tk's request to u, admitted to key for partition, with o,
-// and reports what that changed in the key's backoff, with the response's
-// status or the error that caused it. Events go out after the Pacer's
-// release, outside its locks.
-func (t *PoliteTransport) release(tk ticket, key, partition string, u *url.URL, o Outcome, resp *http.Response, err error) {
-	c := t.pacer.observe(tk, partition, o)
+// release ends l's request to u, admitted to key, with o, and reports
+// what that changed in the key's backoff, with the response's status or
+// the error that caused it. Events go out after the Pacer's release,
+// outside its locks.
+func (t *PoliteTransport) release(l pace.Lease, key string, u *url.URL, o pace.Outcome, resp *http.Response, err error) {
+	c := t.pacer.Release(l, o)
 	if !t.events.on() || !c.Raised && !c.Cleared {
 		return
 	}
-	ev := Event{Kind: EventBackoffCleared, Key: key, URL: u.String(), Level: c.Level}
+	ev := Event{Kind: EventBackoff, Key: key, URL: u.String(), Level: c.Level}
 	if c.Raised {
-		ev.Kind, ev.Pause, ev.RetryAfter = EventBackoff, c.Pause, o.RetryAfter
+		ev.Pause, ev.RetryAfter = c.Pause, o.RetryAfter
 	}
 	if resp != nil {
 		ev.Status = resp.StatusCode
@@ -248,47 +254,46 @@ func (t *PoliteTransport) release(tk ticket, key, partition string, u *url.URL, 
 	t.events.emit(ev)
 }
 
-// robotsTooLate returns a *DeadlineError when a robots.txt fetch for k,
-// and so the request that waits for it, could not start before ctx's
+// robotsTooLate returns a *pace.DeadlineError when a robots.txt fetch for
+// k, and so the request that waits for it, could not start before ctx's
 // deadline: the key is paused or paced, or requests are queued on it. It
-// needs a [ReadyPacer]; with another Pacer, or when it cannot tell, it
-// returns nil and the request waits as long as ctx lets it.
+// needs a [pace.ReadyPacer]; with another Pacer, or when it cannot tell,
+// it returns nil and the request waits as long as ctx lets it.
 func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error {
 	deadline, ok := ctx.Deadline()
-	if !ok || t.pacer.ready == nil {
+	if !ok || t.ready == nil {
 		return nil
 	}
 	key, err := t.PacingKeyContext(ctx, k.url())
 	if err != nil {
 		return nil // the fetch fails with the error, which says so
 	}
-	ks, err := t.pacer.ready.Ready(ctx, key, "", 0)
+	ks, err := t.ready.Ready(ctx, pace.Request{Key: key, Robots: true})
 	if err != nil {
 		return nil // a store that fails fails the fetch, which says so
 	}
 	if now := time.Now(); ks.Next.After(now) && !ks.Next.Before(deadline) {
-		return &DeadlineError{Key: key, Earliest: ks.Next, Deadline: deadline, now: now}
+		return &pace.DeadlineError{Key: key, Earliest: ks.Next, Deadline: deadline, Now: now}
 	}
 	return nil
 }
 
-// admit waits for the global limiter, if any, then for the turn of a
-// request of partition to key.
-func (t *PoliteTransport) admit(ctx context.Context, key, partition string, floor time.Duration) (ticket, error) {
+// admit waits for the global limiter, if any, then for r's turn.
+func (t *PoliteTransport) admit(ctx context.Context, r pace.Request) (pace.Lease, error) {
 	if l := t.global; l != nil {
 		if err := l.Wait(ctx); err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return ticket{}, ctxErr
+				return pace.Lease{}, ctxErr
 			}
 			if _, ok := ctx.Deadline(); ok {
 				// x/time/rate's "would exceed context deadline" does not
 				// match context.DeadlineExceeded (golang/go#54541); make it.
-				return ticket{}, fmt.Errorf("polite: global limiter: %v: %w", err, context.DeadlineExceeded)
+				return pace.Lease{}, fmt.Errorf("polite: global limiter: %v: %w", err, context.DeadlineExceeded)
 			}
-			return ticket{}, fmt.Errorf("polite: global limiter: %w", err)
+			return pace.Lease{}, fmt.Errorf("polite: global limiter: %w", err)
 		}
 	}
-	return t.pacer.acquire(ctx, key, partition, floor)
+	return t.pacer.Acquire(ctx, r)
 }
 
 // CloseIdleConnections calls CloseIdleConnections on the base transport, if

@@ -18,6 +18,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/polite-go/polite/pace"
 	"golang.org/x/time/rate"
 )
 
@@ -96,7 +97,7 @@ func TestRoundTripClosesBodyOnce(t *testing.T) {
 			page: func(*http.Request) (*http.Response, error) { return nil, io.ErrUnexpectedEOF }},
 		{name: "robots unreachable, fail closed", url: "http://h/ok", wantErr: ErrRobotsBlocked,
 			robots: func(r *http.Request) (*http.Response, error) { return respond(r, 503, ""), nil },
-			opts:   []Option{WithRobotsFailure(FailClosed)}},
+			opts:   []Option{WithRobotsFailure(FailClosed, FailClosed)}},
 		{name: "robots.txt itself", url: "http://h/robots.txt"},
 	}
 	for _, tt := range tests {
@@ -135,7 +136,7 @@ func TestRoundTripClosesBodyOnce(t *testing.T) {
 
 func TestRoundTripClosesBodyWhenWaitIsCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site(""), WithPacing(PacingPolicy{BaseDelay: 10 * time.Second, Jitter: None}))
+		tr := New(site(""), WithPacing(pace.Policy{BaseDelay: 10 * time.Second, Jitter: pace.None}))
 		first, err := get(tr, "http://h/1", "")
 		if err != nil {
 			t.Fatal(err)
@@ -324,7 +325,7 @@ func TestOneRobotsFetchForManyFirstRequests(t *testing.T) {
 		pages.Add(1)
 	}))
 	defer srv.Close()
-	tr := New(srv.Client().Transport, opts(WithPacing(PacingPolicy{MaxInFlight: 1000}))...)
+	tr := New(srv.Client().Transport, opts(WithPacing(pace.Policy{MaxInFlight: 1000}))...)
 
 	const n = 1000
 	var wg sync.WaitGroup
@@ -457,7 +458,7 @@ func TestServerResponsesReturnedUntouched(t *testing.T) {
 func TestRobotsFetchIsPaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := site("")
-		resp, err := get(New(base, WithPacing(PacingPolicy{Jitter: None})), "http://h/x", "")
+		resp, err := get(New(base, WithPacing(pace.Policy{Jitter: pace.None})), "http://h/x", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -475,7 +476,7 @@ func TestRobotsFetchIsPaced(t *testing.T) {
 func TestOneHostAcrossSchemesAndPorts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := site("")
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}))
 		for _, u := range []string{"http://Example.com:80/a", "https://example.com/b"} {
 			resp, err := get(tr, u, "")
 			if err != nil {
@@ -498,7 +499,7 @@ func TestOneHostAcrossSchemesAndPorts(t *testing.T) {
 func TestCrawlDelayIsAFloor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := site("User-agent: *\nCrawl-delay: 5\nDisallow:\n\nUser-agent: slowbot\nCrawl-delay: 3600\n")
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}))
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}))
 		for range 3 {
 			resp, err := get(tr, "http://h/x", "")
 			if err != nil {
@@ -515,7 +516,7 @@ func TestCrawlDelayIsAFloor(t *testing.T) {
 
 		// A Crawl-delay past MaxCrawlDelay is clamped.
 		base = site("User-agent: *\nCrawl-delay: 3600\n")
-		tr = New(base, WithPacing(PacingPolicy{Jitter: None, MaxCrawlDelay: 7 * time.Second}))
+		tr = New(base, WithPacing(pace.Policy{Jitter: pace.None, MaxCrawlDelay: 7 * time.Second}))
 		for range 3 {
 			resp, err := get(tr, "http://h/x", "")
 			if err != nil {
@@ -532,7 +533,7 @@ func TestCrawlDelayIsAFloor(t *testing.T) {
 
 func TestDeadlineBeforeTurnFailsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := New(site(""), WithPacing(PacingPolicy{BaseDelay: 10 * time.Second, Jitter: None}))
+		tr := New(site(""), WithPacing(pace.Policy{BaseDelay: 10 * time.Second, Jitter: pace.None}))
 		resp, err := get(tr, "http://h/1", "")
 		if err != nil {
 			t.Fatal(err)
@@ -547,9 +548,9 @@ func TestDeadlineBeforeTurnFailsAtOnce(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v; want one matching context.DeadlineExceeded", err)
 		}
-		var de *DeadlineError
+		var de *pace.DeadlineError
 		if !errors.As(err, &de) || de.Key != "h" {
-			t.Errorf("errors.As DeadlineError = %+v; want host h", de)
+			t.Errorf("errors.As pace.DeadlineError = %+v; want host h", de)
 		}
 		if waited := time.Since(start); waited != 0 {
 			t.Errorf("failed after %v; want at once", waited)
@@ -560,7 +561,7 @@ func TestDeadlineBeforeTurnFailsAtOnce(t *testing.T) {
 func TestGlobalLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := site("")
-		tr := New(base, WithPacing(PacingPolicy{BaseDelay: None, Jitter: None}), WithGlobalLimiter(rate.NewLimiter(rate.Every(2*time.Second), 1)))
+		tr := New(base, WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}), WithGlobalLimiter(rate.NewLimiter(rate.Every(2*time.Second), 1)))
 		for _, u := range []string{"http://a/x", "http://b/x"} {
 			resp, err := get(tr, u, "")
 			if err != nil {
@@ -604,7 +605,7 @@ func TestLogger(t *testing.T) {
 			}
 			return respond(r, 429, "", "Retry-After", "7"), nil
 		}}
-		tr := New(base, WithPacing(PacingPolicy{Jitter: None}), WithLogger(logger))
+		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}), WithLogger(logger))
 		for _, u := range []string{"http://a/page", "http://b/page"} {
 			if resp, err := get(tr, u, ""); err == nil {
 				resp.Body.Close()

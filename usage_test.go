@@ -52,14 +52,15 @@ func (s *usageSite) asked() []string {
 	return slices.Clone(s.paths)
 }
 
-// usageEvents collects a transport's usage events.
+// usageEvents collects the refusals a transport reports for a usage
+// preference.
 type usageEvents struct {
 	mu     sync.Mutex // guards events
 	events []Event
 }
 
 func (e *usageEvents) hook(ev Event) {
-	if ev.Kind == EventUsageRefused || ev.Kind == EventUsageWouldRefuse {
+	if (ev.Kind == EventRefused || ev.Kind == EventWouldRefuse) && ev.Disallowed != (robotstxt.Usage{}) {
 		e.mu.Lock()
 		e.events = append(e.events, ev)
 		e.mu.Unlock()
@@ -79,30 +80,30 @@ func (e *usageEvents) list() []Event {
 func TestUsageEnforce(t *testing.T) {
 	s := newUsageSite(t, attachRobots)
 	var events usageEvents
-	tr := New(s.Client().Transport, opts(WithUserAgent("OtherBot/1.0"), WithUsage(UsageEnforce, robotstxt.TrainAI), WithEvents(events.hook))...)
+	tr := New(s.Client().Transport, opts(WithUserAgent("OtherBot/1.0"), WithUsage(RobotsEnforce, robotstxt.TrainAI), WithEvents(events.hook))...)
 	client := &http.Client{Transport: tr}
 
 	body := newBody("x")
 	req, _ := http.NewRequest("POST", s.URL+"/test", body)
 	resp, err := tr.RoundTrip(req)
-	var ue *UsageBlockedError
-	if resp != nil || !errors.Is(err, ErrUsageBlocked) || errors.Is(err, ErrRobotsBlocked) || !errors.As(err, &ue) {
-		t.Fatalf("RoundTrip(/test) = %v, %v; want a *UsageBlockedError", resp, err)
+	var ue *RobotsBlockedError
+	if resp != nil || !errors.Is(err, ErrRobotsBlocked) || !errors.As(err, &ue) {
+		t.Fatalf("RoundTrip(/test) = %v, %v; want a *RobotsBlockedError", resp, err)
 	}
 	if body.closes.Load() != 1 {
 		t.Errorf("the refused request's body was closed %d times; want 1", body.closes.Load())
 	}
-	want := UsageBlockedError{URL: s.URL + "/test", Agent: "otherbot", RobotsURL: s.URL + "/robots.txt",
-		Uses: []robotstxt.Category{robotstxt.TrainAI}, Rules: []string{"Content-Usage: train-ai=n"}}
+	want := RobotsBlockedError{URL: s.URL + "/test", Agent: "otherbot", RobotsURL: s.URL + "/robots.txt",
+		Uses: []robotstxt.Category{robotstxt.TrainAI}, Rule: "Content-Usage: train-ai=n"}
 	if ue.URL != want.URL || ue.Agent != want.Agent || ue.RobotsURL != want.RobotsURL || !slices.Equal(ue.Uses, want.Uses) ||
-		!slices.Equal(ue.Rules, want.Rules) || ue.Usage.String() != "train-ai=n" || ue.RetryableError() {
+		ue.Rule != want.Rule || ue.Usage.String() != "train-ai=n" || ue.RetryableError() {
 		t.Errorf("error %+v; want %+v", *ue, want)
 	}
 	if got, wantText := err.Error(), "train-ai=n (Content-Usage: train-ai=n)"; !strings.HasSuffix(got, wantText) {
 		t.Errorf("Error() = %q; want it to end in %q", got, wantText)
 	}
 
-	for path, wantErr := range map[string]error{"/ai-ok/test": nil, "/never/test": ErrRobotsBlocked, "/test?x=1": ErrUsageBlocked} {
+	for path, wantErr := range map[string]error{"/ai-ok/test": nil, "/never/test": ErrRobotsBlocked, "/test?x=1": ErrRobotsBlocked} {
 		resp, err := client.Get(s.URL + path)
 		if resp != nil {
 			resp.Body.Close()
@@ -128,18 +129,18 @@ func TestUsageEnforce(t *testing.T) {
 		t.Errorf("Stats = %+v; want 2 refused for their use, 1 by robots.txt", st)
 	}
 	evs := events.list()
-	if len(evs) != 2 || evs[0].Kind != EventUsageRefused || evs[0].Disallowed.String() != "train-ai=n" ||
+	if len(evs) != 2 || evs[0].Kind != EventRefused || evs[0].Disallowed.String() != "train-ai=n" ||
 		evs[0].Rule != "Content-Usage: train-ai=n" || evs[0].URL != s.URL+"/test" {
-		t.Errorf("events %+v; want two EventUsageRefused, train-ai=n", evs)
+		t.Errorf("events %+v; want two EventRefused, train-ai=n", evs)
 	}
 }
 
-// TestUsageReport checks that UsageReport mode sends what UsageEnforce
+// TestUsageReport checks that RobotsReport mode sends what RobotsEnforce
 // would refuse, and counts it.
 func TestUsageReport(t *testing.T) {
 	s := newUsageSite(t, attachRobots)
 	var events usageEvents
-	tr := New(s.Client().Transport, opts(WithUserAgent("OtherBot/1.0"), WithUsage(UsageReport, robotstxt.TrainAI, robotstxt.Search), WithEvents(events.hook))...)
+	tr := New(s.Client().Transport, opts(WithUserAgent("OtherBot/1.0"), WithUsage(RobotsReport, robotstxt.TrainAI, robotstxt.Search), WithEvents(events.hook))...)
 	for _, path := range []string{"/test", "/ai-ok/test", "/test"} {
 		resp, err := get(tr, s.URL+path, "")
 		if err != nil {
@@ -151,11 +152,11 @@ func TestUsageReport(t *testing.T) {
 		t.Errorf("the server was asked for %v; want all three", got)
 	}
 	if st := statsOf(t, tr); len(st) != 1 || st[0].UsageWouldRefuse != 2 || st[0].UsageRefused != 0 {
-		t.Errorf("Stats = %+v; want 2 that UsageEnforce would refuse", st)
+		t.Errorf("Stats = %+v; want 2 that RobotsEnforce would refuse", st)
 	}
 	evs := events.list()
-	if len(evs) != 2 || evs[0].Kind != EventUsageWouldRefuse || evs[0].Disallowed.String() != "train-ai=n" {
-		t.Errorf("events %+v; want two EventUsageWouldRefuse, train-ai=n", evs)
+	if len(evs) != 2 || evs[0].Kind != EventWouldRefuse || evs[0].Disallowed.String() != "train-ai=n" {
+		t.Errorf("events %+v; want two EventWouldRefuse, train-ai=n", evs)
 	}
 }
 
@@ -170,12 +171,12 @@ func TestUsageSignals(t *testing.T) {
 		path    string
 		blocked bool
 	}{
-		{"a Content-Signal line says no", WithUsage(UsageEnforce, robotstxt.TrainAI), "/x", true},
-		{"the more restrictive wins over a longer Content-Usage rule", WithUsage(UsageEnforce, robotstxt.TrainAI), "/ok/x", true},
-		{"search is allowed", WithUsage(UsageEnforce, robotstxt.Search), "/x", false},
-		{"ai-input is not stated", WithUsage(UsageEnforce, robotstxt.AIInput, robotstxt.Search), "/x", false},
-		{"any declared use refused refuses", WithUsage(UsageEnforce, robotstxt.Search, robotstxt.TrainAI), "/x", true},
-		{"no use declared", WithUsage(UsageEnforce), "/x", false},
+		{"a Content-Signal line says no", WithUsage(RobotsEnforce, robotstxt.TrainAI), "/x", true},
+		{"the more restrictive wins over a longer Content-Usage rule", WithUsage(RobotsEnforce, robotstxt.TrainAI), "/ok/x", true},
+		{"search is allowed", WithUsage(RobotsEnforce, robotstxt.Search), "/x", false},
+		{"ai-input is not stated", WithUsage(RobotsEnforce, robotstxt.AIInput, robotstxt.Search), "/x", false},
+		{"any declared use refused refuses", WithUsage(RobotsEnforce, robotstxt.Search, robotstxt.TrainAI), "/x", true},
+		{"no use declared", WithUsage(RobotsEnforce), "/x", false},
 		{"robots.txt off", WithRobotsMode(RobotsOff), "/x", false},
 		{"no WithUsage", WithUserAgent("bot"), "/x", false},
 	}
@@ -184,13 +185,13 @@ func TestUsageSignals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := New(s.Client().Transport, opts(tc.opt)...)
 			if tc.name == "robots.txt off" {
-				tr = New(s.Client().Transport, opts(WithUsage(UsageEnforce, robotstxt.TrainAI), tc.opt)...)
+				tr = New(s.Client().Transport, opts(WithUsage(RobotsEnforce, robotstxt.TrainAI), tc.opt)...)
 			}
 			resp, err := get(tr, s.URL+tc.path, "")
 			if resp != nil {
 				resp.Body.Close()
 			}
-			if blocked := errors.Is(err, ErrUsageBlocked); blocked != tc.blocked || !blocked && err != nil {
+			if blocked := errors.Is(err, ErrRobotsBlocked); blocked != tc.blocked || !blocked && err != nil {
 				t.Errorf("%s: %v; want blocked %v", tc.path, err, tc.blocked)
 			}
 		})
@@ -201,7 +202,7 @@ func TestUsageSignals(t *testing.T) {
 // declared uses make of them.
 func TestCheckUsage(t *testing.T) {
 	s := newUsageSite(t, attachRobots)
-	tr := New(s.Client().Transport, opts(WithUserAgent("OtherBot/1.0"), WithUsage(UsageEnforce, robotstxt.TrainAI))...)
+	tr := New(s.Client().Transport, opts(WithUserAgent("OtherBot/1.0"), WithUsage(RobotsEnforce, robotstxt.TrainAI))...)
 	for path, want := range map[string][2]string{"/test": {"train-ai=n", "train-ai=n"}, "/ai-ok/x": {"train-ai=y", ""}, "/never/x": {"", ""}} {
 		req, _ := http.NewRequest("GET", s.URL+path, nil)
 		d, err := tr.Check(req)
@@ -254,20 +255,20 @@ func TestHeaderUsage(t *testing.T) {
 		{http.Header{}, "", false},
 	}
 	for _, tc := range tests {
-		got, err := HeaderUsage(tc.hdr)
+		got, err := robotstxt.HeaderUsage(tc.hdr)
 		if got.String() != tc.want || (err != nil) != tc.bad || tc.bad && !errors.Is(err, robotstxt.ErrBadUsage) {
-			t.Errorf("HeaderUsage(%v) = %q, %v; want %q, error %v", tc.hdr, got, err, tc.want, tc.bad)
+			t.Errorf("robotstxt.HeaderUsage(%v) = %q, %v; want %q, error %v", tc.hdr, got, err, tc.want, tc.bad)
 		}
 	}
 }
 
 func TestWithUsageInvalid(t *testing.T) {
-	for _, o := range []Option{WithUsage(UsageMode(9), robotstxt.TrainAI), WithUsage(UsageEnforce, "Train AI")} {
+	for _, o := range []Option{WithUsage(RobotsMode(9), robotstxt.TrainAI), WithUsage(RobotsEnforce, "Train AI")} {
 		if err := Validate(o); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("Validate: %v; want ErrInvalidConfig", err)
 		}
 	}
-	if got := UsageReport.String(); got != "UsageReport" {
+	if got := RobotsReport.String(); got != "RobotsReport" {
 		t.Errorf("String = %q", got)
 	}
 }
@@ -276,11 +277,11 @@ func TestWithUsageInvalid(t *testing.T) {
 // matches, inside a *url.Error.
 func TestUsageURLError(t *testing.T) {
 	s := newUsageSite(t, attachRobots)
-	client := &http.Client{Transport: New(s.Client().Transport, opts(WithUsage(UsageEnforce, robotstxt.TrainAI))...)}
+	client := &http.Client{Transport: New(s.Client().Transport, opts(WithUsage(RobotsEnforce, robotstxt.TrainAI))...)}
 	_, err := client.Get(s.URL + "/test")
 	var ue *url.Error
-	if !errors.As(err, &ue) || !errors.Is(err, ErrUsageBlocked) {
-		t.Errorf("Get: %v; want a *url.Error matching ErrUsageBlocked", err)
+	if !errors.As(err, &ue) || !errors.Is(err, ErrRobotsBlocked) {
+		t.Errorf("Get: %v; want a *url.Error matching ErrRobotsBlocked", err)
 	}
 }
 
@@ -288,11 +289,11 @@ func TestUsageURLError(t *testing.T) {
 // disallow a declared use.
 func TestUsageBlockedRules(t *testing.T) {
 	s := newUsageSite(t, "User-agent: *\nContent-Usage: search=y, train-ai=y\nContent-Signal: ai-train=no, search=no\n")
-	tr := New(s.Client().Transport, opts(WithUsage(UsageEnforce, robotstxt.TrainAI))...)
+	tr := New(s.Client().Transport, opts(WithUsage(RobotsEnforce, robotstxt.TrainAI))...)
 	_, err := get(tr, s.URL+"/x", "")
-	var ue *UsageBlockedError
-	if !errors.As(err, &ue) || !slices.Equal(ue.Rules, []string{"Content-Signal: ai-train=no, search=no"}) ||
+	var ue *RobotsBlockedError
+	if !errors.As(err, &ue) || ue.Rule != "Content-Signal: ai-train=no, search=no" ||
 		!slices.Equal(ue.Uses, []robotstxt.Category{robotstxt.TrainAI}) || ue.Usage.String() != "train-ai=n, search=n" {
-		t.Errorf("RoundTrip: %v; want a *UsageBlockedError naming the Content-Signal line", err)
+		t.Errorf("RoundTrip: %v; want a *RobotsBlockedError naming the Content-Signal line", err)
 	}
 }

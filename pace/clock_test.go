@@ -1,4 +1,4 @@
-package polite
+package pace
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package polite
+package pace
 
 // The delay policy's specification (delay.go), as tables: each row sends
 // requests through a pacer (pacer_test.go has the harness) and checks the
@@ -22,7 +22,7 @@ func TestPolicyPace(t *testing.T) {
 	tests := []struct {
 		name     string
 		u        float64
-		edit     func(*pacerConfig)
+		edit     func(*Config)
 		floor    time.Duration
 		steps    []step
 		wantGap  time.Duration // from the last step's start to the next start
@@ -38,7 +38,7 @@ func TestPolicyPace(t *testing.T) {
 		{name: "Crawl-delay clamped to maxCrawlDelay", floor: time.Hour, steps: []step{{100 * ms, outSuccess}},
 			wantGap: time.Minute, wantEst: 100 * ms, wantPace: time.Minute},
 		{name: "Crawl-delay may exceed maxDelay", floor: 30 * time.Second, steps: []step{{100 * ms, outSuccess}},
-			edit:    func(c *pacerConfig) { c.policy.maxDelay = 5 * time.Second },
+			edit:    func(c *Config) { c.Policy.MaxDelay = 5 * time.Second },
 			wantGap: 30 * time.Second, wantEst: 100 * ms, wantPace: 30 * time.Second},
 		{name: "Crawl-delay cannot undercut baseDelay", floor: 100 * ms, steps: []step{{100 * ms, outSuccess}},
 			wantGap: time.Second, wantEst: 100 * ms, wantPace: time.Second},
@@ -63,19 +63,19 @@ func TestPolicyPace(t *testing.T) {
 		{name: "baseDelay 0 paced by latency", u: 0.5, edit: withBaseDelay(0), steps: []step{{100 * ms, outSuccess}},
 			wantGap: 250 * ms, wantEst: 100 * ms, wantPace: 200 * ms},
 		{name: "a low quota's spread is not jittered past its reset", u: 0.999, edit: withBaseDelay(0),
-			steps:   []step{{0, Outcome{Class: OutcomeSuccess, Quota: Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}}}},
+			steps:   []step{{0, Outcome{Class: Success, Quota: Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}}}},
 			wantGap: time.Hour, wantEst: 0, wantPace: 0},
 		{name: "a low quota's reset is capped at an hour", u: 0.999, edit: withBaseDelay(0),
-			steps:   []step{{0, Outcome{Class: OutcomeSuccess, Quota: Quota{Known: true, Remaining: 1, Limit: 100, Reset: 5 * time.Hour}}}},
+			steps:   []step{{0, Outcome{Class: Success, Quota: Quota{Known: true, Remaining: 1, Limit: 100, Reset: 5 * time.Hour}}}},
 			wantGap: time.Hour, wantEst: 0, wantPace: 0},
 		{name: "a spread shorter than the window is jittered", u: 0.5, edit: withBaseDelay(0),
-			steps:   []step{{0, Outcome{Class: OutcomeSuccess, Quota: Quota{Known: true, Remaining: 4, Limit: 100, Reset: 40 * time.Second}}}},
+			steps:   []step{{0, Outcome{Class: Success, Quota: Quota{Known: true, Remaining: 4, Limit: 100, Reset: 40 * time.Second}}}},
 			wantGap: 12500 * ms, wantEst: 0, wantPace: 10 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var edits []func(*pacerConfig)
+				var edits []func(*Config)
 				if tc.edit != nil {
 					edits = append(edits, tc.edit)
 				}
@@ -85,7 +85,7 @@ func TestPolicyPace(t *testing.T) {
 					last = request(t, p, pacerKey, tc.floor, s.ttfb, s.o)
 				}
 				tk := mustAcquire(t, p, pacerKey, tc.floor)
-				if got := p.clock.timeOf(tk.start).Sub(last); got != tc.wantGap {
+				if got := p.clock.timeOf(instant(tk.Seq)).Sub(last); got != tc.wantGap {
 					t.Errorf("gap between starts = %v; want %v", got, tc.wantGap)
 				}
 				s := stateOf(t, p, pacerKey)
@@ -115,7 +115,7 @@ func TestPolicyBackoff(t *testing.T) {
 			if s := stateOf(t, p, pacerKey); s.Pace != 2*time.Second {
 				t.Errorf("pace after resume = %v; want 2s", s.Pace)
 			}
-			if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(t0); got != 7100*time.Millisecond {
+			if got := p.clock.timeOf(instant(mustAcquire(t, p, pacerKey, 0).Seq)).Sub(t0); got != 7100*time.Millisecond {
 				t.Errorf("next start at +%v; want +7.1s", got)
 			}
 		})
@@ -137,14 +137,14 @@ func TestPolicyBackoff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := newTestPacer(0)
-				request(t, p, pacerKey, 0, 100*time.Millisecond, Outcome{Class: OutcomeSignal, RetryAfter: tc.retryAfter})
+				request(t, p, pacerKey, 0, 100*time.Millisecond, Outcome{Class: Signal, RetryAfter: tc.retryAfter})
 				received := time.Now()
 				s := stateOf(t, p, pacerKey)
 				if got := s.PausedUntil.Sub(received); got != tc.wantBlocked || s.Level != 1 || s.RetryAfters != tc.wantCounted {
 					t.Errorf("blocked for %v, level %d, retryAfters %d; want %v, 1, %d",
 						got, s.Level, s.RetryAfters, tc.wantBlocked, tc.wantCounted)
 				}
-				if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(received); got != tc.wantBlocked {
+				if got := p.clock.timeOf(instant(mustAcquire(t, p, pacerKey, 0).Seq)).Sub(received); got != tc.wantBlocked {
 					t.Errorf("next start %v after the response; want %v", got, tc.wantBlocked)
 				}
 			})
@@ -167,13 +167,13 @@ func TestPolicyEscalatesOncePerIncident(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0, withInFlight(3))
 			t0 := time.Now()
-			var tks []ticket
+			var tks []Lease
 			for range 3 {
 				tks = append(tks, mustAcquire(t, p, pacerKey, 0)) // at +0s, +1s, +2s
 			}
 			time.Sleep(100 * time.Millisecond)
 			for _, tk := range tks {
-				p.observe(tk, "", outSignal)
+				p.Release(tk, outSignal)
 			}
 			s := stateOf(t, p, pacerKey)
 			if s.Level != 1 || s.Backoffs != 1 || s.PausedUntil.Sub(t0) != 7100*time.Millisecond || s.InFlight != 0 {
@@ -189,8 +189,8 @@ func TestPolicyEscalatesOncePerIncident(t *testing.T) {
 			a := mustAcquire(t, p, pacerKey, 0)
 			b := mustAcquire(t, p, pacerKey, 0)
 			time.Sleep(100 * time.Millisecond)
-			p.observe(a, "", outSignal)
-			p.observe(b, "", Outcome{Class: OutcomeSignal, RetryAfter: time.Minute})
+			p.Release(a, outSignal)
+			p.Release(b, Outcome{Class: Signal, RetryAfter: time.Minute})
 			s := stateOf(t, p, pacerKey)
 			if got := time.Until(s.PausedUntil); s.Level != 1 || got != time.Minute || s.RetryAfters != 1 {
 				t.Errorf("level %d, blocked for %v, retryAfters %d; want 1, 1m, 1", s.Level, got, s.RetryAfters)
@@ -262,13 +262,13 @@ func TestPolicyRecovery(t *testing.T) {
 	t.Run("successes started before the escalation do not count", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0, withInFlight(10))
-			var old []ticket
+			var old []Lease
 			for range 5 {
 				old = append(old, mustAcquire(t, p, pacerKey, 0))
 			}
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
 			for _, tk := range old {
-				p.observe(tk, "", outSuccess)
+				p.Release(tk, outSuccess)
 			}
 			if s := stateOf(t, p, pacerKey); s.Level != 1 {
 				t.Fatalf("after 5 stale successes: level %d; want 1", s.Level)
@@ -298,7 +298,7 @@ func TestPolicyRecovery(t *testing.T) {
 
 func TestPolicyForget(t *testing.T) {
 	// level3 raises key to level 3 and returns when the last signal arrived.
-	level3 := func(t *testing.T, p *memoryPacer) time.Time {
+	level3 := func(t *testing.T, p *Memory) time.Time {
 		for range 3 {
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSignal)
 		}
@@ -333,7 +333,7 @@ func TestPolicyForget(t *testing.T) {
 			signalled := level3(t, p)
 			time.Sleep(30*time.Minute - 5*time.Second)
 			request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess) // pace 8s would allow +30m3s
-			if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(signalled); got != 30*time.Minute {
+			if got := p.clock.timeOf(instant(mustAcquire(t, p, pacerKey, 0).Seq)).Sub(signalled); got != 30*time.Minute {
 				t.Errorf("next start %v after the signal; want 30m, when the pace drops to 1s", got)
 			}
 		})
@@ -356,20 +356,21 @@ func TestPolicyForget(t *testing.T) {
 func TestPolicyOutOfRangeValues(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     func(*pacerConfig)
+		u       float64 // every jitter draw
+		cfg     func(*Config)
 		wantGap time.Duration
 	}{
-		{"maxDelay below baseDelay", func(c *pacerConfig) { c.policy.baseDelay, c.policy.maxDelay = 2*time.Second, time.Second }, 2 * time.Second},
-		{"rand above 1", func(c *pacerConfig) { c.policy.rand = func() float64 { return 5 } }, 1500 * time.Millisecond},
-		{"rand below 0", func(c *pacerConfig) { c.policy.rand = func() float64 { return -3 } }, time.Second},
-		{"rand NaN", func(c *pacerConfig) { c.policy.rand = math.NaN }, time.Second},
+		{"maxDelay below baseDelay", 0, func(c *Config) { c.Policy.BaseDelay, c.Policy.MaxDelay = 2*time.Second, time.Second }, 2 * time.Second},
+		{"rand above 1", 5, func(*Config) {}, 1500 * time.Millisecond},
+		{"rand below 0", -3, func(*Config) {}, time.Second},
+		{"rand NaN", math.NaN(), func(*Config) {}, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0, tc.cfg)
+				p := newTestPacer(tc.u, tc.cfg)
 				first := request(t, p, pacerKey, 0, 0, outSuccess)
-				if got := p.clock.timeOf(mustAcquire(t, p, pacerKey, 0).start).Sub(first); got != tc.wantGap {
+				if got := p.clock.timeOf(instant(mustAcquire(t, p, pacerKey, 0).Seq)).Sub(first); got != tc.wantGap {
 					t.Errorf("gap = %v; want %v", got, tc.wantGap)
 				}
 			})

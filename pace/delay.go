@@ -1,4 +1,4 @@
-package polite
+package pace
 
 import (
 	"math"
@@ -7,32 +7,18 @@ import (
 	"time"
 )
 
-// This file is the adaptive per-host delay policy: plain functions over a
-// host's plain state (paceState), so that any store of that state runs the
-// same policy. The in-memory pacer (pacer.go) keeps the state and the queue
-// of each host; the package documentation states the policy in prose.
+// This file is the adaptive per-key delay policy: methods of Policy over a
+// key's plain state (paceState), so that any store of that state runs the
+// same policy. The in-memory Pacer (memory.go) keeps the state and the
+// queue of each key; the package documentation states the policy in prose.
+// Every field of the Policy is read through Value, which reads None.
 
 // The fixed part of the policy.
 const (
-	maxRetryAfter = time.Hour        // cap on a server's Retry-After, and on a rate limit's reset
 	maxLevel      = 8                // cap on the backoff level: pace × 2^8 at most
 	forgetAfter   = 30 * time.Minute // without a signal for this long, the level is forgotten
 	maxPartitions = 32               // quota partitions a key keeps holds for
 )
-
-// delayPolicy is the configurable part of the policy. The options
-// (options.go) validate every field.
-type delayPolicy struct {
-	baseDelay     time.Duration  // least gap between starts; 0 allowed
-	jitter        float64        // upward-only jitter factor J, >= 0
-	latencyFactor float64        // pace >= latencyFactor × latency estimate; 0 turns latency off
-	maxDelay      time.Duration  // cap on the adaptive part; baseDelay stays a minimum above it
-	maxCrawlDelay time.Duration  // a Crawl-delay is honoured up to this
-	backoffBase   time.Duration  // pause after the first signal; 0 allowed
-	maxBackoff    time.Duration  // cap on computed pauses
-	recoverAfter  int            // fresh successes per level step down; 0: successes never lower it
-	rand          func() float64 // U[0,1), safe for concurrent use; nil means math/rand/v2.Float64
-}
 
 // paceState is what the policy knows of one host. Its zero value is a host
 // never seen. A store keeps one per pacing key and guards it; the policy's
@@ -58,7 +44,7 @@ type paceState struct {
 
 // A quotaHold is what a rate-limit quota of one partition of a key holds:
 // the requests of that partition only. A partition is named by the
-// request (its partition, from WithQuotaPartition; "" without one) and by
+// request (Request.Partition) and by
 // the server (resource: the partition its fields named; "" for none). A
 // request waits for the holds of its own partition, whatever the
 // resource, since the transport cannot know before sending which of the
@@ -78,7 +64,7 @@ func (q *quotaHold) over(now instant) bool { return now >= q.until && now >= q.s
 
 // next is the earliest start q allows at now, with the jitter of p. The
 // jitter never carries the spread past the end of its window.
-func (q *quotaHold) next(p *delayPolicy, now instant) instant {
+func (q *quotaHold) next(p *Policy, now instant) instant {
 	t := q.until
 	if now < q.spreadUntil {
 		t = max(t, min(q.lastStart.add(p.jittered(q.spread, q.u)), q.spreadUntil))
@@ -87,7 +73,7 @@ func (q *quotaHold) next(p *delayPolicy, now instant) instant {
 }
 
 // quotaNext is the earliest start the quotas of partition allow at now.
-func (p *delayPolicy) quotaNext(s *paceState, now instant, partition string) instant {
+func (p *Policy) quotaNext(s *paceState, now instant, partition string) instant {
 	var t instant
 	for i := range s.quotas {
 		if q := &s.quotas[i]; q.partition == partition {
@@ -121,7 +107,7 @@ func (s *paceState) quotaUntil(partition string) instant {
 
 // quotasFree is the earliest start that every partition's quotas allow
 // at now.
-func (p *delayPolicy) quotasFree(s *paceState, now instant) instant {
+func (p *Policy) quotasFree(s *paceState, now instant) instant {
 	var t instant
 	for i := range s.quotas {
 		t = max(t, s.quotas[i].next(p, now))
@@ -167,15 +153,15 @@ func end(q *quotaHold) instant { return max(q.until, q.spreadUntil) }
 // Crawl-delay of the request about to start. baseDelay bounds it below even
 // when maxDelay is smaller. A quota's spread is not part of it: it holds
 // only its partition (quotaNext).
-func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
-	d := max(p.baseDelay, time.Duration(p.latencyFactor*float64(s.est)))
+func (p *Policy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
+	d := max(Value(p.BaseDelay), time.Duration(Value(p.LatencyFactor)*float64(s.est)))
 	for range s.levelAt(now) {
-		if d >= p.maxDelay {
+		if d >= Value(p.MaxDelay) {
 			break // and do not overflow
 		}
 		d *= 2
 	}
-	return max(min(d, p.maxDelay), p.baseDelay, min(floor, p.maxCrawlDelay))
+	return max(min(d, Value(p.MaxDelay)), Value(p.BaseDelay), min(floor, Value(p.MaxCrawlDelay)))
 }
 
 // nextAllowed is the earliest start to s that the pace, any backoff and
@@ -184,7 +170,7 @@ func (p *delayPolicy) pace(s *paceState, now instant, floor time.Duration) time.
 // request that knows none, a robots.txt fetch or the first request to
 // another origin of the host, still waits the Crawl-delay the host's last
 // request knew.
-func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration, partition string) instant {
+func (p *Policy) nextAllowed(s *paceState, now instant, floor time.Duration, partition string) instant {
 	// keyNext's, written out: this runs for every request.
 	t := s.blockedUntil
 	if s.started {
@@ -198,7 +184,7 @@ func (p *delayPolicy) nextAllowed(s *paceState, now instant, floor time.Duration
 
 // keyNext is nextAllowed without the quotas: what holds every request to
 // the key.
-func (p *delayPolicy) keyNext(s *paceState, now instant, floor time.Duration) instant {
+func (p *Policy) keyNext(s *paceState, now instant, floor time.Duration) instant {
 	t := s.blockedUntil
 	if s.started {
 		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
@@ -210,15 +196,15 @@ func (p *delayPolicy) keyNext(s *paceState, now instant, floor time.Duration) in
 // floor that has ahead requests to s before it, if those start: each gap
 // is at least the base delay, and the request's own at least its
 // Crawl-delay.
-func (p *delayPolicy) earliest(s *paceState, now instant, floor time.Duration, partition string, ahead int) instant {
+func (p *Policy) earliest(s *paceState, now instant, floor time.Duration, partition string, ahead int) instant {
 	if ahead == 0 {
 		return p.nextAllowed(s, now, floor, partition)
 	}
 	t := p.keyNext(s, now, 0)
 	if ahead > 1 {
-		t = t.add(time.Duration(ahead-1) * p.baseDelay)
+		t = t.add(time.Duration(ahead-1) * Value(p.BaseDelay))
 	}
-	t = t.add(max(p.baseDelay, min(floor, p.maxCrawlDelay)))
+	t = t.add(max(Value(p.BaseDelay), min(floor, Value(p.MaxCrawlDelay))))
 	if s.quotas != nil {
 		t = max(t, p.quotaNext(s, now, partition))
 	}
@@ -228,7 +214,7 @@ func (p *delayPolicy) earliest(s *paceState, now instant, floor time.Duration, p
 // wakeAt is when a request waiting for next, the result of nextAllowed,
 // should look again: next, or sooner when the backoff level is forgotten
 // first, which may bring next forward.
-func (p *delayPolicy) wakeAt(s *paceState, now, next instant) instant {
+func (p *Policy) wakeAt(s *paceState, now, next instant) instant {
 	if s.levelAt(now) > 0 {
 		return min(next, s.lastSignal.add(forgetAfter))
 	}
@@ -236,9 +222,10 @@ func (p *delayPolicy) wakeAt(s *paceState, now, next instant) instant {
 }
 
 // start records a request of partition with Crawl-delay floor starting
-// at now. The caller has checked that nextAllowed has come.
-func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration, partition string) {
-	s.started, s.lastStart, s.u, s.floor = true, now, p.draw(), floor
+// at now, its jitter drawn from rnd. The caller has checked that
+// nextAllowed has come.
+func (p *Policy) start(s *paceState, now instant, floor time.Duration, partition string, rnd func() float64) {
+	s.started, s.lastStart, s.u, s.floor = true, now, p.draw(rnd), floor
 	s.known = max(s.known, floor)
 	s.requests++
 	if s.quotas != nil {
@@ -252,11 +239,11 @@ func (p *delayPolicy) start(s *paceState, now instant, floor time.Duration, part
 
 // fetchingRobots records that a robots.txt fetch started on s, whose file
 // may ask for a Crawl-delay the key has not shown yet.
-func (p *delayPolicy) fetchingRobots(s *paceState) { s.unread++ }
+func (s *paceState) fetchingRobots() { s.unread++ }
 
-// fetchedRobots records that a fetch recorded by fetchingRobots ended with
-// a file whose largest Crawl-delay is crawlDelay (0 for none, or no file).
-func (p *delayPolicy) fetchedRobots(s *paceState, crawlDelay time.Duration) {
+// robotsRead records that a fetch recorded by fetchingRobots ended with a
+// file whose largest Crawl-delay is crawlDelay (0 for none, or no file).
+func (s *paceState) robotsRead(crawlDelay time.Duration) {
 	s.unread = max(s.unread-1, 0)
 	s.known = max(s.known, crawlDelay)
 }
@@ -271,9 +258,10 @@ const (
 )
 
 // learn updates s with the Outcome of a request of partition that started
-// at start and ended at now, and says how the backoff level changed.
-func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, o *Outcome) levelChange {
-	if o.Class == OutcomeIgnore {
+// at start and ended at now, and says how the backoff level changed. A
+// pause's jitter is drawn from rnd.
+func (p *Policy) learn(s *paceState, start, now instant, partition string, o *Outcome, rnd func() float64) levelChange {
+	if o.Class == Ignore {
 		return levelKept
 	}
 	change := levelKept
@@ -284,7 +272,7 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, 
 	lat := max(time.Duration(now-start), 0)
 	switch {
 	case o.TimedOut: // the time it took is the timeout's, not the server's
-	case o.Class == OutcomeSuccess:
+	case o.Class == Success:
 		s.est = max(lat, (s.est+lat)/2) // up at once, down by halves
 	default:
 		s.est = max(s.est, lat) // fast errors must not speed us up
@@ -298,31 +286,31 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, 
 	// the others were sent into the trouble that caused it.
 	fresh := start > s.lastEscalation
 	switch o.Class {
-	case OutcomeSignal:
+	case Signal:
 		s.lastSignal = now
 		if fresh {
 			s.level = min(s.level+1, maxLevel)
 			s.streak = 0
 			s.lastEscalation = now
 			s.backoffs++
-			pause := p.backoffBase // doubled per level, without overflowing
-			for i := 1; i < s.level && pause < p.maxBackoff; i++ {
+			pause := Value(p.BackoffBase) // doubled per level, without overflowing
+			for i := 1; i < s.level && pause < Value(p.MaxBackoff); i++ {
 				pause *= 2
 			}
-			pause = p.jittered(min(pause, p.maxBackoff), p.draw())
+			pause = p.jittered(min(pause, Value(p.MaxBackoff)), p.draw(rnd))
 			s.blockedUntil = max(s.blockedUntil, now.add(pause))
 		}
 		if o.RetryAfter > 0 { // a floor on the pause, never a ceiling
 			s.retryAfters++
-			s.blockedUntil = max(s.blockedUntil, now.add(min(o.RetryAfter, maxRetryAfter)))
+			s.blockedUntil = max(s.blockedUntil, now.add(min(o.RetryAfter, MaxPause)))
 		}
 		if fresh {
 			return levelRaised
 		}
-	case OutcomeSuccess:
+	case Success:
 		if fresh && s.level > 0 {
 			s.streak++
-			if p.recoverAfter > 0 && s.streak >= p.recoverAfter {
+			if Value(p.RecoverAfter) > 0 && s.streak >= Value(p.RecoverAfter) {
 				s.level--
 				s.streak = 0
 				if s.level == 0 {
@@ -338,15 +326,15 @@ func (p *delayPolicy) learn(s *paceState, start, now instant, partition string, 
 // at start, said of the client's rate-limit quota, to that partition and
 // the resource the server named: none left holds them until the quota
 // resets; a low one, a quarter of the limit or less, is spread over the
-// time until then. Both are capped at maxRetryAfter. An exhausted quota
+// time until then. Both are capped at MaxPause. An exhausted quota
 // stays held until its reset whatever later responses say, since they
 // may have been counted before it ran out. A response without the fields
 // changes nothing.
-func (p *delayPolicy) learnQuota(s *paceState, start, now instant, partition string, q *Quota) {
+func (p *Policy) learnQuota(s *paceState, start, now instant, partition string, q *Quota) {
 	if !q.Known {
 		return
 	}
-	reset := min(q.Reset, maxRetryAfter)
+	reset := min(q.Reset, MaxPause)
 	switch {
 	case q.Remaining == 0:
 		h := s.hold(now, partition, q.Partition, true)
@@ -372,7 +360,7 @@ func (p *delayPolicy) learnQuota(s *paceState, start, now instant, partition str
 // earlier than keeping it: its next start allowed, to a request with any
 // Crawl-delay the key may ask for, and its level forgotten. A store
 // forgets only idle hosts with nothing in flight.
-func (p *delayPolicy) idle(s *paceState, now instant) bool {
+func (p *Policy) idle(s *paceState, now instant) bool {
 	return p.startable(s, now) && now >= s.lastSignal.add(forgetAfter)
 }
 
@@ -380,23 +368,23 @@ func (p *delayPolicy) idle(s *paceState, now instant) bool {
 // Crawl-delay the key may ask for, could start at now: the largest the key
 // has shown, or the largest honoured while a robots.txt fetch has not been
 // read.
-func (p *delayPolicy) startable(s *paceState, now instant) bool {
+func (p *Policy) startable(s *paceState, now instant) bool {
 	return now >= p.free(s, now)
 }
 
 // free is the earliest start that s allows a request of any partition and
 // with any Crawl-delay the key may ask for: a store must not forget s
 // before it.
-func (p *delayPolicy) free(s *paceState, now instant) instant {
+func (p *Policy) free(s *paceState, now instant) instant {
 	return max(p.keyNext(s, now, p.forgetFloor(s)), p.quotasFree(s, now))
 }
 
 // forgetFloor is the largest Crawl-delay a request to s may ask for, as
 // far as the key has shown: a store must not forget s before it has
 // passed since the last start.
-func (p *delayPolicy) forgetFloor(s *paceState) time.Duration {
+func (p *Policy) forgetFloor(s *paceState) time.Duration {
 	if s.unread > 0 {
-		return p.maxCrawlDelay
+		return Value(p.MaxCrawlDelay)
 	}
 	return s.known
 }
@@ -411,25 +399,24 @@ func (s *paceState) levelAt(now instant) int {
 }
 
 // jittered stretches d by the factor 1 + jitter·u: jitter only ever adds.
-func (p *delayPolicy) jittered(d time.Duration, u float64) time.Duration {
-	extra := math.Round(float64(d) * p.jitter * u)
+func (p *Policy) jittered(d time.Duration, u float64) time.Duration {
+	extra := math.Round(float64(d) * Value(p.Jitter) * u)
 	if extra >= float64(math.MaxInt64-d) {
 		return math.MaxInt64
 	}
 	return d + time.Duration(extra)
 }
 
-// draw returns a jitter draw clamped to [0, 1], or 0 without drawing when
-// jitter is off.
-func (p *delayPolicy) draw() float64 {
-	if p.jitter == 0 {
+// draw returns a jitter draw from rnd (nil: math/rand/v2's), clamped to
+// [0, 1], or 0 without drawing when jitter is off.
+func (p *Policy) draw(rnd func() float64) float64 {
+	if Value(p.Jitter) == 0 {
 		return 0
 	}
-	r := p.rand
-	if r == nil {
-		r = rand.Float64
+	if rnd == nil {
+		rnd = rand.Float64
 	}
-	u := r()
+	u := rnd()
 	if !(u > 0) { // NaN too
 		return 0
 	}

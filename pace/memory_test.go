@@ -1,14 +1,10 @@
-package polite
+package pace
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -23,45 +19,54 @@ import (
 const pacerKey = "example.com"
 
 var (
-	outSuccess = Outcome{Class: OutcomeSuccess}
-	outNeutral = Outcome{Class: OutcomeNeutral}
-	outSignal  = Outcome{Class: OutcomeSignal}
-	outIgnore  = Outcome{Class: OutcomeIgnore}
+	outSuccess = Outcome{Class: Success}
+	outNeutral = Outcome{Class: Neutral}
+	outSignal  = Outcome{Class: Signal}
+	outIgnore  = Outcome{Class: Ignore}
 )
 
-// testPolicy returns the transport's default policy, changed by edit.
-func testPolicy(edit func(*delayPolicy)) delayPolicy {
-	p := defaultPacing.delayPolicy()
-	edit(&p)
-	return p
-}
-
-// newTestPacer returns a pacer with the transport's default policy, every
-// jitter draw fixed at u, changed by edits.
-func newTestPacer(u float64, edits ...func(*pacerConfig)) *memoryPacer {
-	cfg := pacerConfig{
-		policy:      testPolicy(func(p *delayPolicy) { p.rand = func() float64 { return u } }),
-		maxInFlight: 1,
-		maxHosts:    1000,
-	}
+// newTestPacer returns a pacer with the default policy, every jitter
+// draw fixed at u, changed by edits.
+func newTestPacer(u float64, edits ...func(*Config)) *Memory {
+	cfg := Config{MaxKeys: 1000}
 	for _, edit := range edits {
 		edit(&cfg)
 	}
-	return newMemoryPacer(cfg)
+	return newMemory(cfg, func() float64 { return u })
 }
 
-func withInFlight(n int) func(*pacerConfig) { return func(c *pacerConfig) { c.maxInFlight = n } }
-
-func withBaseDelay(d time.Duration) func(*pacerConfig) {
-	return func(c *pacerConfig) { c.policy.baseDelay = d }
+// newMemory returns NewMemory(cfg) with jitter drawn from rnd, and
+// panics if cfg is invalid.
+func newMemory(cfg Config, rnd func() float64) *Memory {
+	p, err := NewMemory(cfg)
+	if err != nil {
+		panic(err)
+	}
+	p.rand = rnd
+	return p
 }
 
-func withMaxHosts(n int) func(*pacerConfig) { return func(c *pacerConfig) { c.maxHosts = n } }
+// orNone returns v, or None for 0: a value as the policy runs it, as a
+// Policy's field gives it.
+func orNone[T number](v T) T {
+	if v == 0 {
+		return None
+	}
+	return v
+}
+
+func withInFlight(n int) func(*Config) { return func(c *Config) { c.Policy.MaxInFlight = n } }
+
+func withBaseDelay(d time.Duration) func(*Config) {
+	return func(c *Config) { c.Policy.BaseDelay = orNone(d) }
+}
+
+func withMaxHosts(n int) func(*Config) { return func(c *Config) { c.MaxKeys = n } }
 
 // mustAcquire acquires key without a deadline. Call it from the test's goroutine.
-func mustAcquire(t testing.TB, p *memoryPacer, key string, floor time.Duration) ticket {
+func mustAcquire(t testing.TB, p *Memory, key string, floor time.Duration) Lease {
 	t.Helper()
-	tk, err := p.acquire(context.Background(), key, "", floor)
+	tk, err := p.Acquire(context.Background(), Request{Key: key, CrawlDelay: floor})
 	if err != nil {
 		t.Fatalf("acquire(%q) = %v", key, err)
 	}
@@ -70,16 +75,16 @@ func mustAcquire(t testing.TB, p *memoryPacer, key string, floor time.Duration) 
 
 // request sends one request to key that is answered after ttfb with o, and
 // returns when it started.
-func request(t testing.TB, p *memoryPacer, key string, floor, ttfb time.Duration, o Outcome) time.Time {
+func request(t testing.TB, p *Memory, key string, floor, ttfb time.Duration, o Outcome) time.Time {
 	t.Helper()
 	tk := mustAcquire(t, p, key, floor)
 	time.Sleep(ttfb)
-	p.observe(tk, "", o)
-	return p.clock.timeOf(tk.start)
+	p.Release(tk, o)
+	return p.clock.timeOf(instant(tk.Seq))
 }
 
 // stateOf returns key's entry in p's snapshot.
-func stateOf(t testing.TB, p *memoryPacer, key string) KeyState {
+func stateOf(t testing.TB, p *Memory, key string) KeyState {
 	t.Helper()
 	for _, s := range p.snapshot() {
 		if s.Key == key {
@@ -90,7 +95,7 @@ func stateOf(t testing.TB, p *memoryPacer, key string) KeyState {
 	return KeyState{}
 }
 
-func keysOf(p *memoryPacer) []string {
+func keysOf(p *Memory) []string {
 	var keys []string
 	for _, s := range p.snapshot() {
 		keys = append(keys, s.Key)
@@ -100,17 +105,17 @@ func keysOf(p *memoryPacer) []string {
 
 // admission is what an acquire running in its own goroutine returned, and when.
 type admission struct {
-	t   ticket
+	t   Lease
 	err error
 	at  time.Time
 }
 
 // goAcquire acquires key in a new goroutine, and waits until that goroutine
 // is admitted or blocked.
-func goAcquire(ctx context.Context, p *memoryPacer, key string, floor time.Duration) <-chan admission {
+func goAcquire(ctx context.Context, p *Memory, key string, floor time.Duration) <-chan admission {
 	ch := make(chan admission, 1)
 	go func() {
-		tk, err := p.acquire(ctx, key, "", floor)
+		tk, err := p.Acquire(ctx, Request{Key: key, CrawlDelay: floor})
 		ch <- admission{tk, err, time.Now()}
 	}()
 	synctest.Wait()
@@ -144,7 +149,7 @@ func TestPacerInFlightCap(t *testing.T) {
 				t.Errorf("waiting %d, in flight %d; want 1, 1", s.Waiting, s.InFlight)
 			}
 			time.Sleep(100 * time.Millisecond)
-			p.observe(a, "", outSuccess)
+			p.Release(a, outSuccess)
 			if got := (<-b).at.Sub(t0); got != 20*time.Second {
 				t.Errorf("second request started at +%v; want +20s", got)
 			}
@@ -155,7 +160,7 @@ func TestPacerInFlightCap(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p := newTestPacer(0, withInFlight(3), withBaseDelay(0))
 			t0 := time.Now()
-			var tks []ticket
+			var tks []Lease
 			for range 3 {
 				tks = append(tks, mustAcquire(t, p, pacerKey, 0))
 			}
@@ -166,7 +171,7 @@ func TestPacerInFlightCap(t *testing.T) {
 			time.Sleep(time.Second)
 			synctest.Wait()
 			pending(t, d, "with 3 in flight")
-			p.observe(tks[1], "", outIgnore)
+			p.Release(tks[1], outIgnore)
 			if got := (<-d).at.Sub(t0); got != time.Second {
 				t.Errorf("fourth request started at +%v; want +1s, when a slot freed", got)
 			}
@@ -197,20 +202,20 @@ func TestPacerFIFO(t *testing.T) {
 				const n = 8
 				for i := range n {
 					wg.Go(func() {
-						tk, err := p.acquire(context.Background(), pacerKey, "", 0)
+						tk, err := p.Acquire(context.Background(), Request{Key: pacerKey, CrawlDelay: 0})
 						if err != nil {
 							t.Errorf("acquire %d: %v", i, err)
 							return
 						}
 						mu.Lock()
 						order = append(order, i)
-						starts = append(starts, p.clock.timeOf(tk.start))
+						starts = append(starts, p.clock.timeOf(instant(tk.Seq)))
 						mu.Unlock()
-						p.observe(tk, "", outSuccess)
+						p.Release(tk, outSuccess)
 					})
 					synctest.Wait() // i is queued before i+1 arrives
 				}
-				p.observe(first, "", outSuccess)
+				p.Release(first, outSuccess)
 				wg.Wait()
 				if want := []int{0, 1, 2, 3, 4, 5, 6, 7}; !slices.Equal(order, want) {
 					t.Errorf("admitted in order %v; want %v", order, want)
@@ -236,24 +241,24 @@ func TestPacerNewcomerQueuesBehindWaiter(t *testing.T) {
 			mu    sync.Mutex
 			order []string
 		)
-		admitted := func(who string, tk ticket) {
+		admitted := func(who string, tk Lease) {
 			mu.Lock()
 			order = append(order, who)
 			mu.Unlock()
-			p.observe(tk, "", outSuccess)
+			p.Release(tk, outSuccess)
 		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			tk, err := p.acquire(context.Background(), pacerKey, "", 0)
+			tk, err := p.Acquire(context.Background(), Request{Key: pacerKey, CrawlDelay: 0})
 			if err != nil {
 				t.Errorf("waiter: %v", err)
 				return
 			}
 			admitted("waiter", tk)
 		}()
-		synctest.Wait()                  // the waiter is queued for the slot
-		p.observe(first, "", outSuccess) // frees the slot and wakes the waiter
+		synctest.Wait()              // the waiter is queued for the slot
+		p.Release(first, outSuccess) // frees the slot and wakes the waiter
 		admitted("newcomer", mustAcquire(t, p, pacerKey, 0))
 		<-done
 		if want := []string{"waiter", "newcomer"}; !slices.Equal(order, want) {
@@ -271,18 +276,18 @@ func TestPacerSignalDelaysWaiters(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range got {
 			wg.Go(func() {
-				tk, err := p.acquire(context.Background(), pacerKey, "", 0)
+				tk, err := p.Acquire(context.Background(), Request{Key: pacerKey, CrawlDelay: 0})
 				if err != nil {
 					t.Errorf("acquire: %v", err)
 					return
 				}
-				got[i] = p.clock.timeOf(tk.start).Sub(t0)
-				p.observe(tk, "", outSuccess)
+				got[i] = p.clock.timeOf(instant(tk.Seq)).Sub(t0)
+				p.Release(tk, outSuccess)
 			})
 			synctest.Wait()
 		}
 		time.Sleep(500 * time.Millisecond)
-		p.observe(a, "", outSignal) // blocked until +5.5s; then the pace is 2s
+		p.Release(a, outSignal) // blocked until +5.5s; then the pace is 2s
 		wg.Wait()
 		if want := [2]time.Duration{5500 * time.Millisecond, 7500 * time.Millisecond}; got != want {
 			t.Errorf("waiters started at %v; want %v", got, want)
@@ -296,7 +301,7 @@ func TestPacerCancel(t *testing.T) {
 			p := newTestPacer(0)
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			if _, err := p.acquire(ctx, "new.example", "", 0); err != context.Canceled {
+			if _, err := p.Acquire(ctx, Request{Key: "new.example", CrawlDelay: 0}); err != context.Canceled {
 				t.Errorf("acquire on a new host = %v; want context.Canceled", err)
 			}
 			if keys := keysOf(p); len(keys) != 0 {
@@ -305,7 +310,7 @@ func TestPacerCancel(t *testing.T) {
 			request(t, p, pacerKey, 0, 0, outSuccess)
 			time.Sleep(time.Minute)
 			before := stateOf(t, p, pacerKey)
-			if _, err := p.acquire(ctx, pacerKey, "", 0); err != context.Canceled {
+			if _, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0}); err != context.Canceled {
 				t.Errorf("acquire on an idle host = %v; want context.Canceled", err)
 			}
 			if after := stateOf(t, p, pacerKey); after != before {
@@ -333,7 +338,7 @@ func TestPacerCancel(t *testing.T) {
 				t0 := time.Now()
 				first := mustAcquire(t, p, pacerKey, 0)
 				if !tc.inFlight {
-					p.observe(first, "", outNeutral)
+					p.Release(first, outNeutral)
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				var waiters []<-chan admission
@@ -362,7 +367,7 @@ func TestPacerCancel(t *testing.T) {
 				}
 				if tc.inFlight {
 					time.Sleep(4500 * time.Millisecond)
-					p.observe(first, "", outIgnore) // at +5s, latency not learned
+					p.Release(first, outIgnore) // at +5s, latency not learned
 				}
 				for i, w := range waiters {
 					if i == tc.cancel {
@@ -372,7 +377,7 @@ func TestPacerCancel(t *testing.T) {
 					if a.err != nil || a.at.Sub(t0) != time.Duration(tc.want[i])*time.Second {
 						t.Errorf("waiter %d: %v at +%v; want nil at +%ds", i, a.err, a.at.Sub(t0), tc.want[i])
 					}
-					p.observe(a.t, "", outSuccess)
+					p.Release(a.t, outSuccess)
 				}
 			})
 		})
@@ -383,7 +388,7 @@ func TestPacerCancel(t *testing.T) {
 // path takes the goroutine out of the host's queue: a count left behind
 // would send every later request of the host down the slow path.
 func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
-	queued := func(p *memoryPacer) int {
+	queued := func(p *Memory) int {
 		s := p.shard(pacerKey)
 		s.mu.Lock()
 		h := s.hosts[pacerKey]
@@ -396,41 +401,41 @@ func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
 		name string
 		// run sends requests to pacerKey, paced at 1s, one of which is in
 		// flight, and returns when each has returned or started.
-		run func(t *testing.T, p *memoryPacer)
+		run func(t *testing.T, p *Memory)
 	}{
-		{"started after waiting", func(t *testing.T, p *memoryPacer) {
+		{"started after waiting", func(t *testing.T, p *Memory) {
 			a := <-goAcquire(context.Background(), p, pacerKey, 0)
-			p.observe(a.t, "", outSuccess)
+			p.Release(a.t, outSuccess)
 		}},
-		{"cancelled at the head", func(t *testing.T, p *memoryPacer) {
+		{"cancelled at the head", func(t *testing.T, p *Memory) {
 			ctx, cancel := context.WithCancel(context.Background())
 			w := goAcquire(ctx, p, pacerKey, 0)
 			cancel()
 			<-w
 		}},
-		{"cancelled behind the head", func(t *testing.T, p *memoryPacer) {
+		{"cancelled behind the head", func(t *testing.T, p *Memory) {
 			ctx, cancel := context.WithCancel(context.Background())
 			head := goAcquire(context.Background(), p, pacerKey, 0)
 			w := goAcquire(ctx, p, pacerKey, 0)
 			cancel()
 			<-w
 			a := <-head
-			p.observe(a.t, "", outSuccess)
+			p.Release(a.t, outSuccess)
 		}},
-		{"deadline before the start, behind the head", func(t *testing.T, p *memoryPacer) {
+		{"deadline before the start, behind the head", func(t *testing.T, p *Memory) {
 			head := goAcquire(context.Background(), p, pacerKey, 0)
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			<-goAcquire(ctx, p, pacerKey, 0)
 			a := <-head
-			p.observe(a.t, "", outSuccess)
+			p.Release(a.t, outSuccess)
 		}},
-		{"deadline before the start, at the head", func(t *testing.T, p *memoryPacer) {
+		{"deadline before the start, at the head", func(t *testing.T, p *Memory) {
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			<-goAcquire(ctx, p, pacerKey, 0)
 		}},
-		{"deadline while waiting for a slot", func(t *testing.T, p *memoryPacer) {
+		{"deadline while waiting for a slot", func(t *testing.T, p *Memory) {
 			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 			defer cancel()
 			<-goAcquire(ctx, p, pacerKey, 0)
@@ -447,7 +452,7 @@ func TestPacerQueueEmptiesOnEveryExit(t *testing.T) {
 					tc.run(t, p)
 				}()
 				time.Sleep(2 * time.Second)
-				p.observe(first, "", outSuccess)
+				p.Release(first, outSuccess)
 				<-done
 				synctest.Wait()
 				if n := queued(p); n != 0 {
@@ -467,11 +472,11 @@ func TestPacerMadeOutsideABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		tk, err := p.acquire(ctx, pacerKey, "", 0)
+		tk, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0})
 		if err != nil {
 			t.Fatalf("first request to a new host: %v; want it admitted at once", err)
 		}
-		p.observe(tk, "", outSignal)
+		p.Release(tk, outSignal)
 		if s := stateOf(t, p, pacerKey); s.Level != 1 || !s.PausedUntil.After(time.Now()) {
 			t.Errorf("after a 429: level %d, blocked until %v (now %v); want level 1 and a pause", s.Level, s.PausedUntil, time.Now())
 		}
@@ -503,7 +508,7 @@ func TestPacerDeadline(t *testing.T) {
 		o    Outcome       // how the first request ends, after 100ms
 		gap  time.Duration // from the earliest start to the deadline
 	}{
-		{"backoff outlasts the deadline", Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute}, -time.Minute},
+		{"backoff outlasts the deadline", Outcome{Class: Signal, RetryAfter: 2 * time.Minute}, -time.Minute},
 		{"pace outlasts the deadline", outSuccess, -500 * time.Millisecond},
 		{"deadline at the earliest start", outSuccess, 0},
 	}
@@ -514,14 +519,14 @@ func TestPacerDeadline(t *testing.T) {
 				request(t, p, pacerKey, 0, 100*time.Millisecond, tc.o)
 				before := stateOf(t, p, pacerKey)
 				earliest := before.PausedUntil
-				if tc.o.Class == OutcomeSuccess {
+				if tc.o.Class == Success {
 					earliest = before.LastStart.Add(time.Second)
 				}
 				deadline := earliest.Add(tc.gap)
 				ctx, cancel := context.WithDeadline(context.Background(), deadline)
 				defer cancel()
 				called := time.Now()
-				_, err := p.acquire(ctx, pacerKey, "", 0)
+				_, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0})
 				checkFastFail(t, err, called, earliest, deadline)
 				if after := stateOf(t, p, pacerKey); after != before {
 					t.Errorf("state changed:\n%+v\nwant\n%+v", after, before)
@@ -539,7 +544,7 @@ func TestPacerDeadline(t *testing.T) {
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			defer cancel()
 			called := time.Now()
-			_, err := p.acquire(ctx, pacerKey, "", 0)
+			_, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0})
 			checkFastFail(t, err, called, start.Add(2*time.Second), deadline) // the head's start, then a base delay
 			if a := <-head; a.err != nil || a.at.Sub(start) != time.Second {
 				t.Errorf("head waiter: %v at +%v; want nil at +1s", a.err, a.at.Sub(start))
@@ -560,11 +565,11 @@ func TestPacerDeadline(t *testing.T) {
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			defer cancel()
 			called := time.Now()
-			_, err := p.acquire(ctx, pacerKey, "", 0)
+			_, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0})
 			checkFastFail(t, err, called, start.Add(6*time.Second), deadline)
 			for i, q := range queued {
 				a := <-q
-				p.observe(a.t, "", outSuccess)
+				p.Release(a.t, outSuccess)
 				if want := time.Duration(i+1) * time.Second; a.err != nil || a.at.Sub(start) != want {
 					t.Errorf("waiter %d: %v at +%v; want nil at +%v", i+1, a.err, a.at.Sub(start), want)
 				}
@@ -578,9 +583,9 @@ func TestPacerDeadline(t *testing.T) {
 			start := request(t, p, pacerKey, 0, 100*time.Millisecond, outSuccess)
 			ctx, cancel := context.WithDeadline(context.Background(), start.Add(time.Second+time.Millisecond))
 			defer cancel()
-			tk, err := p.acquire(ctx, pacerKey, "", 0)
-			if err != nil || p.clock.timeOf(tk.start).Sub(start) != time.Second {
-				t.Errorf("acquire = %v at +%v; want nil at +1s", err, p.clock.timeOf(tk.start).Sub(start))
+			tk, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0})
+			if err != nil || p.clock.timeOf(instant(tk.Seq)).Sub(start) != time.Second {
+				t.Errorf("acquire = %v at +%v; want nil at +1s", err, p.clock.timeOf(instant(tk.Seq)).Sub(start))
 			}
 		})
 	})
@@ -592,35 +597,28 @@ func TestPacerDeadline(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			t0 := time.Now()
-			_, err := p.acquire(ctx, pacerKey, "", 0)
+			_, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0})
 			if err != context.DeadlineExceeded || time.Since(t0) != 3*time.Second {
 				t.Errorf("acquire = %v after %v; want context.DeadlineExceeded after 3s (no start time is known)", err, time.Since(t0))
 			}
-			p.observe(first, "", outSuccess)
+			p.Release(first, outSuccess)
 		})
 	})
 }
 
 func TestPacerOutcomeClasses(t *testing.T) {
 	// Through classify: every class releases the slot.
-	timeout := &url.Error{Op: "Get", URL: "https://example.com/", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}}
-	nxdomain := &url.Error{Op: "Get", URL: "https://example.com/", Err: &net.OpError{Op: "dial", Net: "tcp",
-		Err: &net.DNSError{Err: "no such host", Name: "example.com", IsNotFound: true}}}
 	tests := []struct {
 		name      string
-		resp      *http.Response
-		err       error
-		ctxErr    error
-		wantClass OutcomeClass
+		o         Outcome
 		wantLevel int
 		wantEst   time.Duration
 	}{
-		{"transport timeout", nil, timeout, nil, OutcomeSignal, 1, 0}, // a timeout is no latency sample
-		{"DNS NXDOMAIN", nil, nxdomain, nil, OutcomeNeutral, 0, time.Second},
-		{"caller cancelled", nil, context.Canceled, context.Canceled, OutcomeIgnore, 0, 0},
-		{"caller's deadline", nil, context.DeadlineExceeded, context.DeadlineExceeded, OutcomeNeutral, 0, time.Second},
-		{"503", &http.Response{StatusCode: 503}, nil, nil, OutcomeSignal, 1, time.Second},
-		{"200", &http.Response{StatusCode: 200}, nil, nil, OutcomeSuccess, 0, time.Second},
+		{"timeout", Outcome{Class: Signal, TimedOut: true}, 1, 0}, // a timeout is no latency sample
+		{"neutral", outNeutral, 0, time.Second},
+		{"ignored", outIgnore, 0, 0},
+		{"signal", outSignal, 1, time.Second},
+		{"success", outSuccess, 0, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -628,11 +626,7 @@ func TestPacerOutcomeClasses(t *testing.T) {
 				p := newTestPacer(0)
 				tk := mustAcquire(t, p, pacerKey, 0)
 				time.Sleep(time.Second)
-				o := classify(tc.resp, tc.err, tc.ctxErr)
-				if o.Class != tc.wantClass {
-					t.Errorf("class = %d; want %d", o.Class, tc.wantClass)
-				}
-				p.observe(tk, "", o)
+				p.Release(tk, tc.o)
 				s := stateOf(t, p, pacerKey)
 				if s.InFlight != 0 || s.Level != tc.wantLevel || s.Latency != tc.wantEst {
 					t.Errorf("in flight %d, level %d, latency %v; want 0, %d, %v", s.InFlight, s.Level, s.Latency, tc.wantLevel, tc.wantEst)
@@ -648,7 +642,7 @@ func TestPacerHostsIndependent(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 
 		// slow.example is backed off for an hour, with two requests queued.
-		request(t, p, "slow.example", 0, time.Second, Outcome{Class: OutcomeSignal, RetryAfter: time.Hour})
+		request(t, p, "slow.example", 0, time.Second, Outcome{Class: Signal, RetryAfter: time.Hour})
 		slow1 := goAcquire(ctx, p, "slow.example", 0)
 		slow2 := goAcquire(ctx, p, "slow.example", 0)
 		// busy.example has a request in flight and one waiting for its slot.
@@ -672,7 +666,7 @@ func TestPacerHostsIndependent(t *testing.T) {
 				t.Errorf("waiter: %v; want context.Canceled", a.err)
 			}
 		}
-		p.observe(busy, "", outSuccess)
+		p.Release(busy, outSuccess)
 	})
 }
 
@@ -698,7 +692,7 @@ func TestPacerEviction(t *testing.T) {
 		}
 
 		time.Sleep(20 * time.Minute) // 30m after backed-off's signal
-		p.observe(busy, "", outSuccess)
+		p.Release(busy, outSuccess)
 		request(t, p, "new-2", 0, 0, outSuccess)
 		if got, want := keysOf(p), []string{"new-2"}; !slices.Equal(got, want) {
 			t.Errorf("hosts after the second sweep: %v; want %v", got, want)
@@ -709,7 +703,7 @@ func TestPacerEviction(t *testing.T) {
 func TestPacerSweepAmortised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newTestPacer(0, withMaxHosts(2))
-		var tks []ticket
+		var tks []Lease
 		var sweepAts []int
 		for i := range 33 {
 			tks = append(tks, mustAcquire(t, p, fmt.Sprint("busy-", i), 0))
@@ -722,7 +716,7 @@ func TestPacerSweepAmortised(t *testing.T) {
 			t.Errorf("sweep sizes %v; want %v", sweepAts, want)
 		}
 		for _, tk := range tks {
-			p.observe(tk, "", outSuccess)
+			p.Release(tk, outSuccess)
 		}
 		time.Sleep(time.Minute)
 		// The burst has passed: the next insert sweeps the table back
@@ -735,21 +729,21 @@ func TestPacerSweepAmortised(t *testing.T) {
 }
 
 // TestPacerChangesAndEvictions checks what the pacer's releases say of
-// the backoff (raised, cleared, the level and the pause), and that its
-// own events, hosts evicted, are delivered with no lock held.
+// the backoff (raised, cleared, the level and the pause), and that the
+// keys it evicts are reported with no lock held.
 func TestPacerChangesAndEvictions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var p *memoryPacer
-		var got []Event
-		p = newTestPacer(0, withMaxHosts(1), func(c *pacerConfig) {
-			c.events = emitter{func(ev Event) {
+		var p *Memory
+		var got []string
+		p = newTestPacer(0, withMaxHosts(1), func(c *Config) {
+			c.Evicted = func(key string) {
 				for i := range p.shards {
 					if s := &p.shards[i]; !s.mu.TryLock() {
-						t.Errorf("%v delivered with a shard locked", ev.Kind)
+						t.Errorf("%s reported with a shard locked", key)
 					} else {
 						for _, h := range s.hosts {
 							if !h.mu.TryLock() {
-								t.Errorf("%v delivered with a host locked", ev.Kind)
+								t.Errorf("%s reported with a key locked", key)
 							} else {
 								h.mu.Unlock()
 							}
@@ -757,16 +751,15 @@ func TestPacerChangesAndEvictions(t *testing.T) {
 						s.mu.Unlock()
 					}
 				}
-				ev.Time = time.Time{}
-				got = append(got, ev)
-			}}
+				got = append(got, key)
+			}
 		})
 		var changes []Change
 		release := func(o Outcome) {
 			tk := mustAcquire(t, p, pacerKey, 0)
-			changes = append(changes, p.observe(tk, "", o))
+			changes = append(changes, p.Release(tk, o))
 		}
-		release(Outcome{Class: OutcomeSignal, RetryAfter: 2 * time.Minute})
+		release(Outcome{Class: Signal, RetryAfter: 2 * time.Minute})
 		release(outSuccess)
 		release(outSignal)
 		time.Sleep(forgetAfter)
@@ -782,8 +775,8 @@ func TestPacerChangesAndEvictions(t *testing.T) {
 		}
 		time.Sleep(time.Minute)
 		request(t, p, "other.example", 0, 0, outSuccess)
-		if want := []Event{{Kind: EventHostEvicted, Key: pacerKey}}; !slices.Equal(got, want) {
-			t.Errorf("events\n%+v\nwant\n%+v", got, want)
+		if want := []string{pacerKey}; !slices.Equal(got, want) {
+			t.Errorf("evicted %q; want %q", got, want)
 		}
 	})
 }
@@ -795,11 +788,11 @@ func TestPacerNoAllocs(t *testing.T) {
 		defer cancel()
 		request(t, p, pacerKey, 0, 0, outSuccess)
 		allocs := testing.AllocsPerRun(100, func() {
-			tk, err := p.acquire(ctx, pacerKey, "", 0)
+			tk, err := p.Acquire(ctx, Request{Key: pacerKey, CrawlDelay: 0})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.observe(tk, "", outSuccess)
+			p.Release(tk, outSuccess)
 		})
 		if allocs != 0 {
 			t.Errorf("acquire+observe on a known idle host: %v allocations; want 0", allocs)
@@ -809,7 +802,7 @@ func TestPacerNoAllocs(t *testing.T) {
 
 func TestPacerObserveZeroTicket(t *testing.T) {
 	p := newTestPacer(0)
-	p.observe(ticket{}, "", outSignal) // must not panic
+	p.Release(Lease{}, outSignal) // must not panic
 	if n := len(p.snapshot()); n != 0 {
 		t.Errorf("%d hosts; want 0", n)
 	}
@@ -826,9 +819,8 @@ func TestPacerConcurrent(t *testing.T) {
 			base       = 10 * time.Millisecond
 			slots      = 2
 		)
-		p := newMemoryPacer(pacerConfig{policy: testPolicy(func(p *delayPolicy) {
-			p.baseDelay, p.maxDelay, p.maxCrawlDelay = base, time.Second, time.Second
-		}), maxInFlight: slots, maxHosts: hosts / 2})
+		p := newMemory(Config{Policy: Policy{BaseDelay: base, MaxDelay: time.Second, MaxCrawlDelay: time.Second, MaxInFlight: slots},
+			MaxKeys: hosts / 2}, nil)
 		var (
 			mu       sync.Mutex
 			starts   = map[string][]time.Time{}
@@ -841,13 +833,13 @@ func TestPacerConcurrent(t *testing.T) {
 			wg.Go(func() {
 				for i := range each {
 					key := fmt.Sprint("host-", (g+i)%hosts)
-					tk, err := p.acquire(context.Background(), key, "", 0)
+					tk, err := p.Acquire(context.Background(), Request{Key: key, CrawlDelay: 0})
 					if err != nil {
 						t.Errorf("acquire: %v", err)
 						return
 					}
 					mu.Lock()
-					starts[key] = append(starts[key], p.clock.timeOf(tk.start))
+					starts[key] = append(starts[key], p.clock.timeOf(instant(tk.Seq)))
 					if inFlight[key]++; inFlight[key] > slots {
 						t.Errorf("%s: %d in flight", key, inFlight[key])
 					}
@@ -856,7 +848,7 @@ func TestPacerConcurrent(t *testing.T) {
 					mu.Lock()
 					inFlight[key]--
 					mu.Unlock()
-					p.observe(tk, "", outcomes[(g*each+i)%len(outcomes)])
+					p.Release(tk, outcomes[(g*each+i)%len(outcomes)])
 					if i%4 == 0 {
 						for _, s := range p.snapshot() {
 							if s.InFlight > slots || s.Level > maxLevel || s.Waiting < 0 {
@@ -901,24 +893,24 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	pick := func(ds ...time.Duration) time.Duration { return ds[r.IntN(len(ds))] }
 	const ms = time.Millisecond
-	cfg := pacerConfig{
-		policy: testPolicy(func(p *delayPolicy) {
-			p.baseDelay = pick(0, 100*ms, time.Second)
-			p.jitter = []float64{0, 0.5, 1}[r.IntN(3)]
-			p.maxDelay = pick(2*time.Second, time.Minute)
-			p.maxCrawlDelay = pick(0, 5*time.Second, time.Minute)
-		}),
-		maxInFlight: 1 + r.IntN(3),
-		maxHosts:    1 + r.IntN(3),
+	cfg := Config{
+		Policy: Policy{
+			BaseDelay:     orNone(pick(0, 100*ms, time.Second)),
+			Jitter:        orNone([]float64{0, 0.5, 1}[r.IntN(3)]),
+			MaxDelay:      pick(2*time.Second, time.Minute),
+			MaxCrawlDelay: orNone(pick(0, 5*time.Second, time.Minute)),
+			MaxInFlight:   1 + r.IntN(3),
+		},
+		MaxKeys: 1 + r.IntN(3),
 	}
+	pol := cfg.Policy.Effective()
 	var drawMu sync.Mutex
 	draws := rand.New(rand.NewPCG(seed, 2))
-	cfg.policy.rand = func() float64 {
+	p := newMemory(cfg, func() float64 {
 		drawMu.Lock()
 		defer drawMu.Unlock()
 		return draws.Float64()
-	}
-	p := newMemoryPacer(cfg)
+	})
 
 	keys := []string{"a", "b", "c"}
 	floors := map[string]time.Duration{} // one robots.txt per key
@@ -926,7 +918,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 		floors[k] = pick(0, 500*ms, 3*time.Second, 2*time.Hour)
 	}
 	minGap := func(key string) time.Duration {
-		return max(cfg.policy.baseDelay, min(floors[key], cfg.policy.maxCrawlDelay))
+		return max(Value(pol.BaseDelay), min(floors[key], Value(pol.MaxCrawlDelay)))
 	}
 
 	type event struct {
@@ -945,8 +937,8 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 		time.Sleep(pick(0, 0, 100*ms, time.Second, 5*time.Second, 30*time.Second))
 		key := keys[r.IntN(len(keys))]
 		ttfb := pick(0, 50*ms, time.Second, 10*time.Second)
-		o := Outcome{Class: OutcomeClass(r.IntN(4))}
-		if o.Class == OutcomeSignal && r.IntN(2) == 0 {
+		o := Outcome{Class: Class(r.IntN(4))}
+		if o.Class == Signal && r.IntN(2) == 0 {
 			o.RetryAfter = pick(time.Second, 30*time.Second, 2*time.Hour)
 		}
 		ctx, cancel := context.Background(), context.CancelFunc(func() {})
@@ -960,7 +952,7 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 		}
 		wg.Go(func() {
 			defer cancel()
-			tk, err := p.acquire(ctx, key, "", floors[key])
+			tk, err := p.Acquire(ctx, Request{Key: key, CrawlDelay: floors[key]})
 			if err != nil {
 				var de *DeadlineError
 				switch {
@@ -974,16 +966,16 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 				return
 			}
 			mu.Lock()
-			starts = append(starts, event{key: key, at: p.clock.timeOf(tk.start)})
-			if inFlight[key]++; inFlight[key] > cfg.maxInFlight {
-				t.Errorf("seed %d: %s has %d in flight; max %d", seed, key, inFlight[key], cfg.maxInFlight)
+			starts = append(starts, event{key: key, at: p.clock.timeOf(instant(tk.Seq))})
+			if inFlight[key]++; inFlight[key] > pol.MaxInFlight {
+				t.Errorf("seed %d: %s has %d in flight; max %d", seed, key, inFlight[key], pol.MaxInFlight)
 			}
 			mu.Unlock()
 			time.Sleep(ttfb)
 			mu.Lock()
 			inFlight[key]--
 			mu.Unlock()
-			p.observe(tk, "", o)
+			p.Release(tk, o)
 			for _, s := range p.snapshot() {
 				if s.Key == key {
 					mu.Lock()
@@ -1014,10 +1006,9 @@ func checkRandomSequence(t *testing.T, seed uint64) {
 	}
 }
 
-func BenchmarkPacerAcquireObserve(b *testing.B) {
+func BenchmarkPacerAcquireRelease(b *testing.B) {
 	const hosts = 1000
-	cfg := pacerConfig{policy: testPolicy(func(p *delayPolicy) { p.baseDelay = 0 }),
-		maxInFlight: 1, maxHosts: 1 << 20}
+	cfg := Config{Policy: Policy{BaseDelay: None}, MaxKeys: 1 << 20}
 	keySet := func(prefix string) []string {
 		keys := make([]string, hosts)
 		for i := range keys {
@@ -1025,33 +1016,33 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 		}
 		return keys
 	}
-	warm := func(p *memoryPacer, keys []string) {
+	warm := func(p *Memory, keys []string) {
 		for _, k := range keys {
-			tk, _ := p.acquire(context.Background(), k, "", 0)
-			p.observe(tk, "", outSuccess)
+			tk, _ := p.Acquire(context.Background(), Request{Key: k, CrawlDelay: 0})
+			p.Release(tk, outSuccess)
 		}
 	}
 
 	b.Run("serial", func(b *testing.B) {
-		p := newMemoryPacer(cfg)
+		p := newMemory(cfg, nil)
 		keys := keySet("s")
 		warm(p, keys)
 		ctx := context.Background()
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			tk, err := p.acquire(ctx, keys[i%hosts], "", 0)
+			tk, err := p.Acquire(ctx, Request{Key: keys[i%hosts], CrawlDelay: 0})
 			if err != nil {
 				b.Fatal(err)
 			}
-			p.observe(tk, "", outSuccess)
+			p.Release(tk, outSuccess)
 			i++
 		}
 	})
 
 	b.Run("parallel", func(b *testing.B) {
 		// Each goroutine has hosts of its own, so that pacing never binds.
-		p := newMemoryPacer(cfg)
+		p := newMemory(cfg, nil)
 		sets := make([][]string, 4*runtime.GOMAXPROCS(0))
 		for g := range sets {
 			sets[g] = keySet(fmt.Sprint("p", g))
@@ -1064,12 +1055,12 @@ func BenchmarkPacerAcquireObserve(b *testing.B) {
 			keys := sets[int(next.Add(1)-1)%len(sets)]
 			ctx := context.Background()
 			for i := 0; pb.Next(); i++ {
-				tk, err := p.acquire(ctx, keys[i%hosts], "", 0)
+				tk, err := p.Acquire(ctx, Request{Key: keys[i%hosts], CrawlDelay: 0})
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				p.observe(tk, "", outSuccess)
+				p.Release(tk, outSuccess)
 			}
 		})
 	})
@@ -1085,10 +1076,40 @@ func TestPacerBoundHoldsForFlakyHosts(t *testing.T) {
 			request(t, p, key, 0, 100*time.Millisecond, outSignal) // paused 5s, level 1 for 30m
 		}
 		time.Sleep(time.Minute)
-		request(t, p, "paused", 0, 100*time.Millisecond, Outcome{Class: OutcomeSignal, RetryAfter: time.Hour})
+		request(t, p, "paused", 0, 100*time.Millisecond, Outcome{Class: Signal, RetryAfter: time.Hour})
 		request(t, p, "new", 0, 0, outSuccess)
 		if got, want := keysOf(p), []string{"new", "paused"}; !slices.Equal(got, want) {
 			t.Errorf("hosts %v; want %v", got, want)
+		}
+	})
+}
+
+func TestPacerBoundSpansShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestPacer(0, withMaxHosts(8))
+		var busy []Lease
+		for i := range 8 {
+			key := fmt.Sprint("host-", i)
+			if i%2 == 0 {
+				busy = append(busy, mustAcquire(t, p, key, 0))
+			} else {
+				request(t, p, key, 0, 0, outSuccess)
+			}
+		}
+		time.Sleep(time.Minute) // the idle ones have nothing left to enforce
+		if n := len(p.snapshot()); n != 8 {
+			t.Fatalf("%d hosts; want 8 before the bound is reached", n)
+		}
+		request(t, p, "new", 0, 0, outSuccess) // sweeps every shard, not just new's
+		want := []string{"host-0", "host-2", "host-4", "host-6", "new"}
+		if got := keysOf(p); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("hosts after the sweep: %v; want %v", got, want)
+		}
+		if got := p.size.Load(); got != 5 {
+			t.Errorf("size = %d; want 5", got)
+		}
+		for _, tk := range busy {
+			p.Release(tk, outSuccess)
 		}
 	})
 }
