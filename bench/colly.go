@@ -13,6 +13,7 @@ import (
 	"github.com/gocolly/colly/v2"
 	"github.com/polite-go/polite"
 	politecolly "github.com/polite-go/polite/colly"
+	"github.com/polite-go/polite/pace"
 )
 
 // versusColly crawls the same local site with polite (an http.Client over
@@ -62,14 +63,14 @@ type politeCrawler struct{ c *http.Client }
 // means no delay here and the default there.
 func baseDelay(d time.Duration) time.Duration {
 	if d == 0 {
-		return polite.None
+		return pace.None
 	}
 	return d
 }
 
 func newPoliteCrawler(s *site, delay time.Duration, hosts int) *politeCrawler {
 	tr := polite.New(s.transport(), polite.WithUserAgent("BenchBot/1.0"),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(delay), Jitter: polite.None}),
+		polite.WithPacing(pace.Policy{BaseDelay: baseDelay(delay), Jitter: pace.None}),
 		polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10}))
 	return &politeCrawler{c: &http.Client{Transport: tr}}
 }
@@ -140,7 +141,7 @@ func (cc *collyCrawler) crawl(urls []string) (int, error) {
 // deadline counted from when polite passes it on.
 func newRecipeCrawler(s *site, delay time.Duration, hosts int) *collyCrawler {
 	c, _ := politecolly.NewCollector("BenchBot/1.0", politecolly.Options{Base: s.transport(), Timeout: 30 * time.Second,
-		Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(delay), Jitter: polite.None}),
+		Polite: []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: baseDelay(delay), Jitter: pace.None}),
 			polite.WithLimits(polite.Limits{MaxKeys: 2*hosts + 10, MaxOrigins: 2*hosts + 10})}})
 	c.Async = true
 	cc := &collyCrawler{c: c}

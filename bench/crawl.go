@@ -18,6 +18,7 @@ import (
 	"github.com/polite-go/polite"
 	politecolly "github.com/polite-go/polite/colly"
 	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/pace"
 )
 
 // crawlLimit crawls the same web of the local site with four crawlers, in
@@ -47,7 +48,7 @@ func crawlLimit(args []string) error {
 		return err
 	}
 	defer s.close()
-	jitter := polite.PacingPolicy{}.Effective().Jitter
+	jitter := pace.Policy{}.Effective().Jitter
 	meanPace := time.Duration(float64(*delay) * (1 + jitter/2))
 	fmt.Printf("crawl: %d hosts × %d pages, delay %v and jitter %.1f (mean pace %v), %d workers\n",
 		*hosts, *pages, *delay, jitter, meanPace, *workers)
@@ -176,7 +177,7 @@ func (cs crawlCase) run(crawl func(context.Context, crawlCase, http.RoundTripper
 // pacing, with a base delay of cs.delay and the default jitter.
 func (cs crawlCase) politeTransport(base http.RoundTripper) *polite.PoliteTransport {
 	return polite.New(base, polite.WithUserAgent("BenchBot/1.0"),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: cs.delay}),
+		polite.WithPacing(pace.Policy{BaseDelay: cs.delay}),
 		polite.WithLimits(polite.Limits{MaxKeys: 2*cs.hosts + 10, MaxOrigins: 2*cs.hosts + 10}))
 }
 
@@ -331,7 +332,7 @@ func crawlColly(ctx context.Context, cs crawlCase, base http.RoundTripper, seeds
 // a frontier by politecolly.Crawl with cs.workers workers.
 func crawlPoliteColly(ctx context.Context, cs crawlCase, base http.RoundTripper, seeds []string) error {
 	c, tr := politecolly.NewCollector("BenchBot/1.0", politecolly.Options{Base: base, Timeout: 30 * time.Second,
-		Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: cs.delay}),
+		Polite: []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: cs.delay}),
 			polite.WithLimits(polite.Limits{MaxKeys: 2*cs.hosts + 10, MaxOrigins: 2*cs.hosts + 10})}})
 	f := frontier.New(tr, frontier.Options{Seen: new(frontier.SeenSet).Seen})
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { f.Add(ctx, e.Request.AbsoluteURL(e.Attr("href"))) })

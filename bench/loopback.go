@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // loopback measures requests per second through an http.Client whose
@@ -68,7 +69,7 @@ func loopback(args []string) error {
 	}
 
 	const botUA = "BenchBot/1.0"
-	opts := []polite.Option{polite.WithUserAgent(botUA), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, Jitter: polite.None}),
+	opts := []polite.Option{polite.WithUserAgent(botUA), polite.WithPacing(pace.Policy{BaseDelay: pace.None, Jitter: pace.None}),
 		polite.WithLimits(polite.Limits{MaxKeys: 2 * *hosts, MaxOrigins: 2 * *hosts})}
 	pacing := "pacing off (BaseDelay 0, MaxDelay 0)"
 	switch {
@@ -78,7 +79,7 @@ func loopback(args []string) error {
 	case *adaptive:
 		pacing = "latency-adaptive pace only (BaseDelay 0)"
 	default:
-		opts = append(opts, polite.WithPacing(polite.PacingPolicy{MaxDelay: polite.None})) // caps the latency-adaptive part at 0: no pacing at all
+		opts = append(opts, polite.WithPacing(pace.Policy{MaxDelay: pace.None})) // caps the latency-adaptive part at 0: no pacing at all
 	}
 	politeUA, agent := "", "none (the transport adds its own on a copy)"
 	if *ua {

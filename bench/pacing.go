@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // pacing measures, on the wall clock, the start-to-start gaps of requests
@@ -22,7 +23,7 @@ import (
 // (the client's start) and when the site receives the request.
 func pacing(args []string) error {
 	fs := flag.NewFlagSet("pacing", flag.ExitOnError)
-	pace := fs.Duration("pace", 20*time.Millisecond, "base delay of the focal host")
+	gap := fs.Duration("pace", 20*time.Millisecond, "base delay of the focal host")
 	n := fs.Int("n", 200, "gaps measured on the focal host per scenario")
 	queued := fs.Int("queued", 64, "goroutines queued on the focal host")
 	background := fs.Int("background", 1000, "other hosts crawled at once")
@@ -42,7 +43,7 @@ func pacing(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("pacing: focal host paced at %v, jitter 0; %d gaps per scenario\n", *pace, *n)
+	fmt.Printf("pacing: focal host paced at %v, jitter 0; %d gaps per scenario\n", *gap, *n)
 
 	scenarios := []struct {
 		name       string
@@ -56,7 +57,7 @@ func pacing(args []string) error {
 	for _, sc := range scenarios {
 		rec := &startRecorder{base: s.transport(), t0: time.Now(), starts: map[string][]time.Duration{}}
 		tr := polite.New(rec, polite.WithUserAgent("BenchBot/1.0"),
-			polite.WithPacing(polite.PacingPolicy{BaseDelay: baseDelay(*pace), Jitter: polite.None}),
+			polite.WithPacing(pace.Policy{BaseDelay: baseDelay(*gap), Jitter: pace.None}),
 			polite.WithLimits(polite.Limits{MaxKeys: 2*sc.background + 10, MaxOrigins: 2*sc.background + 10}))
 		c := &http.Client{Transport: tr}
 		if _, err := s.arrivals(); err != nil { // forget earlier scenarios
@@ -111,9 +112,9 @@ func pacing(args []string) error {
 		}
 		fmt.Printf("%s:\n", sc.name)
 		rec.mu.Lock()
-		fmt.Printf("  focal, client starts: %v\n", summarise(gapsOf(rec.starts["focal.test"]), *pace))
+		fmt.Printf("  focal, client starts: %v\n", summarise(gapsOf(rec.starts["focal.test"]), *gap))
 		rec.mu.Unlock()
-		fmt.Printf("  focal, site arrivals: %v\n", summarise(gapsOf(sorted(served["focal.test"])), *pace))
+		fmt.Printf("  focal, site arrivals: %v\n", summarise(gapsOf(sorted(served["focal.test"])), *gap))
 		if sc.background > 0 {
 			var clientGaps, siteGaps []float64
 			rec.mu.Lock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 const recipeUA = "RecipeBot/1.0 (+https://example.com/bot)"
@@ -80,12 +81,12 @@ func TestRecipeUserAgentGroup(t *testing.T) {
 		wantPrivate int // requests for /private/1 the site receives
 	}{
 		{"recipe", func() *colly.Collector {
-			c, _ := NewCollector(recipeUA, Options{Timeout: time.Minute, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}})
+			c, _ := NewCollector(recipeUA, Options{Timeout: time.Minute, Polite: []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: pace.None})}})
 			return c
 		}, 0},
 		{"polite's User-Agent alone", func() *colly.Collector {
 			c := colly.NewCollector()
-			c.WithTransport(polite.New(nil, polite.WithUserAgent(recipeUA), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})))
+			c.WithTransport(polite.New(nil, polite.WithUserAgent(recipeUA), polite.WithPacing(pace.Policy{BaseDelay: pace.None})))
 			return c
 		}, 1},
 	} {
@@ -120,7 +121,7 @@ func TestRecipeUserAgentGroup(t *testing.T) {
 // come.
 func TestRecipeCrawlDelay(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	opts := []polite.Option{polite.WithPacing(polite.PacingPolicy{MaxCrawlDelay: 600 * time.Millisecond, BaseDelay: polite.None, Jitter: polite.None})}
+	opts := []polite.Option{polite.WithPacing(pace.Policy{MaxCrawlDelay: 600 * time.Millisecond, BaseDelay: pace.None, Jitter: pace.None})}
 	for _, tc := range []struct {
 		name      string
 		collector func() *colly.Collector
@@ -173,7 +174,7 @@ func TestRecipeDeadline(t *testing.T) {
 		}
 	})
 	defer close(stop) // before the site closes: it waits for its handlers
-	c, _ := NewCollector(recipeUA, Options{Timeout: 200 * time.Millisecond, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, BackoffBase: polite.None, MaxBackoff: time.Minute})}})
+	c, _ := NewCollector(recipeUA, Options{Timeout: 200 * time.Millisecond, Polite: []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: pace.None, BackoffBase: pace.None, MaxBackoff: time.Minute})}})
 	for _, path := range []string{"/slow-headers", "/slow-body"} {
 		if err := c.Visit(s.URL + path); !isTimeout(err) {
 			t.Errorf("Visit %s = %v; want a timeout", path, err)
@@ -197,7 +198,7 @@ func TestRecipeOneRobotsFetch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestSite(t, "User-agent: *\nDisallow: /private/\n", nil)
-			c, _ := NewCollector(recipeUA, Options{Timeout: time.Minute, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}})
+			c, _ := NewCollector(recipeUA, Options{Timeout: time.Minute, Polite: []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: pace.None})}})
 			if tc.collyRobots {
 				c.IgnoreRobotsTxt = false
 			}
@@ -231,7 +232,7 @@ func (r *ctxRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestRecipeDeadlineReleased(t *testing.T) {
 	s := newTestSite(t, "", nil)
 	rec := &ctxRecorder{}
-	c, _ := NewCollector(recipeUA, Options{Base: rec, Timeout: time.Hour, Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})}})
+	c, _ := NewCollector(recipeUA, Options{Base: rec, Timeout: time.Hour, Polite: []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: pace.None})}})
 	if err := c.Visit(s.URL + "/1"); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gocolly/colly/v2"
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/pace"
 )
 
 // anyHost returns a base transport that reaches s for every host name.
@@ -43,7 +44,7 @@ func TestCrawl(t *testing.T) {
 		fmt.Fprint(w, "</body></html>")
 	})
 	c, tr := NewCollector(recipeUA, Options{Base: anyHost(s), Timeout: time.Minute,
-		Polite: []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: 20 * time.Millisecond, Jitter: polite.None})}})
+		Polite: []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: 20 * time.Millisecond, Jitter: pace.None})}})
 	var mu sync.Mutex
 	var refused []string
 	f := frontier.New(tr, frontier.Options{Seen: new(frontier.SeenSet).Seen, Refused: func(u string, _ polite.Decision) {

@@ -12,6 +12,7 @@ import (
 	"github.com/polite-go/polite"
 	politecolly "github.com/polite-go/polite/colly"
 	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/pace"
 )
 
 // A collector whose links are followed through polite: the page that
@@ -32,7 +33,7 @@ func ExampleNewCollector() {
 
 	c, tr := politecolly.NewCollector("ExampleBot/1.0 (+https://example.com/bot)", politecolly.Options{
 		Timeout: 10 * time.Second,
-		Polite:  []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond})},
+		Polite:  []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: 10 * time.Millisecond})},
 	})
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 		if err := e.Request.Visit(e.Attr("href")); errors.Is(err, polite.ErrRobotsBlocked) {
@@ -71,7 +72,7 @@ func ExampleCrawl() {
 
 	c, tr := politecolly.NewCollector("ExampleBot/1.0 (+https://example.com/bot)", politecolly.Options{
 		Timeout: 10 * time.Second,
-		Polite:  []polite.Option{polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond})},
+		Polite:  []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: 10 * time.Millisecond})},
 	})
 	f := frontier.New(tr, frontier.Options{
 		Seen:    new(frontier.SeenSet).Seen,

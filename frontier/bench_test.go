@@ -18,8 +18,8 @@ import (
 // frontier.
 type readyTransport struct{}
 
-func (readyTransport) Ready(*http.Request) (polite.Readiness, error) {
-	return polite.Readiness{RobotsKnown: true}, nil
+func (readyTransport) Ready(*http.Request) (polite.Decision, error) {
+	return polite.Decision{RobotsKnown: true}, nil
 }
 
 func (readyTransport) Check(*http.Request) (polite.Decision, error) {

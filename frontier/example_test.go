@@ -13,6 +13,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/pace"
 )
 
 // A crawler of one worker: each page lists its links, one a word. The
@@ -32,7 +33,7 @@ func Example() {
 	defer site.Close()
 
 	tr := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond}))
+		polite.WithPacing(pace.Policy{BaseDelay: 10 * time.Millisecond}))
 	f := frontier.New(tr, frontier.Options{
 		Seen: new(frontier.SeenSet).Seen,
 		Refused: func(u string, d polite.Decision) {
@@ -78,7 +79,7 @@ func Example_workers() {
 	}}
 
 	tr := polite.New(base, polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: 10 * time.Millisecond}))
+		polite.WithPacing(pace.Policy{BaseDelay: 10 * time.Millisecond}))
 	f := frontier.New(tr, frontier.Options{})
 	ctx := context.Background()
 	for _, host := range []string{"a.test", "b.test", "c.test"} {

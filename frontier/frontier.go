@@ -121,7 +121,7 @@ import (
 type Transport interface {
 	// Ready reports when a request like req could start, reserving
 	// nothing; see [polite.PoliteTransport.Ready].
-	Ready(req *http.Request) (polite.Readiness, error)
+	Ready(req *http.Request) (polite.Decision, error)
 	// Check decides req by robots.txt without sending it; see
 	// [polite.PoliteTransport.Check].
 	Check(req *http.Request) (polite.Decision, error)
@@ -406,7 +406,7 @@ func (f *Frontier) consider(ctx context.Context, h *host, u string) (t Turn, ok 
 	}
 	r, err := f.t.Ready(req)
 	now := f.now()
-	switch at := f.clock(r.At); {
+	switch at := f.clock(r.Next); {
 	case ctx.Err() != nil:
 		f.putBack(h, now)
 		return Turn{}, false, ctx.Err()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/pace"
 )
 
 // TestPausedHostTakesNoWorker crawls three chains of pages, host a paused
@@ -435,17 +436,21 @@ func TestSeen(t *testing.T) {
 
 // sharedPacer stands for a Pacer that a fleet shares: an in-memory Pacer
 // that two transports use, seen only through the exported interfaces.
-type sharedPacer struct{ p polite.Pacer }
+type sharedPacer struct{ p pace.Pacer }
 
-func (s sharedPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
-	return s.p.Acquire(ctx, key, partition, crawlDelay)
+func (s sharedPacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error) {
+	return s.p.Acquire(ctx, r)
 }
+
+func (s sharedPacer) Release(l pace.Lease, o pace.Outcome) pace.Change { return s.p.Release(l, o) }
+
+func (s sharedPacer) RobotsRead(l pace.Lease, crawlDelay time.Duration) { s.p.RobotsRead(l, crawlDelay) }
 
 // readySharedPacer is a sharedPacer that is a ReadyPacer too.
 type readySharedPacer struct{ sharedPacer }
 
-func (s readySharedPacer) Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.KeyState, error) {
-	return s.p.(polite.ReadyPacer).Ready(ctx, key, partition, crawlDelay)
+func (s readySharedPacer) Ready(ctx context.Context, r pace.Request) (pace.KeyState, error) {
+	return s.p.(pace.ReadyPacer).Ready(ctx, r)
 }
 
 // TestSharedPacer crawls host a through transport B while another
@@ -456,15 +461,15 @@ func TestSharedPacer(t *testing.T) {
 	for _, ready := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ReadyPacer %v", ready), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mp, err := polite.NewMemoryPacer(polite.Policies{Default: polite.PacingPolicy{BaseDelay: time.Second, Jitter: polite.None}}, 0)
+				mp, err := pace.NewMemory(pace.Config{Policy: pace.Policy{BaseDelay: time.Second, Jitter: pace.None}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				var shared polite.Pacer = sharedPacer{mp}
+				var shared pace.Pacer = sharedPacer{mp}
 				if ready {
 					shared = readySharedPacer{sharedPacer{mp}}
 				}
-				withShared := polite.WithPacer(func(polite.Policies) polite.Pacer { return shared })
+				withShared := polite.WithPacer(func(pace.Config) pace.Pacer { return shared })
 				web := &fakeWeb{links: map[string][]string{}}
 				chain(web.links, "a", 5)
 				a := polite.New(web, pacing, withShared)
@@ -584,7 +589,7 @@ func TestBusyHost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const slow = 5 * time.Second
 		web := &fakeWeb{slow: map[string]time.Duration{"/slow": slow}}
-		tr := polite.New(web, polite.WithPacing(polite.PacingPolicy{BaseDelay: time.Second, Jitter: polite.None, LatencyFactor: polite.None}))
+		tr := polite.New(web, polite.WithPacing(pace.Policy{BaseDelay: time.Second, Jitter: pace.None, LatencyFactor: pace.None}))
 		t0 := time.Now()
 		go func() {
 			resp, err := (&http.Client{Transport: tr}).Get("http://a/slow")
@@ -666,7 +671,7 @@ func TestKeepsEveryHostAtItsPace(t *testing.T) {
 						web.pause[host] = 3600
 					}
 				}
-				tr := polite.New(slowWeb{web}, polite.WithPacing(polite.PacingPolicy{BaseDelay: 200 * time.Millisecond}))
+				tr := polite.New(slowWeb{web}, polite.WithPacing(pace.Policy{BaseDelay: 200 * time.Millisecond}))
 				f := frontier.New(tr, frontier.Options{Seen: new(frontier.SeenSet).Seen})
 				for h := range hosts {
 					mustAdd(t, f, fmt.Sprintf("http://h%d/", h))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/pace"
 )
 
 // A start is a request as the fake web saw it start.
@@ -90,7 +91,7 @@ func (w *fakeWeb) pages() []start {
 }
 
 // pacing is the tests' policy: 1 s between requests to a host, no jitter.
-var pacing = polite.WithPacing(polite.PacingPolicy{BaseDelay: time.Second, Jitter: polite.None})
+var pacing = polite.WithPacing(pace.Policy{BaseDelay: time.Second, Jitter: pace.None})
 
 // A handout is a URL that Next handed out, and when.
 type handout struct {

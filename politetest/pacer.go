@@ -5,78 +5,111 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // RunPacer checks the Pacers that newPacer makes against every case, each a
-// subtest named for the rule it checks. Each case gives newPacer
-// [polite.Policies] as a transport does: an Effective Default, the
-// defaults with no jitter but for what the case changes, and for the
-// cases of keys with policies of their own, an Override.
-func RunPacer(t *testing.T, newPacer func(polite.Policies) polite.Pacer) {
-	run := func(name string, edit func(*polite.PacingPolicy), override func(string) (polite.PacingPolicy, bool), check func(*testing.T, *session)) {
+// subtest named for the rule it checks. Each case gives newPacer a
+// [pace.Config] as a transport does: an Effective Policy, the defaults
+// with no jitter but for what the case changes; for the cases of keys with
+// policies of their own, an Override; and for the cases of the memory
+// bound, a MaxKeys of 1 and an Evicted hook.
+func RunPacer(t *testing.T, newPacer func(pace.Config) pace.Pacer) {
+	run := func(name string, edit func(*pace.Config), check func(*testing.T, *session)) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				policy := polite.PacingPolicy{Jitter: polite.None}
+				s := &session{t: t}
+				c := pace.Config{Policy: pace.Policy{Jitter: pace.None}}
 				if edit != nil {
-					edit(&policy)
+					edit(&c)
 				}
-				p := newPacer(polite.Policies{Default: policy.Effective(), Override: override})
-				if c, ok := p.(io.Closer); ok {
+				c.Policy = c.Policy.Effective()
+				if c.Evicted != nil {
+					hook := c.Evicted
+					c.Evicted = func(key string) { s.evicted(key); hook(key) }
+				}
+				s.p = newPacer(c)
+				if c, ok := s.p.(io.Closer); ok {
 					defer c.Close()
 				}
-				check(t, &session{t: t, p: p})
+				check(t, s)
 			})
 		})
 	}
 	for _, c := range cases {
-		run(c.name, c.policy, nil, c.run)
+		edit := func(cfg *pace.Config) {
+			if c.policy != nil {
+				c.policy(&cfg.Policy)
+			}
+		}
+		run(c.name, edit, c.run)
 	}
 	for _, c := range ownCases {
-		run(c.name, nil, own, c.run)
+		run(c.name, func(cfg *pace.Config) { cfg.Override = own }, c.run)
+	}
+	for _, c := range boundCases {
+		run(c.name, func(cfg *pace.Config) { cfg.MaxKeys, cfg.Evicted = 1, func(string) {} }, c.run)
 	}
 }
 
 // A session drives one Pacer on the bubble's clock.
 type session struct {
 	t  *testing.T
-	p  polite.Pacer
+	p  pace.Pacer
 	t0 time.Time // the first start
+
+	mu     sync.Mutex // guards evicts
+	evicts []string   // the keys Config.Evicted was given
+}
+
+// evicted is the session's Config.Evicted: it records key, and asks the
+// Pacer about it, as a hook may, which must not deadlock: the hook is
+// called outside the Pacer's locks.
+func (s *session) evicted(key string) {
+	if rp, ok := s.p.(pace.ReadyPacer); ok {
+		if _, err := rp.Ready(context.Background(), pace.Request{Key: key}); err != nil {
+			s.t.Errorf("Ready(%q) from Evicted = %v", key, err)
+		}
+	}
+	s.mu.Lock()
+	s.evicts = append(s.evicts, key)
+	s.mu.Unlock()
 }
 
 // request starts a request to key, waits latency, ends it with o, and
 // returns when it started, as an offset from the session's first start.
-func (s *session) request(key string, crawlDelay, latency time.Duration, o polite.Outcome) time.Duration {
+func (s *session) request(key string, crawlDelay, latency time.Duration, o pace.Outcome) time.Duration {
 	s.t.Helper()
 	l, at := s.start(key, crawlDelay)
 	time.Sleep(latency)
-	l.Release(o)
+	s.p.Release(l, o)
 	return at
 }
 
 // requestIn is request for a request of a quota partition.
-func (s *session) requestIn(key, partition string, o polite.Outcome) time.Duration {
+func (s *session) requestIn(key, partition string, o pace.Outcome) time.Duration {
 	s.t.Helper()
 	l, at := s.startIn(key, partition, 0)
-	l.Release(o)
+	s.p.Release(l, o)
 	return at
 }
 
 // start starts a request to key and returns its lease and when it started.
-func (s *session) start(key string, crawlDelay time.Duration) (polite.Lease, time.Duration) {
+func (s *session) start(key string, crawlDelay time.Duration) (pace.Lease, time.Duration) {
 	s.t.Helper()
 	return s.startIn(key, "", crawlDelay)
 }
 
 // startIn starts a request of a quota partition to key and returns its
 // lease and when it started.
-func (s *session) startIn(key, partition string, crawlDelay time.Duration) (polite.Lease, time.Duration) {
+func (s *session) startIn(key, partition string, crawlDelay time.Duration) (pace.Lease, time.Duration) {
 	s.t.Helper()
-	l, err := s.p.Acquire(context.Background(), key, partition, crawlDelay)
+	l, err := s.p.Acquire(context.Background(), pace.Request{Key: key, Partition: partition, CrawlDelay: crawlDelay})
 	if err != nil {
 		s.t.Fatalf("Acquire(%q, %q) = %v", key, partition, err)
 	}
@@ -87,15 +120,15 @@ func (s *session) startIn(key, partition string, crawlDelay time.Duration) (poli
 }
 
 var (
-	success = polite.Outcome{Class: polite.OutcomeSuccess}
-	neutral = polite.Outcome{Class: polite.OutcomeNeutral}
-	signal  = polite.Outcome{Class: polite.OutcomeSignal}
+	success = pace.Outcome{Class: pace.Success}
+	neutral = pace.Outcome{Class: pace.Neutral}
+	signal  = pace.Outcome{Class: pace.Signal}
 )
 
 // quota is a success whose response reported a rate-limit quota of the
 // server's partition.
-func quota(remaining, limit int64, reset time.Duration, partition string) polite.Outcome {
-	return polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: remaining, Limit: limit, Reset: reset, Partition: partition}}
+func quota(remaining, limit int64, reset time.Duration, partition string) pace.Outcome {
+	return pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: remaining, Limit: limit, Reset: reset, Partition: partition}}
 }
 
 // want fails the test when got is not want.
@@ -111,23 +144,82 @@ func want[T comparable](t *testing.T, what string, got, want T) {
 // base delay or latency pacing, "api" a backoff base of 1s and no base
 // delay or latency pacing, "mend" a RecoverAfter of 1; the other keys keep
 // the Default.
-func own(key string) (polite.PacingPolicy, bool) {
+func own(key string) (pace.Policy, bool) {
 	switch key {
 	case "mend":
-		return polite.PacingPolicy{RecoverAfter: 1}, true
+		return pace.Policy{RecoverAfter: 1}, true
 	case "slow":
-		return polite.PacingPolicy{BaseDelay: 10 * time.Second}, true
+		return pace.Policy{BaseDelay: 10 * time.Second}, true
 	case "wide":
-		return polite.PacingPolicy{MaxInFlight: 3, BaseDelay: polite.None, LatencyFactor: polite.None}, true
+		return pace.Policy{MaxInFlight: 3, BaseDelay: pace.None, LatencyFactor: pace.None}, true
 	case "api":
-		return polite.PacingPolicy{BackoffBase: time.Second, BaseDelay: polite.None, LatencyFactor: polite.None}, true
+		return pace.Policy{BackoffBase: time.Second, BaseDelay: pace.None, LatencyFactor: pace.None}, true
 	}
-	return polite.PacingPolicy{}, false
+	return pace.Policy{}, false
+}
+
+// boundCases run with a MaxKeys of 1: a Pacer that keeps its keys in
+// memory must forget only what has nothing left to enforce.
+var boundCases = []struct {
+	name string
+	run  func(t *testing.T, s *session)
+}{
+	{"a robots.txt fetch keeps its key for the Crawl-delay its file asks", func(t *testing.T, s *session) {
+		l, err := s.p.Acquire(context.Background(), pace.Request{Key: "a", Robots: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.t0 = time.Now()
+		time.Sleep(100 * time.Millisecond)
+		s.p.Release(l, success)
+		s.p.RobotsRead(l, 10*time.Second)
+		time.Sleep(2 * time.Second) // past the base delay: "a" would be idle but for its Crawl-delay
+		s.request("b", 0, 0, success)
+		time.Sleep(2 * time.Second)
+		s.request("c", 0, 0, success) // over the bound twice
+		want(t, "the first page's start, after the robots.txt fetch's", s.request("a", 10*time.Second, 0, success), 10*time.Second)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, k := range s.evicts {
+			if k == "a" {
+				t.Errorf("evicted %q before its Crawl-delay passed", k)
+			}
+		}
+	}},
+	{"a fetch not read yet keeps its key for the longest Crawl-delay", func(t *testing.T, s *session) {
+		l, err := s.p.Acquire(context.Background(), pace.Request{Key: "a", Robots: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.t0 = time.Now()
+		s.p.Release(l, success)
+		time.Sleep(2 * time.Second)
+		s.request("b", 0, 0, success)
+		time.Sleep(2 * time.Second)
+		s.request("c", 0, 0, success)
+		s.p.RobotsRead(l, 30*time.Second) // read after the others came
+		want(t, "the first page's start", s.request("a", 30*time.Second, 0, success), 30*time.Second)
+	}},
+	{"an idle key is forgotten, and said to be", func(t *testing.T, s *session) {
+		s.request("a", 0, 0, success)
+		time.Sleep(2 * time.Second) // past the pace: "a" has nothing to enforce
+		s.request("b", 0, 0, success)
+		time.Sleep(2 * time.Second)
+		s.request("c", 0, 0, success)
+		want(t, "a's next start, from the first", s.request("a", 0, 0, success), 4*time.Second)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, k := range s.evicts {
+			if k != "a" && k != "b" {
+				t.Errorf("evicted %q; want only keys that were idle", k)
+			}
+		}
+	}},
 }
 
 var cases = []struct {
 	name   string
-	policy func(*polite.PacingPolicy)
+	policy func(*pace.Policy)
 	run    func(t *testing.T, s *session)
 }{
 	{"the base delay separates starts", nil, func(t *testing.T, s *session) {
@@ -156,13 +248,13 @@ var cases = []struct {
 		want(t, "third start", s.request("a", 0, 0, success), 12*time.Second)
 	}},
 	{"a timeout is no latency sample", nil, func(t *testing.T, s *session) {
-		s.request("a", 0, 8*time.Second, polite.Outcome{Class: polite.OutcomeSignal, TimedOut: true})
+		s.request("a", 0, 8*time.Second, pace.Outcome{Class: pace.Signal, TimedOut: true})
 		// The pause after the signal is 5s from the end at +8s; the pace
 		// stays the base delay.
 		want(t, "second start", s.request("a", 0, 0, success), 13*time.Second)
 		want(t, "third start", s.request("a", 0, 0, success), 15*time.Second)
 	}},
-	{"latency pacing can be off", func(p *polite.PacingPolicy) { p.LatencyFactor, p.BaseDelay = polite.None, polite.None }, func(t *testing.T, s *session) {
+	{"latency pacing can be off", func(p *pace.Policy) { p.LatencyFactor, p.BaseDelay = pace.None, pace.None }, func(t *testing.T, s *session) {
 		s.request("a", 0, 3*time.Second, success)
 		want(t, "second start", s.request("a", 0, 0, success), 3*time.Second)
 	}},
@@ -172,22 +264,22 @@ var cases = []struct {
 		want(t, "start after that", s.request("a", 0, 0, success), 7100*time.Millisecond)
 	}},
 	{"a Retry-After is a floor on the pause", nil, func(t *testing.T, s *session) {
-		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 2 * time.Minute})
+		s.request("a", 0, 0, pace.Outcome{Class: pace.Signal, RetryAfter: 2 * time.Minute})
 		want(t, "start after the pause", s.request("a", 0, 0, success), 2*time.Minute)
 	}},
-	{"a short Retry-After is the wait with a small backoff base", func(p *polite.PacingPolicy) { p.BackoffBase = polite.None }, func(t *testing.T, s *session) {
-		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: time.Second})
+	{"a short Retry-After is the wait with a small backoff base", func(p *pace.Policy) { p.BackoffBase = pace.None }, func(t *testing.T, s *session) {
+		s.request("a", 0, 0, pace.Outcome{Class: pace.Signal, RetryAfter: time.Second})
 		want(t, "start after the pause", s.request("a", 0, 0, success), 2*time.Second) // the pace, doubled
 	}},
-	{"signals in flight raise the level once", func(p *polite.PacingPolicy) { p.MaxInFlight = 3 }, func(t *testing.T, s *session) {
-		var leases []polite.Lease
+	{"signals in flight raise the level once", func(p *pace.Policy) { p.MaxInFlight = 3 }, func(t *testing.T, s *session) {
+		var leases []pace.Lease
 		for range 3 {
 			l, _ := s.start("a", 0) // at +0s, +1s, +2s
 			leases = append(leases, l)
 		}
 		time.Sleep(100 * time.Millisecond)
 		for _, l := range leases {
-			l.Release(signal)
+			s.p.Release(l, signal)
 		}
 		// Level 1, not 3: the pace is the first request's latency, 2.1s,
 		// twice, doubled once, from the last start at +2s.
@@ -208,42 +300,42 @@ var cases = []struct {
 		first := s.request("a", 0, 0, neutral)
 		want(t, "gap after the quiet spell", s.request("a", 0, 0, success)-first, time.Second)
 	}},
-	{"no quota left pauses the key until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = polite.None }, func(t *testing.T, s *session) {
-		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 0, Reset: 30 * time.Second}})
+	{"no quota left pauses the key until the reset", func(p *pace.Policy) { p.BaseDelay = pace.None }, func(t *testing.T, s *session) {
+		s.request("a", 0, 0, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: 0, Reset: 30 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 30*time.Second)
 	}},
-	{"a low quota is spread until the reset", func(p *polite.PacingPolicy) { p.BaseDelay = polite.None }, func(t *testing.T, s *session) {
-		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 10 * time.Second}})
+	{"a low quota is spread until the reset", func(p *pace.Policy) { p.BaseDelay = pace.None }, func(t *testing.T, s *session) {
+		s.request("a", 0, 0, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 10 * time.Second}})
 		want(t, "second start", s.request("a", 0, 0, success), 5*time.Second)
 	}},
-	{"an exhausted quota holds only its partition", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
+	{"an exhausted quota holds only its partition", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
 		s.requestIn("a", "A", quota(0, 0, 30*time.Second, ""))
 		want(t, "start in another partition", s.requestIn("a", "B", success), 0)
 		want(t, "start in another partition, again", s.requestIn("a", "B", success), 0)
 		want(t, "start in the partition", s.requestIn("a", "A", success), 30*time.Second)
 	}},
-	{"a low quota is spread within its partition", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
+	{"a low quota is spread within its partition", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
 		s.requestIn("a", "A", quota(2, 100, 10*time.Second, ""))
 		want(t, "start in another partition", s.requestIn("a", "B", success), 0)
 		want(t, "start in the partition", s.requestIn("a", "A", success), 5*time.Second)
 	}},
-	{"a server's partitions are kept apart", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
+	{"a server's partitions are kept apart", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
 		s.requestIn("a", "search", quota(0, 0, 9*time.Second, "search"))
 		s.requestIn("a", "core", quota(4999, 5000, time.Hour, "core"))
 		// The ample core quota changes nothing of search's.
 		want(t, "start in the search partition", s.requestIn("a", "search", success), 9*time.Second)
 	}},
-	{"one success lowers the level with RecoverAfter 1", func(p *polite.PacingPolicy) { p.RecoverAfter = 1 }, func(t *testing.T, s *session) {
+	{"one success lowers the level with RecoverAfter 1", func(p *pace.Policy) { p.RecoverAfter = 1 }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
-		want(t, "change after a signal", l.Release(signal), polite.Change{Raised: true, Level: 1, Pause: 5 * time.Second})
+		want(t, "change after a signal", s.p.Release(l, signal), pace.Change{Raised: true, Level: 1, Pause: 5 * time.Second})
 		l, _ = s.start("a", 0)
-		want(t, "change after a success", l.Release(success), polite.Change{Cleared: true})
+		want(t, "change after a success", s.p.Release(l, success), pace.Change{Cleared: true})
 	}},
-	{"the jitter never carries a low quota's spread past its reset", func(p *polite.PacingPolicy) { p.BaseDelay, p.Jitter = polite.None, 1 }, func(t *testing.T, s *session) {
-		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}})
+	{"the jitter never carries a low quota's spread past its reset", func(p *pace.Policy) { p.BaseDelay, p.Jitter = pace.None, 1 }, func(t *testing.T, s *session) {
+		s.request("a", 0, 0, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}})
 		want(t, "second start", s.request("a", 0, 0, success), time.Hour)
 	}},
-	{"MaxInFlight requests at most", func(p *polite.PacingPolicy) { p.LatencyFactor = polite.None }, func(t *testing.T, s *session) {
+	{"MaxInFlight requests at most", func(p *pace.Policy) { p.LatencyFactor = pace.None }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
 		done := make(chan time.Duration)
 		go func() { _, at := s.start("a", 0); done <- at }()
@@ -254,7 +346,7 @@ var cases = []struct {
 			t.Fatalf("second request started at +%v with the only slot taken", at)
 		default:
 		}
-		l.Release(success)
+		s.p.Release(l, success)
 		want(t, "second start", <-done, 10*time.Second)
 	}},
 	{"keys are paced apart", nil, func(t *testing.T, s *session) {
@@ -265,37 +357,37 @@ var cases = []struct {
 		s.request("a", 0, 0, success)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-		if _, err := s.p.Acquire(ctx, "a", "", 0); !errors.Is(err, context.Canceled) {
+		if _, err := s.p.Acquire(ctx, pace.Request{Key: "a", Partition: "", CrawlDelay: 0}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Acquire = %v; want context.Canceled", err)
 		}
 		want(t, "next start", s.request("a", 0, 0, success), time.Second)
 	}},
 	{"a release says what it changed", nil, func(t *testing.T, s *session) {
-		release := func(o polite.Outcome) polite.Change {
+		release := func(o pace.Outcome) pace.Change {
 			l, _ := s.start("a", 0)
-			return l.Release(o)
+			return s.p.Release(l, o)
 		}
-		want(t, "change after a signal", release(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 30 * time.Second}),
-			polite.Change{Raised: true, Level: 1, Pause: 30 * time.Second})
+		want(t, "change after a signal", release(pace.Outcome{Class: pace.Signal, RetryAfter: 30 * time.Second}),
+			pace.Change{Raised: true, Level: 1, Pause: 30 * time.Second})
 		for i := range 4 {
-			want(t, fmt.Sprintf("change after success %d", i+1), release(success), polite.Change{Level: 1})
+			want(t, fmt.Sprintf("change after success %d", i+1), release(success), pace.Change{Level: 1})
 		}
-		want(t, "change after the fifth success", release(success), polite.Change{Cleared: true})
+		want(t, "change after the fifth success", release(success), pace.Change{Cleared: true})
 	}},
 	{"Ready reads the key's state without reserving", nil, func(t *testing.T, s *session) {
-		rp, ok := s.p.(polite.ReadyPacer)
+		rp, ok := s.p.(pace.ReadyPacer)
 		if !ok {
 			t.Skip("not a ReadyPacer")
 		}
-		ready := func(key string, crawlDelay time.Duration) polite.KeyState {
-			ks, err := rp.Ready(context.Background(), key, "", crawlDelay)
+		ready := func(key string, crawlDelay time.Duration) pace.KeyState {
+			ks, err := rp.Ready(context.Background(), pace.Request{Key: key, Partition: "", CrawlDelay: crawlDelay})
 			if err != nil {
 				t.Fatalf("Ready(%q) = %v", key, err)
 			}
 			return ks
 		}
 		want(t, "Next of a key never used", ready("never", 0).Next, time.Time{})
-		s.request("a", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 30 * time.Second})
+		s.request("a", 0, 0, pace.Outcome{Class: pace.Signal, RetryAfter: 30 * time.Second})
 		now := time.Now()
 		ks := ready("a", 0)
 		want(t, "Next after a 30s Retry-After", ks.Next.Sub(now), 30*time.Second)
@@ -307,8 +399,8 @@ var cases = []struct {
 		want(t, "Next after asking twice: nothing reserved", ready("a", 0).Next, ks.Next)
 		want(t, "start after the pause", s.request("a", 0, 0, success), 30*time.Second)
 	}},
-	{"Ready reads a partition's quota", func(p *polite.PacingPolicy) { p.BaseDelay, p.MaxInFlight = polite.None, polite.None }, func(t *testing.T, s *session) {
-		rp, ok := s.p.(polite.ReadyPacer)
+	{"Ready reads a partition's quota", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
+		rp, ok := s.p.(pace.ReadyPacer)
 		if !ok {
 			t.Skip("not a ReadyPacer")
 		}
@@ -318,7 +410,7 @@ var cases = []struct {
 			partition string
 			next      time.Duration
 		}{{"A", 30 * time.Second}, {"B", 0}} {
-			ks, err := rp.Ready(context.Background(), "a", c.partition, 0)
+			ks, err := rp.Ready(context.Background(), pace.Request{Key: "a", Partition: c.partition, CrawlDelay: 0})
 			if err != nil {
 				t.Fatalf("Ready = %v", err)
 			}
@@ -326,7 +418,7 @@ var cases = []struct {
 		}
 	}},
 	{"Stats lists the keys used", nil, func(t *testing.T, s *session) {
-		sp, ok := s.p.(polite.StatsPacer)
+		sp, ok := s.p.(pace.StatsPacer)
 		if !ok {
 			t.Skip("not a StatsPacer")
 		}
@@ -337,7 +429,7 @@ var cases = []struct {
 		if err != nil {
 			t.Fatalf("Stats = %v", err)
 		}
-		byKey := map[string]polite.KeyState{}
+		byKey := map[string]pace.KeyState{}
 		for _, ks := range stats {
 			byKey[ks.Key] = ks
 		}
@@ -351,8 +443,8 @@ var cases = []struct {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
 		asked := time.Now()
-		_, err := s.p.Acquire(ctx, "a", "", 0)
-		var de *polite.DeadlineError
+		_, err := s.p.Acquire(ctx, pace.Request{Key: "a", Partition: "", CrawlDelay: 0})
+		var de *pace.DeadlineError
 		if !errors.As(err, &de) || time.Since(asked) != 0 {
 			t.Fatalf("Acquire = %v after %v; want a *DeadlineError at once", err, time.Since(asked))
 		}
@@ -374,7 +466,7 @@ var ownCases = []struct {
 		want(t, "second start on the slow key", s.request("slow", 0, 0, success), 10*time.Second)
 	}},
 	{"a key's own MaxInFlight", func(t *testing.T, s *session) {
-		var leases []polite.Lease
+		var leases []pace.Lease
 		for i := range 3 {
 			l, at := s.start("wide", 0)
 			want(t, fmt.Sprintf("start %d on the wide key", i+1), at, 0)
@@ -389,10 +481,10 @@ var ownCases = []struct {
 			t.Fatalf("a fourth request started at +%v with three in flight", at)
 		default:
 		}
-		leases[0].Release(success)
+		s.p.Release(leases[0], success)
 		want(t, "fourth start", <-done, time.Second)
 		for _, l := range leases[1:] {
-			l.Release(success)
+			s.p.Release(l, success)
 		}
 	}},
 	{"a key's own backoff", func(t *testing.T, s *session) {
@@ -404,12 +496,12 @@ var ownCases = []struct {
 	{"a key's own RecoverAfter", func(t *testing.T, s *session) {
 		for _, c := range []struct {
 			key   string
-			after polite.Change // of a success after the signal's pause
-		}{{"mend", polite.Change{Cleared: true}}, {"other", polite.Change{Level: 1}}} {
+			after pace.Change // of a success after the signal's pause
+		}{{"mend", pace.Change{Cleared: true}}, {"other", pace.Change{Level: 1}}} {
 			l, _ := s.start(c.key, 0)
-			want(t, "change of a signal on "+c.key, l.Release(signal), polite.Change{Raised: true, Level: 1, Pause: 5 * time.Second})
+			want(t, "change of a signal on "+c.key, s.p.Release(l, signal), pace.Change{Raised: true, Level: 1, Pause: 5 * time.Second})
 			l, _ = s.start(c.key, 0)
-			want(t, "change of a success on "+c.key, l.Release(success), c.after)
+			want(t, "change of a success on "+c.key, s.p.Release(l, success), c.after)
 		}
 	}},
 	{"a key's own policy with quota partitions", func(t *testing.T, s *session) {
@@ -420,16 +512,16 @@ var ownCases = []struct {
 	{"Crawl-delay and Retry-After stay floors under a key's own policy", func(t *testing.T, s *session) {
 		s.request("wide", 3*time.Second, 0, success)
 		want(t, "start after a Crawl-delay of 3s", s.request("wide", 3*time.Second, 0, success), 3*time.Second)
-		s.request("api", 0, 0, polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: time.Minute})
+		s.request("api", 0, 0, pace.Outcome{Class: pace.Signal, RetryAfter: time.Minute})
 		want(t, "start after a Retry-After of a minute", s.request("api", 0, 0, success), 3*time.Second+time.Minute)
 	}},
 	{"Ready and Stats show a key's policy", func(t *testing.T, s *session) {
-		def := polite.PacingPolicy{Jitter: polite.None}.Effective()
+		def := pace.Policy{Jitter: pace.None}.Effective()
 		slow := def
 		slow.BaseDelay = 10 * time.Second
-		if rp, ok := s.p.(polite.ReadyPacer); ok {
-			for key, p := range map[string]polite.PacingPolicy{"slow": slow, "never": def} {
-				ks, err := rp.Ready(context.Background(), key, "", 0)
+		if rp, ok := s.p.(pace.ReadyPacer); ok {
+			for key, p := range map[string]pace.Policy{"slow": slow, "never": def} {
+				ks, err := rp.Ready(context.Background(), pace.Request{Key: key, Partition: "", CrawlDelay: 0})
 				if err != nil {
 					t.Fatalf("Ready(%q) = %v", key, err)
 				}
@@ -437,7 +529,7 @@ var ownCases = []struct {
 				want(t, "pace of "+key+" in Ready", ks.Pace, p.BaseDelay)
 			}
 		}
-		sp, ok := s.p.(polite.StatsPacer)
+		sp, ok := s.p.(pace.StatsPacer)
 		if !ok {
 			return
 		}

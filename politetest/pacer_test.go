@@ -3,17 +3,17 @@ package politetest_test
 import (
 	"testing"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/politetest"
 )
 
-// TestMemoryPacer holds the transport's own Pacer to the policy.
+// TestMemoryPacer holds the in-memory Pacer to the policy.
 func TestMemoryPacer(t *testing.T) {
-	politetest.RunPacer(t, func(p polite.Policies) polite.Pacer {
-		pacer, err := polite.NewMemoryPacer(p, 0)
+	politetest.RunPacer(t, func(c pace.Config) pace.Pacer {
+		p, err := pace.NewMemory(c)
 		if err != nil {
-			panic(err) // RunPacer's policies are valid
+			panic(err) // RunPacer's configs are valid
 		}
-		return pacer
+		return p
 	})
 }

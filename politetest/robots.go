@@ -70,9 +70,8 @@ func file(o string, d time.Duration) *polite.RobotsFetch {
 		body = append(body, byte(c))
 	}
 	now := time.Now()
-	return &polite.RobotsFetch{
-		RobotsResult: polite.RobotsResult{URL: o + "/robots.txt", Status: 200, FetchedAt: now, Duration: 42 * time.Millisecond},
-		Body:         body, ETag: `"v1"`, LastModified: "Mon, 23 Nov 2026 06:00:00 GMT", Expires: now.Add(d)}
+	return &polite.RobotsFetch{URL: o + "/robots.txt", Status: 200, FetchedAt: now, Duration: 42 * time.Millisecond,
+		Body: body, ETag: `"v1"`, LastModified: "Mon, 23 Nov 2026 06:00:00 GMT", Expires: now.Add(d)}
 }
 
 // load calls s.Load with a fetch that fails the test.

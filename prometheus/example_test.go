@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	politeprom "github.com/polite-go/polite/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -28,7 +29,7 @@ func Example() {
 
 	reg := prometheus.NewRegistry()
 	m := politeprom.New(reg)
-	t := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0"), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}), m.Option())
+	t := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0"), polite.WithPacing(pace.Policy{BaseDelay: pace.None}), m.Option())
 	m.Track(t)
 	client := &http.Client{Transport: t}
 	for _, path := range []string{"/a", "/b", "/private/c"} {

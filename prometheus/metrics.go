@@ -65,6 +65,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/robotstxt"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -175,28 +176,34 @@ func (m *Metrics) observe(ev polite.Event) {
 	case polite.EventSent:
 		m.requests.Inc()
 		m.wait.Observe(ev.Duration.Seconds())
-	case polite.EventRefused:
-		m.refused.Inc()
-	case polite.EventWouldRefuse:
-		m.sent.Inc()
-	case polite.EventUsageRefused, polite.EventUsageWouldRefuse:
-		action := "refused"
-		if ev.Kind == polite.EventUsageWouldRefuse {
-			action = "sent"
-		}
-		for use := range ev.Disallowed.All() {
-			m.usage.WithLabelValues(string(use), action).Inc()
+	case polite.EventRefused, polite.EventWouldRefuse:
+		if ev.Disallowed != (robotstxt.Usage{}) { // a usage preference's
+			action := "refused"
+			if ev.Kind == polite.EventWouldRefuse {
+				action = "sent"
+			}
+			for use := range ev.Disallowed.All() {
+				m.usage.WithLabelValues(string(use), action).Inc()
+			}
+		} else if ev.Kind == polite.EventRefused {
+			m.refused.Inc()
+		} else {
+			m.sent.Inc()
 		}
 	case polite.EventBackoff:
-		if ev.RetryAfter > 0 {
+		switch {
+		case ev.Level == 0: // cleared
+		case ev.RetryAfter > 0:
 			m.backoffRA.Inc()
-		} else {
+		default:
 			m.backoffNo.Inc()
 		}
 	case polite.EventRobotsFetched:
-		m.robots.WithLabelValues(statusClass(ev.Status), "fetched").Inc()
-	case polite.EventRobotsUnreachable:
-		m.robots.WithLabelValues(statusClass(ev.Status), "unreachable").Inc()
+		outcome := "fetched"
+		if ev.Err != nil {
+			outcome = "unreachable"
+		}
+		m.robots.WithLabelValues(statusClass(ev.Status), outcome).Inc()
 	case polite.EventHostEvicted:
 		m.evicted.Inc()
 	case polite.EventUnreadableField:

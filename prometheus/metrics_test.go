@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	politeprom "github.com/polite-go/polite/prometheus"
 	"github.com/polite-go/polite/robotstxt"
 	"github.com/prometheus/client_golang/prometheus"
@@ -114,7 +115,7 @@ func TestRequestsAndRefusals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
-		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
+		tr := polite.New(site("User-agent: *\nDisallow: /private\n"), polite.WithPacing(pace.Policy{Jitter: pace.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -214,7 +215,7 @@ func TestBackoffs(t *testing.T) {
 			}
 			return respond(r, http.StatusServiceUnavailable, ""), nil
 		})
-		tr := polite.New(base, polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}), m.Option())
+		tr := polite.New(base, polite.WithPacing(pace.Policy{Jitter: pace.None}), m.Option())
 		m.Track(tr)
 
 		mustFetch(t, tr, "http://h/a")
@@ -340,7 +341,7 @@ func TestGauges(t *testing.T) {
 			<-release
 			return respond(r, http.StatusOK, "ok"), nil
 		})
-		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}), m.Option()}
+		opts := []polite.Option{polite.WithRobotsMode(polite.RobotsOff), polite.WithPacing(pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None}), m.Option()}
 		first, second := polite.New(base, opts...), polite.New(base, opts...)
 		m.Track(first)
 		m.Track(second)
@@ -471,13 +472,13 @@ func TestUsageDisallowed(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := politeprom.New(reg)
 		base := site("User-agent: *\nContent-Signal: search=no, ai-train=no\nContent-Signal: /ok/ search=yes, ai-train=no\n")
-		enforce := polite.New(base, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}),
-			polite.WithUsage(polite.UsageEnforce, robotstxt.TrainAI, robotstxt.Search), m.Option())
-		report := polite.New(base, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}),
-			polite.WithUsage(polite.UsageReport, robotstxt.TrainAI), m.Option())
+		enforce := polite.New(base, polite.WithPacing(pace.Policy{BaseDelay: pace.None}),
+			polite.WithUsage(polite.RobotsEnforce, robotstxt.TrainAI, robotstxt.Search), m.Option())
+		report := polite.New(base, polite.WithPacing(pace.Policy{BaseDelay: pace.None}),
+			polite.WithUsage(polite.RobotsReport, robotstxt.TrainAI), m.Option())
 
 		for _, path := range []string{"/a", "/b", "/ok/c"} {
-			if err := fetch(t.Context(), enforce, "http://h"+path); !errors.Is(err, polite.ErrUsageBlocked) {
+			if err := fetch(t.Context(), enforce, "http://h"+path); !errors.Is(err, polite.ErrRobotsBlocked) {
 				t.Fatalf("GET %s = %v; want ErrUsageBlocked", path, err)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -87,15 +87,15 @@ func (b *batcher) queued() int {
 // scripts, and that each took effect before its Release returned.
 func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScripts func(context.Context) error) {
 	const n = 200
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None, MaxInFlight: 1}
 	prefix := freshPrefix()
 	var backoffs atomic.Int64
-	p := NewPacer(client, WithKeyPrefix(prefix), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
+	p := NewPacer(client, WithKeyPrefix(prefix), FailWhenUnreachable())(pace.Config{Policy: policy}).(*pacer)
 	ctx := context.Background()
 	key := func(i int) string { return "host" + strconv.Itoa(i) + ".example" }
-	leases := make([]polite.Lease, n)
+	leases := make([]pace.Lease, n)
 	for i := range leases {
-		l, err := p.Acquire(ctx, key(i), "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: key(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,17 +116,17 @@ func testBatchedReleases(t *testing.T, client redis.UniversalClient, flushScript
 	var wg sync.WaitGroup
 	for i, l := range leases {
 		wg.Go(func() {
-			if l.Release(polite.Outcome{Class: polite.OutcomeSignal}).Raised {
+			if p.Release(l, pace.Outcome{Class: pace.Signal}).Raised {
 				backoffs.Add(1)
 			}
 			// The slot is free and the signal known as soon as Release
 			// returns: a start is not allowed before the pause.
 			dctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			if _, err := p.Acquire(dctx, key(i), "", 0); err == nil {
+			if _, err := p.Acquire(dctx, pace.Request{Key: key(i)}); err == nil {
 				t.Errorf("Acquire(%s) right after a signal was released: admitted", key(i))
-			} else if _, ok := err.(*polite.DeadlineError); !ok {
-				t.Errorf("Acquire(%s) right after a signal was released = %v; want a *polite.DeadlineError", key(i), err)
+			} else if _, ok := err.(*pace.DeadlineError); !ok {
+				t.Errorf("Acquire(%s) right after a signal was released = %v; want a *pace.DeadlineError", key(i), err)
 			}
 		})
 	}
@@ -171,12 +171,12 @@ func TestReleaseOnHungServer(t *testing.T) {
 	opts.ContextTimeoutEnabled = true
 	c := redis.NewClient(opts)
 	defer c.Close()
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 100}
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, MaxInFlight: 100}
 	const timeout = 500 * time.Millisecond
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(timeout))(polite.Policies{Default: policy})
-	var leases []polite.Lease
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(timeout))(pace.Config{Policy: policy})
+	var leases []pace.Lease
 	for range 50 {
-		l, err := p.Acquire(context.Background(), "a", "", 0)
+		l, err := p.Acquire(context.Background(), pace.Request{Key: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestReleaseOnHungServer(t *testing.T) {
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * timeout / 100) // some while a pipeline waits
 			t0 := time.Now()
-			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			p.Release(l, pace.Outcome{Class: pace.Success})
 			if d := time.Since(t0); d > 2*timeout {
 				t.Errorf("Release %d on a hung server took %v; want about the timeout, %v", i, d, timeout)
 			}
@@ -240,17 +240,17 @@ func (h *slowAdmissions) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 // sent.
 func TestAbandonedAdmission(t *testing.T) {
 	c := newClient(t)
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(3*time.Second))(polite.Policies{Default: policy})
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(3*time.Second))(pace.Config{Policy: policy})
 	// The server has the scripts, then the first admissions take 600ms,
 	// and those that queue behind them go in a pipeline at 600ms that
 	// takes 1s. The steps are far apart, so that a busy machine keeps
 	// their order.
-	if l, err := p.Acquire(context.Background(), "load", "", 0); err != nil {
+	if l, err := p.Acquire(context.Background(), pace.Request{Key: "load"}); err != nil {
 		t.Fatal(err)
 	} else {
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 	c.AddHook(&slowAdmissions{sha: p.(*pacer).admit.Hash(), alone: 600 * time.Millisecond, pipelined: time.Second})
 
@@ -259,12 +259,12 @@ func TestAbandonedAdmission(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		t0 := time.Now()
-		l, err := p.Acquire(ctx, key, "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: key})
 		if strings.HasPrefix(key, "first") {
 			if err != nil {
 				t.Errorf("Acquire(%s) = %v", key, err)
 			} else {
-				l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+				p.Release(l, pace.Outcome{Class: pace.Success})
 			}
 			return
 		}
@@ -297,12 +297,12 @@ func TestAbandonedAdmission(t *testing.T) {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		l, err := p.Acquire(ctx, key, "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: key})
 		cancel()
 		if err != nil {
 			t.Fatalf("Acquire(%s) after its abandoned admission = %v; want its slot free", key, err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 	if v := stateField(t, c, prefix+":{queued}", "n"); v != nil {
 		t.Errorf("starts recorded for the queued admission = %v; want none: it was never sent", v)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -76,7 +76,7 @@ func benchChild() int {
 	opts.PoolSize = 32
 	c := redis.NewClient(opts)
 	defer c.Close()
-	p := NewPacer(c, WithKeyPrefix(os.Getenv(benchPrefixEnv)), FailWhenUnreachable(), WithTimeout(time.Minute))(polite.Policies{Default: unpaced()})
+	p := NewPacer(c, WithKeyPrefix(os.Getenv(benchPrefixEnv)), FailWhenUnreachable(), WithTimeout(time.Minute))(pace.Config{Policy: unpaced()})
 	var (
 		left atomic.Int64
 		wg   sync.WaitGroup
@@ -88,13 +88,13 @@ func benchChild() int {
 			ctx, cancel := requestContext()
 			defer cancel()
 			for left.Add(-1) >= 0 {
-				l, err := p.Acquire(ctx, "host"+strconv.Itoa(rand.IntN(100_000))+".example", "", 0)
+				l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(rand.IntN(100_000))+".example"})
 				if err != nil {
 					fmt.Println(err)
 					code.Store(1)
 					return
 				}
-				l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+				p.Release(l, pace.Outcome{Class: pace.Success})
 			}
 		})
 	}

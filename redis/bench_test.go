@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/internal/cputime"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -38,8 +38,8 @@ func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 
 // unpaced is a policy under which no request waits, so that a benchmark
 // measures the store and not the policy.
-func unpaced() polite.PacingPolicy {
-	p := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1 << 20}
+func unpaced() pace.Policy {
+	p := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None, MaxInFlight: 1 << 20}
 	return p
 }
 
@@ -74,7 +74,7 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 	c.AddHook(&calls)
 	// A call may queue for a connection for long on a busy machine; a
 	// benchmark must not mistake that for an outage.
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable(), WithTimeout(time.Minute))(polite.Policies{Default: unpaced()})
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable(), WithTimeout(time.Minute))(pace.Config{Policy: unpaced()})
 	keys := make([]string, 100_000)
 	for i := range keys {
 		keys[i] = "host" + strconv.Itoa(i) + ".example"
@@ -100,12 +100,12 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 		for pb.Next() {
 			k := keys[rand.IntN(len(keys))]
 			s := time.Now()
-			l, err := p.Acquire(ctx, k, "", 0)
+			l, err := p.Acquire(ctx, pace.Request{Key: k})
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			p.Release(l, pace.Outcome{Class: pace.Success})
 			mine = append(mine, time.Since(s))
 		}
 		mu.Lock()
@@ -192,14 +192,14 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
-	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(polite.Policies{Default: polite.PacingPolicy{}})
+	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(pace.Config{Policy: pace.Policy{}})
 	before := used()
 	for i := 0; b.Loop(); i++ {
-		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example.com", "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(i)+".example.com"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 	b.ReportMetric(float64(used()-before)/float64(b.N), "bytes/host")
 }
@@ -209,7 +209,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 // server-µs/call is the scripts' cost with no other load on the machine.
 func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	c := newClient(b)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: unpaced()})
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: unpaced()})
 	ctx, cancel := requestContext()
 	defer cancel()
 	var lat []time.Duration
@@ -218,11 +218,11 @@ func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	}
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
-		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i%100_000)+".example", "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(i%100_000)+".example"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 		lat = append(lat, time.Since(s))
 	}
 	slices.Sort(lat)
@@ -240,7 +240,7 @@ func requestContext() (context.Context, context.CancelFunc) {
 // BenchmarkAcquireReleaseMemory is BenchmarkAcquireRelease's loop on the
 // in-memory Pacer, for comparison: what a process pays for pacing alone.
 func BenchmarkAcquireReleaseMemory(b *testing.B) {
-	p, _ := polite.NewMemoryPacer(polite.Policies{Default: unpaced()}, 0)
+	p, _ := pace.NewMemory(pace.Config{Policy: unpaced()})
 	keys := make([]string, 100_000)
 	for i := range keys {
 		keys[i] = "host" + strconv.Itoa(i) + ".example"
@@ -252,12 +252,12 @@ func BenchmarkAcquireReleaseMemory(b *testing.B) {
 		ctx, cancel := requestContext()
 		defer cancel()
 		for pb.Next() {
-			l, err := p.Acquire(ctx, keys[rand.IntN(len(keys))], "", 0)
+			l, err := p.Acquire(ctx, pace.Request{Key: keys[rand.IntN(len(keys))]})
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			p.Release(l, pace.Outcome{Class: pace.Success})
 			n.Add(1)
 		}
 	})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,21 +25,21 @@ import (
 // logs.
 func loggedPacer(c redis.UniversalClient, opts ...PacerOption) (*pacer, *syncBuffer) {
 	log := &syncBuffer{}
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None}
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None}
 	opts = append([]PacerOption{WithKeyPrefix(freshPrefix()), WithLogger(slog.New(slog.NewTextHandler(log, nil)))}, opts...)
-	return NewPacer(c, opts...)(polite.Policies{Default: policy}).(*pacer), log
+	return NewPacer(c, opts...)(pace.Config{Policy: policy}).(*pacer), log
 }
 
 // inRedis fails t unless key's next request is admitted by Redis, not
 // paced in memory.
 func inRedis(t *testing.T, p *pacer, key string) {
 	t.Helper()
-	l, err := p.Acquire(context.Background(), key, "", 0)
+	l, err := p.Acquire(context.Background(), pace.Request{Key: key})
 	if err != nil {
 		t.Fatalf("Acquire(%s) = %v", key, err)
 	}
-	defer l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
-	if _, shared := l.(*lease); !shared {
+	defer p.Release(l, pace.Outcome{Class: pace.Success})
+	if _, shared := l.Ref.(*lease); !shared {
 		t.Errorf("Acquire(%s) paced in memory; want Redis, which answers", key)
 	}
 }
@@ -77,9 +77,9 @@ func (c lapsed) Deadline() (time.Time, bool) { return c.deadline, true }
 func TestDeadlinePassedBeforeCall(t *testing.T) {
 	p, log := loggedPacer(hungClient(t))
 	ctx := lapsed{context.Background(), time.Now().Add(-time.Millisecond)}
-	if l, err := p.Acquire(ctx, "a", "", 0); !errors.Is(err, context.DeadlineExceeded) {
-		if l != nil {
-			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	if l, err := p.Acquire(ctx, pace.Request{Key: "a"}); !errors.Is(err, context.DeadlineExceeded) {
+		if l != (pace.Lease{}) {
+			p.Release(l, pace.Outcome{Class: pace.Success})
 		}
 		t.Fatalf("Acquire past the request's deadline = %v, %v; want the deadline", l, err)
 	}
@@ -153,7 +153,7 @@ func TestDeadlineCutsCallShort(t *testing.T) {
 	c.AddHook(slowCalls{d: 50 * time.Millisecond, match: script(p.admit)})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 	defer cancel()
-	if _, err := p.Acquire(ctx, "a", "", 0); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := p.Acquire(ctx, pace.Request{Key: "a"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire cut short = %v; want the deadline", err)
 	}
 	inRedis(t, p, "a")
@@ -248,22 +248,22 @@ func TestHungPrimaryHoldsUpNoOther(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
-			if l, err := p.Acquire(ctx, key, "", 0); err == nil {
-				l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			if l, err := p.Acquire(ctx, pace.Request{Key: key}); err == nil {
+				p.Release(l, pace.Outcome{Class: pace.Success})
 			}
 		})
 	}
 	time.Sleep(100 * time.Millisecond) // the calls to the hung primary are on their way or queued
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	l, err := p.Acquire(ctx, onUp, "", 0)
+	l, err := p.Acquire(ctx, pace.Request{Key: onUp})
 	if err != nil {
 		t.Fatalf("Acquire(%s) on a primary that answers, while another hangs = %v", onUp, err)
 	}
-	if _, shared := l.(*lease); !shared {
+	if _, shared := l.Ref.(*lease); !shared {
 		t.Errorf("Acquire(%s) paced in memory; want Redis", onUp)
 	}
-	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	p.Release(l, pace.Outcome{Class: pace.Success})
 	wg.Wait()
 	outages(t, log, down)
 }
@@ -309,8 +309,8 @@ func TestCallHeldPastContext(t *testing.T) {
 	c.OnNewNode(func(n *redis.Client) { // before the client makes any
 		n.AddHook(slowCalls{d: time.Second, deaf: true, match: func(cmd redis.Cmder) bool { return cmd.Name() == "command" }})
 	})
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(polite.Policies{Default: policy}).(*pacer)
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None, MaxInFlight: 1}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(pace.Config{Policy: policy}).(*pacer)
 	inTime := func(what string, f func(ctx context.Context)) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -322,20 +322,20 @@ func TestCallHeldPastContext(t *testing.T) {
 		}
 	}
 	inTime("Acquire", func(ctx context.Context) {
-		if _, err := p.Acquire(ctx, "a", "", 0); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := p.Acquire(ctx, pace.Request{Key: "a"}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Acquire while go-redis looks up the commands = %v; want the deadline", err)
 		}
 	})
-	inTime("Ready", func(ctx context.Context) { p.Ready(ctx, "a", "", 0) })
+	inTime("Ready", func(ctx context.Context) { p.Ready(ctx, pace.Request{Key: "a"}) })
 
 	time.Sleep(time.Second) // the look-up ends
 	inTime("Release", func(ctx context.Context) {
-		l, err := p.Acquire(ctx, "a", "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.AddHook(slowCalls{d: time.Second, deaf: true, match: script(p.release)})
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	})
 	eventually(t, 5*time.Second, "the lease given back", func() bool {
 		return leases(t, c, p.keys("a")[0]) == 0

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -113,7 +113,7 @@ func (p *pacer) withCarry(key string, args []any) ([]any, uint64) {
 // carryLua: how long ago its last start was and how long its pause has
 // left, in µs, "0" for none.
 func (p *pacer) memory(key string) (ago, pause string) {
-	ks, err := p.fallback().(polite.ReadyPacer).Ready(context.Background(), key, "", 0)
+	ks, err := p.fallback().Ready(context.Background(), pace.Request{Key: key})
 	ago, pause = "0", "0"
 	if err != nil {
 		return ago, pause

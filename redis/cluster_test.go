@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -120,25 +121,25 @@ func TestCluster(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Protocol: 2, DisableIdentity: true})
 	defer c.Close()
 	ctx := context.Background()
-	policy := polite.PacingPolicy{BaseDelay: 100 * time.Millisecond, LatencyFactor: polite.None, Jitter: polite.None}
-	p := NewPacer(c, FailWhenUnreachable())(polite.Policies{Default: policy})
+	policy := pace.Policy{BaseDelay: 100 * time.Millisecond, LatencyFactor: pace.None, Jitter: pace.None}
+	p := NewPacer(c, FailWhenUnreachable())(pace.Config{Policy: policy})
 
 	const hosts = 60
 	for i := range hosts {
-		l, err := p.Acquire(ctx, fmt.Sprintf("host%d.example", i), "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: fmt.Sprintf("host%d.example", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSignal})
+		p.Release(l, pace.Outcome{Class: pace.Signal})
 	}
 	// A signal paused each host for the backoff base, 5s; a request with a
 	// deadline sooner fails at once, whichever primary holds the host.
 	for i := range hosts {
 		dctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := p.Acquire(dctx, fmt.Sprintf("host%d.example", i), "", 0)
+		_, err := p.Acquire(dctx, pace.Request{Key: fmt.Sprintf("host%d.example", i)})
 		cancel()
-		if _, ok := err.(*polite.DeadlineError); !ok {
-			t.Errorf("Acquire(host%d) after a signal = %v; want a *polite.DeadlineError", i, err)
+		if _, ok := err.(*pace.DeadlineError); !ok {
+			t.Errorf("Acquire(host%d) after a signal = %v; want a *pace.DeadlineError", i, err)
 		}
 	}
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,8 +19,8 @@ const crashEnv = "POLITEREDIS_CRASH_CHILD" // the key the child holds
 const crashLease = time.Second
 
 // crashPolicy is the policy of TestCrashedProcess: only the slot waits.
-func crashPolicy() polite.PacingPolicy {
-	p := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
+func crashPolicy() pace.Policy {
+	p := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None}
 	return p
 }
 
@@ -28,8 +28,8 @@ func crashPolicy() polite.PacingPolicy {
 // killed.
 func crashChild() int {
 	c := redis.NewClient(clientOptions(os.Getenv(fleetSockEnv)))
-	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(polite.Policies{Default: crashPolicy()})
-	if _, err := p.Acquire(context.Background(), os.Getenv(crashEnv), "", 0); err != nil {
+	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(pace.Config{Policy: crashPolicy()})
+	if _, err := p.Acquire(context.Background(), pace.Request{Key: os.Getenv(crashEnv)}); err != nil {
 		fmt.Println(err)
 		return 1
 	}
@@ -61,12 +61,12 @@ func TestCrashedProcess(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 
-	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(polite.Policies{Default: crashPolicy()})
-	l, err := p.Acquire(context.Background(), key, "", 0)
+	p := NewPacer(c, WithKeyPrefix("crash"), WithLeaseDuration(crashLease), FailWhenUnreachable())(pace.Config{Policy: crashPolicy()})
+	l, err := p.Acquire(context.Background(), pace.Request{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	p.Release(l, pace.Outcome{Class: pace.Success})
 	// The lease was taken before held; the poll interval bounds the delay.
 	if got := time.Since(held); got < crashLease-100*time.Millisecond || got > crashLease+time.Second {
 		t.Errorf("start after the holder was killed = +%v; want about its lease, %v", got, crashLease)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // TestCrawlThroughOutage crawls one host through a transport that shares
@@ -40,7 +41,7 @@ func TestCrawlThroughOutage(t *testing.T) {
 	newPacer := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond), WithLogger(logger))
 	store := NewRobotsStore(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond), WithLogger(logger))
 	client := &http.Client{Transport: polite.New(nil, polite.WithPacer(newPacer), polite.WithRobotsStore(store),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: 20 * time.Millisecond, Jitter: polite.None, LatencyFactor: polite.None}))}
+		polite.WithPacing(pace.Policy{BaseDelay: 20 * time.Millisecond, Jitter: pace.None, LatencyFactor: pace.None}))}
 	host := strings.TrimPrefix(srv.URL, "http://")
 	host = host[:strings.LastIndexByte(host, ':')]
 	starts := func() int64 {

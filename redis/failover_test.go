@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,7 +35,7 @@ func TestFailover(t *testing.T) {
 		t.Skip("starts a cluster")
 	}
 	const (
-		pace     = 200 * time.Millisecond
+		pacing   = 200 * time.Millisecond
 		slack    = 50 * time.Millisecond // a start is when its request comes, which scheduling delays
 		overrun  = 150 * time.Millisecond
 		procs    = 3
@@ -92,7 +92,7 @@ func TestFailover(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
+	policy := pace.Policy{BaseDelay: pacing, LatencyFactor: pace.None, Jitter: pace.None}
 	type proc struct {
 		p      *pacer
 		log    *syncBuffer
@@ -104,7 +104,7 @@ func TestFailover(t *testing.T) {
 		defer c.Close()
 		log := &syncBuffer{}
 		ps[i] = &proc{log: log, p: NewPacer(c, WithKeyPrefix(prefix),
-			WithLogger(slog.New(slog.NewTextHandler(log, nil))))(polite.Policies{Default: policy}).(*pacer)}
+			WithLogger(slog.New(slog.NewTextHandler(log, nil))))(pace.Config{Policy: policy}).(*pacer)}
 	}
 	var worst time.Duration
 	stop := make(chan struct{})
@@ -121,12 +121,12 @@ func TestFailover(t *testing.T) {
 					host := hosts[n%len(hosts)]
 					rctx, cancel := context.WithTimeout(ctx, deadline)
 					end, _ := rctx.Deadline()
-					l, err := pr.p.Acquire(rctx, host, "", 0)
+					l, err := pr.p.Acquire(rctx, pace.Request{Key: host})
 					if late := time.Since(end); late > overrun {
 						t.Logf("Acquire(%s) %v late: %v", host, late, err)
 					}
 					if err == nil {
-						shared, _ := l.(*lease)
+						shared, _ := l.Ref.(*lease)
 						if shared == nil && host == victim {
 							mu.Lock()
 							pr.memory = time.Now()
@@ -144,7 +144,7 @@ func TestFailover(t *testing.T) {
 						if late := time.Since(end); late > overrun {
 							t.Logf("GET %s %v late", host, late)
 						}
-						l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+						pr.p.Release(l, pace.Outcome{Class: pace.Success})
 					}
 					cancel()
 					if late := time.Since(end); late > 0 {
@@ -239,8 +239,8 @@ func TestFailover(t *testing.T) {
 				phase = 1
 			}
 			n[phase]++
-			if gap := a[i].at.Sub(a[i-1].at); gap < pace-slack {
-				if !a[i-1].start.IsZero() && !a[i].start.IsZero() && a[i].start.Sub(a[i-1].start).Abs() >= pace {
+			if gap := a[i].at.Sub(a[i-1].at); gap < pacing-slack {
+				if !a[i-1].start.IsZero() && !a[i].start.IsZero() && a[i].start.Sub(a[i-1].start).Abs() >= pacing {
 					t.Logf("%s: gap %v from %s at %v to %s at %v, started by Redis %v apart", h, gap, a[i-1].proc, a[i-1].at.Sub(killed),
 						a[i].proc, a[i].at.Sub(killed), a[i].start.Sub(a[i-1].start).Abs())
 					scheduling++

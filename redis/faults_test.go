@@ -14,7 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -61,19 +61,19 @@ func stateField(t *testing.T, c redis.Cmdable, key, field string) any {
 
 func TestServerClock(t *testing.T) {
 	c := newClient(t)
-	policy := polite.PacingPolicy{BaseDelay: 50 * time.Millisecond, Jitter: polite.None, LatencyFactor: polite.None}
+	policy := pace.Policy{BaseDelay: 50 * time.Millisecond, Jitter: pace.None, LatencyFactor: pace.None}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(polite.Policies{Default: policy})
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(pace.Config{Policy: policy})
 	ctx := context.Background()
 	var starts []int64 // µs on the server's clock
 	for range 3 {
-		l, err := p.Acquire(ctx, "a", "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		start, _ := strconv.ParseInt(l.(*lease).start, 10, 64)
+		start, _ := strconv.ParseInt(l.Ref.(*lease).start, 10, 64)
 		starts = append(starts, start)
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 	for i := 1; i < len(starts); i++ {
 		if gap := time.Duration(starts[i]-starts[i-1]) * time.Microsecond; gap < 50*time.Millisecond {
@@ -100,21 +100,22 @@ func TestLeaseExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
+		policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None, MaxInFlight: 1}
 		prefix := freshPrefix()
 		opts := []PacerOption{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
-		crashed := NewPacer(c, opts...)(polite.Policies{Default: policy})
-		if _, err := crashed.Acquire(context.Background(), "a", "", 0); err != nil {
+		crashed := NewPacer(c, opts...)(pace.Config{Policy: policy})
+		if _, err := crashed.Acquire(context.Background(), pace.Request{Key: "a"}); err != nil {
 			t.Fatal(err)
 		}
 		// The process that holds the slot dies: another one waits for the
 		// lease to expire.
 		t0 := time.Now()
-		l, err := NewPacer(c, opts...)(polite.Policies{Default: policy}).Acquire(context.Background(), "a", "", 0)
+		other := NewPacer(c, opts...)(pace.Config{Policy: policy})
+		l, err := other.Acquire(context.Background(), pace.Request{Key: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		other.Release(l, pace.Outcome{Class: pace.Success})
 		if got := time.Since(t0); got != time.Minute {
 			t.Errorf("start after a crashed holder = +%v; want +1m0s, when its lease expires", got)
 		}
@@ -124,8 +125,8 @@ func TestLeaseExpires(t *testing.T) {
 func TestFailWhenUnreachable(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.Policies{Default: polite.PacingPolicy{}})
-	_, err := p.Acquire(context.Background(), "a", "", 0)
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(pace.Config{Policy: pace.Policy{}})
+	_, err := p.Acquire(context.Background(), pace.Request{Key: "a"})
 	if err == nil || !strings.Contains(err.Error(), "redis unreachable") || !strings.Contains(err.Error(), "dial unix /nonexistent/redis.sock") {
 		t.Fatalf("Acquire = %v; want an error naming redis and the dial's error", err)
 	}
@@ -136,25 +137,25 @@ func TestFailWhenUnreachable(t *testing.T) {
 // checks that the Pacer goes back to it.
 func TestOutage(t *testing.T) {
 	c := newClient(t)
-	policy := polite.PacingPolicy{BaseDelay: 10 * time.Millisecond, LatencyFactor: polite.None, Jitter: polite.None}
+	policy := pace.Policy{BaseDelay: 10 * time.Millisecond, LatencyFactor: pace.None, Jitter: pace.None}
 	var log syncBuffer
 	prefix := freshPrefix()
 	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(500*time.Millisecond),
-		WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(polite.Policies{Default: policy}).(*pacer)
+		WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(pace.Config{Policy: policy}).(*pacer)
 	p.o.probe = 50 * time.Millisecond
 	request := func(key string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		l, err := p.Acquire(ctx, key, "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: key})
 		if err != nil {
 			t.Fatalf("Acquire(%q) = %v after %v", key, err, time.Since(t0))
 		}
 		if d := time.Since(t0); d > 2100*time.Millisecond {
 			t.Errorf("Acquire(%q) took %v, past its context's 2s", key, d)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 	inRedis := func(key string) bool {
 		n, _ := stateField(t, c, prefix+":{"+key+"}", "n").(int64)
@@ -202,9 +203,9 @@ func TestOutage(t *testing.T) {
 func TestFailWhenUnreachableNeverFallsBack(t *testing.T) {
 	c := redis.NewClient(clientOptions("/nonexistent/redis.sock"))
 	defer c.Close()
-	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(polite.Policies{Default: polite.PacingPolicy{}})
+	p := NewPacer(c, FailWhenUnreachable(), WithTimeout(100*time.Millisecond))(pace.Config{Policy: pace.Policy{}})
 	for range 3 {
-		if _, err := p.Acquire(context.Background(), "a", "", 0); err == nil {
+		if _, err := p.Acquire(context.Background(), pace.Request{Key: "a"}); err == nil {
 			t.Fatal("Acquire succeeded with redis unreachable")
 		}
 	}
@@ -217,8 +218,8 @@ func TestJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.PacingPolicy{Jitter: 0.5, LatencyFactor: polite.None}
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
+		policy := pace.Policy{Jitter: 0.5, LatencyFactor: pace.None}
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: policy}).(*pacer)
 		draws := []float64{0.25, 1, 0, 0.5, 0}
 		var u float64
 		p.rand = func() float64 { return u }
@@ -226,7 +227,7 @@ func TestJitter(t *testing.T) {
 		var last time.Time
 		for i := range 5 {
 			u = draws[i]
-			l, err := p.Acquire(context.Background(), "a", "", 0)
+			l, err := p.Acquire(context.Background(), pace.Request{Key: "a"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +237,7 @@ func TestJitter(t *testing.T) {
 				}
 			}
 			last = time.Now()
-			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			p.Release(l, pace.Outcome{Class: pace.Success})
 		}
 	})
 }
@@ -249,12 +250,12 @@ func TestHungServer(t *testing.T) {
 	opts.ContextTimeoutEnabled = true
 	c := redis.NewClient(opts)
 	defer c.Close()
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(polite.Policies{Default: policy})
-	if l, err := p.Acquire(context.Background(), "a", "", 0); err != nil {
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()))(pace.Config{Policy: policy})
+	if l, err := p.Acquire(context.Background(), pace.Request{Key: "a"}); err != nil {
 		t.Fatal(err)
 	} else {
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 
 	if err := server.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -264,16 +265,16 @@ func TestHungServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	_, err := p.Acquire(ctx, "a", "", 0)
+	_, err := p.Acquire(ctx, pace.Request{Key: "a"})
 	if d := time.Since(t0); !errors.Is(err, context.DeadlineExceeded) || d > 300*time.Millisecond {
 		t.Fatalf("Acquire on a hung server = %v after %v; want the context's deadline at 200ms", err, d)
 	}
 	t0 = time.Now()
-	l, err := p.Acquire(context.Background(), "a", "", 0)
+	l, err := p.Acquire(context.Background(), pace.Request{Key: "a"})
 	if err != nil || time.Since(t0) > 100*time.Millisecond {
 		t.Fatalf("next Acquire = %v after %v; want a start in memory at once", err, time.Since(t0))
 	}
-	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	p.Release(l, pace.Outcome{Class: pace.Success})
 }
 
 // TestIgnore checks that a cancelled request frees its slot and teaches
@@ -283,21 +284,21 @@ func TestIgnore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.PacingPolicy{Jitter: polite.None}
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy})
+		policy := pace.Policy{Jitter: pace.None}
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: policy})
 		ctx := context.Background()
-		l, err := p.Acquire(ctx, "a", "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t0 := time.Now()
 		time.Sleep(3 * time.Second)
-		l.Release(polite.Outcome{Class: polite.OutcomeIgnore, RetryAfter: time.Hour})
-		l, err = p.Acquire(ctx, "a", "", 0)
+		p.Release(l, pace.Outcome{Class: pace.Ignore, RetryAfter: time.Hour})
+		l, err = p.Acquire(ctx, pace.Request{Key: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 		// Not 6s, twice the latency, nor an hour.
 		if got := time.Since(t0); got != 3*time.Second {
 			t.Errorf("start after an ignored outcome = +%v; want +3s, at once", got)
@@ -313,21 +314,21 @@ func TestReleaseChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := redis.NewClient(clientOptions(sock))
 		defer c.Close()
-		policy := polite.PacingPolicy{Jitter: polite.None}
-		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy})
-		request := func(o polite.Outcome) polite.Change {
-			l, err := p.Acquire(context.Background(), "a", "", 0)
+		policy := pace.Policy{Jitter: pace.None}
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: policy})
+		request := func(o pace.Outcome) pace.Change {
+			l, err := p.Acquire(context.Background(), pace.Request{Key: "a"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return l.Release(o)
+			return p.Release(l, o)
 		}
-		var got []polite.Change
-		got = append(got, request(polite.Outcome{Class: polite.OutcomeSignal, RetryAfter: 7 * time.Second}))
+		var got []pace.Change
+		got = append(got, request(pace.Outcome{Class: pace.Signal, RetryAfter: 7 * time.Second}))
 		for range 5 {
-			got = append(got, request(polite.Outcome{Class: polite.OutcomeSuccess}))
+			got = append(got, request(pace.Outcome{Class: pace.Success}))
 		}
-		want := []polite.Change{{Raised: true, Level: 1, Pause: 7 * time.Second}, {Level: 1}, {Level: 1}, {Level: 1}, {Level: 1}, {Cleared: true}}
+		want := []pace.Change{{Raised: true, Level: 1, Pause: 7 * time.Second}, {Level: 1}, {Level: 1}, {Level: 1}, {Level: 1}, {Cleared: true}}
 		if !slices.Equal(got, want) {
 			t.Errorf("changes\n%+v\nwant\n%+v", got, want)
 		}

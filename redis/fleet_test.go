@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,12 +45,12 @@ type startBox struct{}
 // stampPacer records each start in the box of its request's context, so
 // that the hosts can judge the starts rather than the arrivals, which a
 // busy machine delays unevenly.
-type stampPacer struct{ polite.Pacer }
+type stampPacer struct{ pace.Pacer }
 
-func (p stampPacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
-	l, err := p.Pacer.Acquire(ctx, key, partition, crawlDelay)
+func (p stampPacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error) {
+	l, err := p.Pacer.Acquire(ctx, r)
 	if box, ok := ctx.Value(startBox{}).(*atomic.Int64); ok && err == nil {
-		if rl, ok := l.(*lease); ok {
+		if rl, ok := l.Ref.(*lease); ok {
 			start, _ := strconv.ParseInt(rl.start, 10, 64)
 			box.Store(start)
 		}
@@ -78,10 +79,10 @@ func fleetChild() int {
 	defer c.Close()
 	newPacer := NewPacer(c, WithKeyPrefix("fleet"), FailWhenUnreachable())
 	tr := polite.New(roundTripFunc(stampStart),
-		polite.WithPacer(func(p polite.Policies) polite.Pacer { return stampPacer{newPacer(p)} }),
+		polite.WithPacer(func(p pace.Config) pace.Pacer { return stampPacer{newPacer(p)} }),
 		polite.WithRobotsStore(NewRobotsStore(c, WithKeyPrefix("fleet"), FailWhenUnreachable(), WithPollInterval(10*time.Millisecond))),
 		polite.WithPacingKey(polite.PacingKeyOrigin),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: fleetPace, Jitter: polite.None, LatencyFactor: polite.None,
+		polite.WithPacing(pace.Policy{BaseDelay: fleetPace, Jitter: pace.None, LatencyFactor: pace.None,
 			BackoffBase: time.Second, MaxBackoff: time.Minute, MaxInFlight: 1}))
 	client := &http.Client{Transport: tr}
 	var (

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -113,12 +114,12 @@ func TestLoggerSilentByDefault(t *testing.T) {
 			for i, o := range opts {
 				pacerOpts[i], robotsOpts[i] = o, o
 			}
-			p := NewPacer(c, pacerOpts...)(polite.Policies{Default: polite.PacingPolicy{BaseDelay: polite.None}})
-			l, err := p.Acquire(context.Background(), "a", "", 0)
+			p := NewPacer(c, pacerOpts...)(pace.Config{Policy: pace.Policy{BaseDelay: pace.None}})
+			l, err := p.Acquire(context.Background(), pace.Request{Key: "a"})
 			if err != nil {
 				t.Fatalf("Acquire = %v; want the in-memory fallback", err)
 			}
-			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			p.Release(l, pace.Outcome{Class: pace.Success})
 			s := NewRobotsStore(c, robotsOpts...)
 			fetch := func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch {
 				return copyOf("http://a:80", time.Hour)

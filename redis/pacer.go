@@ -10,17 +10,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
-// NewPacer returns a function that makes a [polite.Pacer] keeping each
+// NewPacer returns a function that makes a [pace.Pacer] keeping each
 // pacing key's state in Redis through client, for [polite.WithPacer]:
 //
 //	t := polite.New(nil, polite.WithPacer(politeredis.NewPacer(client)))
 //
 // client may be a single server, a Sentinel failover client or a Cluster.
-// The Pacer runs, for each key, the policy that [polite.Policies.For]
+// The Pacer runs, for each key, the policy that [pace.Config.For]
 // gives it, Effective: the transport's, or the key's own, which the
 // scripts are given with each call (the server holds one set of scripts
 // whatever the policies). Every process that paces the same hosts must
@@ -30,24 +30,24 @@ import (
 // package documentation). It closes nothing; the client stays the
 // caller's. An invalid option makes NewPacer panic with a
 // [*polite.ConfigError].
-func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(polite.Policies) polite.Pacer {
+func NewPacer(client redis.UniversalClient, opts ...PacerOption) func(pace.Config) pace.Pacer {
 	o := apply(opts, PacerOption.applyPacer)
-	return func(ps polite.Policies) polite.Pacer {
-		return newPacer(client, ps, o)
+	return func(c pace.Config) pace.Pacer {
+		return newPacer(client, c, o)
 	}
 }
 
 // pacer is the Pacer that NewPacer makes.
 type pacer struct {
 	client   redis.UniversalClient
-	policies polite.Policies // their Default Effective
+	policies pace.Config // its Policy Effective
 	o        options
 	scripts           // for the Default and the lease duration
 	admits   *batcher // sends the admissions
 	releases *batcher // sends the releases
 	servers  *servers // whether each server answers
 
-	fallback func() polite.Pacer // made on first use
+	fallback func() *pace.Memory // made on first use
 	rand     func() float64      // jitter draws in [0, 1)
 
 	ownArgs  sync.Map     // the ownPolicyArgs of the keys' own policies, by policy
@@ -104,18 +104,18 @@ type orphan struct {
 // kept; past it, the others' are written out for each call.
 const maxOwnArgs = 1024
 
-// newPacer returns the Pacer of ps.
-func newPacer(client redis.UniversalClient, ps polite.Policies, o options) *pacer {
-	ps.Default = ps.Default.Effective()
+// newPacer returns the Pacer of c.
+func newPacer(client redis.UniversalClient, c pace.Config, o options) *pacer {
+	c.Policy = c.Policy.Effective()
 	p := &pacer{
 		client:   client,
-		policies: ps,
+		policies: c,
 		o:        o,
-		scripts:  newScripts(ps.Default, o.lease),
+		scripts:  newScripts(c.Policy, o.lease),
 		admits:   &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
 		releases: &batcher{client: client, timeout: o.timeout, detach: isCluster(client)},
-		fallback: sync.OnceValue(func() polite.Pacer {
-			p, err := polite.NewMemoryPacer(ps, 0)
+		fallback: sync.OnceValue(func() *pace.Memory {
+			p, err := pace.NewMemory(c)
 			if err != nil {
 				panic(err) // the transport validated the policy
 			}
@@ -164,11 +164,12 @@ func (p *pacer) now() time.Time {
 }
 
 // policy returns the policy in force for key.
-func (p *pacer) policy(key string) polite.PacingPolicy {
+func (p *pacer) policy(key string) pace.Policy {
 	if p.policies.Override == nil {
-		return p.policies.Default
+		return p.policies.Policy
 	}
-	return p.policies.For(key)
+	pol, _ := p.policies.For(key) // an invalid policy: the default, as every Pacer runs it
+	return pol
 }
 
 // withPolicy returns args, which it ends with the arguments of key's own
@@ -183,8 +184,8 @@ func (p *pacer) withPolicy(key string, args []any) []any {
 	if p.policies.Override == nil {
 		return args
 	}
-	pol := p.policies.For(key)
-	if pol == p.policies.Default {
+	pol := p.policy(key)
+	if pol == p.policies.Policy {
 		return args
 	}
 	if a, ok := p.ownArgs.Load(pol); ok {
@@ -200,7 +201,7 @@ func (p *pacer) withPolicy(key string, args []any) []any {
 // draw returns a jitter draw in [0, 1) as a script argument, for a key
 // whose policy has jitter j.
 func (p *pacer) draw(j float64) string {
-	if j == polite.None {
+	if pace.Value(j) == 0 {
 		return "0"
 	}
 	return strconv.FormatFloat(p.rand(), 'g', -1, 64)
@@ -209,8 +210,9 @@ func (p *pacer) draw(j float64) string {
 // us returns d in whole microseconds, as a script argument.
 func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 
-// Acquire implements [polite.Pacer].
-func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
+// Acquire implements [pace.Pacer].
+func (p *pacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error) {
+	key, partition, crawlDelay := r.Key, r.Partition, r.CrawlDelay
 	floor := us(max(crawlDelay, 0))
 	keys := p.keys(key)
 	var timer *time.Timer
@@ -221,22 +223,22 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 	}()
 	for {
 		if err := ended(ctx); err != nil {
-			return nil, err
+			return pace.Lease{}, err
 		}
 		h := p.servers.of(ctx, keys[0])
 		if !p.o.failClose && h.skip() {
-			if l, err := p.alone(ctx, h, key, partition, crawlDelay); err != errBack {
+			if l, err := p.alone(ctx, h, r); err != errBack {
 				return l, err
 			}
 			continue
 		}
 		id := strconv.FormatUint(rand.Uint64(), 36)
 		sent := time.Now()
-		r, err := p.acquire(ctx, h, key, partition, keys, floor, id)
+		reply, err := p.acquire(ctx, h, key, partition, keys, floor, id)
 		if err != nil {
 			switch err := ended(ctx); err {
 			case context.Canceled:
-				return nil, err
+				return pace.Lease{}, err
 			case context.DeadlineExceeded:
 				// Redis did not answer within the request's deadline: the
 				// next requests should not wait for it either, if it had
@@ -244,10 +246,10 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 				if !p.o.failClose && p.fairTry(sent) {
 					h.failed(err)
 				}
-				return nil, err
+				return pace.Lease{}, err
 			}
 			if p.o.failClose {
-				return nil, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
+				return pace.Lease{}, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 			}
 			h.failed(err)
 			continue // in memory, until the next probe
@@ -256,14 +258,14 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 		if p.carrying.Load() {
 			p.carryLater()
 		}
-		if r[0] == 1 {
+		if reply[0] == 1 {
 			p.touch(key, crawlDelay)
-			return &lease{p: p, ctx: ctx, key: key, partition: partition, id: id, start: strconv.FormatInt(r[1], 10)}, nil
+			return pace.Lease{Partition: partition, Ref: &lease{ctx: ctx, key: key, id: id, start: strconv.FormatInt(reply[1], 10)}}, nil
 		}
-		next, wake := time.Duration(r[1])*time.Microsecond, time.Duration(r[2])*time.Microsecond
+		next, wake := time.Duration(reply[1])*time.Microsecond, time.Duration(reply[2])*time.Microsecond
 		if deadline, ok := ctx.Deadline(); ok && next > 0 {
 			if now := time.Now(); !now.Add(next).Before(deadline) {
-				return nil, &polite.DeadlineError{Key: key, Earliest: now.Add(next), Deadline: deadline}
+				return pace.Lease{}, &pace.DeadlineError{Key: key, Earliest: now.Add(next), Deadline: deadline, Now: now}
 			}
 		}
 		if next == 0 {
@@ -357,19 +359,20 @@ func (p *pacer) repaired(key string, r []int64) {
 	}
 }
 
-// alone paces a request of partition to key in this process's memory while
-// h, the key's server, is down, and remembers to carry what it did into
-// Redis when the server answers again. When the outage ends while the
-// request waits, it returns errBack, for the request to ask Redis: the
-// other processes start there, and would not see its start in time.
-func (p *pacer) alone(ctx context.Context, h *health, key, partition string, crawlDelay time.Duration) (polite.Lease, error) {
-	p.touch(key, crawlDelay)
+// alone paces r in this process's memory while h, its key's server, is
+// down, and remembers to carry what it did into Redis when the server
+// answers again. When the outage ends while the request waits, it returns
+// errBack, for the request to ask Redis: the other processes start there,
+// and would not see its start in time.
+func (p *pacer) alone(ctx context.Context, h *health, r pace.Request) (pace.Lease, error) {
+	key := r.Key
+	p.touch(key, r.CrawlDelay)
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.outage(), cancel)()
-	l, err := p.fallback().Acquire(mctx, key, partition, crawlDelay)
+	l, err := p.fallback().Acquire(mctx, r)
 	if err != nil && ctx.Err() == nil && mctx.Err() != nil {
-		return nil, errBack
+		return pace.Lease{}, errBack
 	}
 	if err == nil {
 		p.carryMu.Lock()
@@ -457,32 +460,35 @@ func (p *pacer) notify(key string) {
 	}
 }
 
-// lease is a pacer's Lease: a member of the key's lease set.
+// lease is what a pace.Lease of the pacer refers to: a member of the
+// key's lease set. The lease's quota partition is the pace.Lease's.
 type lease struct {
-	p         *pacer
-	ctx       context.Context // the request's, which bounds the release
-	key       string
-	partition string // the request's quota partition
-	id        string
-	start     string // µs on the store's clock
+	ctx   context.Context // the request's, which bounds the release
+	key   string
+	id    string
+	start string // µs on the store's clock
 }
 
-// Release implements [polite.Lease]: it returns what the release changed
-// in the key's shared state. The call is bounded by the request's context
+// Release implements [pace.Pacer]: it returns what the release changed in
+// the key's shared state. The call is bounded by the request's context
 // (the one given to Acquire) and by [WithTimeout]. When it cannot be made
 // (the key's server is unreachable, or the request's context ends first)
 // the outcome is lost, the Change is the zero one, and the lease is given
 // back when the server answers again, or expires; in an outage of the
 // key's server Release does not even try, so that a response never waits
-// for a server known to be down.
-func (l *lease) Release(o polite.Outcome) polite.Change {
-	p := l.p
+// for a server known to be down. A lease that the Pacer granted from its
+// memory, in an outage, is released there.
+func (p *pacer) Release(pl pace.Lease, o pace.Outcome) pace.Change {
+	l, ok := pl.Ref.(*lease)
+	if !ok {
+		return p.fallback().Release(pl, o)
+	}
 	defer p.notify(l.key)
 	keys := p.keys(l.key)
 	h := p.servers.of(l.ctx, keys[0])
 	if h.isDown.Load() && !p.o.failClose {
 		p.abandon(l.key, l.id)
-		return polite.Change{}
+		return pace.Change{}
 	}
 	b := func(v bool) string {
 		if v {
@@ -492,13 +498,13 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 	}
 	q := o.Quota
 	u := "0" // the draw for a pause, which only a signal causes
-	if o.Class == polite.OutcomeSignal {
+	if o.Class == pace.Signal {
 		u = p.draw(p.policy(l.key).Jitter)
 	}
 	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u}
-	if l.partition != "" || q.Partition != "" {
-		args = append(args, l.partition, q.Partition)
+	if pl.Partition != "" || q.Partition != "" {
+		args = append(args, pl.Partition, q.Partition)
 	} else {
 		for args[len(args)-1] == "0" { // the script takes a missing argument as 0
 			args = args[:len(args)-1]
@@ -511,7 +517,7 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 	}
 	cmd, err := p.releases.run(l.ctx, h.node, p.release, keys, p.withPolicy(l.key, p.argv(args...)), orphan)
 	if err != nil {
-		return polite.Change{} // the request's context ended; orphan gives the lease back
+		return pace.Change{} // the request's context ended; orphan gives the lease back
 	}
 	r, err := reply(cmd)
 	if err != nil {
@@ -519,10 +525,22 @@ func (l *lease) Release(o polite.Outcome) polite.Change {
 		if !p.o.failClose && l.ctx.Err() == nil {
 			h.failed(err)
 		}
-		return polite.Change{}
+		return pace.Change{}
 	}
 	h.answered()
 	p.repaired(l.key, r)
-	return polite.Change{Raised: r[0] == 1, Cleared: r[0] == 2, Level: int(r[1]),
+	return pace.Change{Raised: r[0] == 1, Cleared: r[0] == 2, Level: int(r[1]),
 		Pause: time.Duration(r[2]) * time.Microsecond}
+}
+
+// RobotsRead implements [pace.Pacer]. A key's state in Redis stays at
+// least 30 minutes past its last start (the time after which a backoff
+// level is forgotten), and at least the policy's MaxCrawlDelay (see
+// stateLua's save), so that whatever Crawl-delay a robots.txt fetch finds
+// is honoured from the fetch's start: it needs no call. A lease granted
+// from memory, in an outage, is told there.
+func (p *pacer) RobotsRead(pl pace.Lease, crawlDelay time.Duration) {
+	if _, ok := pl.Ref.(*lease); !ok {
+		p.fallback().RobotsRead(pl, crawlDelay)
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/politetest"
 	"github.com/redis/go-redis/v9"
 )
@@ -30,7 +30,7 @@ func freshPrefix() string { return fmt.Sprintf("t%d", prefixes.Add(1)) }
 
 func TestConformance(t *testing.T) {
 	newClient(t) // skips without a server
-	politetest.RunPacer(t, func(ps polite.Policies) polite.Pacer {
+	politetest.RunPacer(t, func(ps pace.Config) pace.Pacer {
 		// Made inside the case's bubble, so that the client's timers and
 		// channels belong to it.
 		c := redis.NewClient(clientOptions(sock))
@@ -44,20 +44,20 @@ func TestConformance(t *testing.T) {
 // in-memory pacer does.
 func TestPartitionsBounded(t *testing.T) {
 	c := newClient(t)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: polite.PacingPolicy{BaseDelay: polite.None, MaxInFlight: polite.None}.Effective()})
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: pace.Policy{BaseDelay: pace.None, MaxInFlight: pace.None}.Effective()})
 	ctx := context.Background()
 	for i := range 40 {
-		l, err := p.Acquire(ctx, "a", fmt.Sprint(i), 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: "a", Partition: fmt.Sprint(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Remaining: 0, Reset: time.Duration(i+1) * time.Minute}})
+		p.Release(l, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: 0, Reset: time.Duration(i+1) * time.Minute}})
 	}
 	deadline, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	for i := range 40 {
-		_, err := p.Acquire(deadline, "a", fmt.Sprint(i), 0)
-		var late *polite.DeadlineError
+		_, err := p.Acquire(deadline, pace.Request{Key: "a", Partition: fmt.Sprint(i)})
+		var late *pace.DeadlineError
 		if held := errors.As(err, &late); held != (i >= 8) {
 			t.Errorf("partition %d: %v; want it held only if among the 32 that end last", i, err)
 		}
@@ -69,13 +69,13 @@ func TestPartitionsBounded(t *testing.T) {
 // calls of a key with its own policy and of one without.
 func TestPartitionNamedAsMark(t *testing.T) {
 	c := newClient(t)
-	ps := polite.Policies{
-		Default: polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: polite.None}.Effective(),
-		Override: func(key string) (polite.PacingPolicy, bool) {
-			return polite.PacingPolicy{BaseDelay: time.Hour}, key == "own"
+	ps := pace.Config{
+		Policy: pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None, MaxInFlight: pace.None}.Effective(),
+		Override: func(key string) (pace.Policy, bool) {
+			return pace.Policy{BaseDelay: time.Hour}, key == "own"
 		},
 	}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(ps).(polite.ReadyPacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(ps).(pace.ReadyPacer)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const mark = ownPolicyMark
@@ -85,15 +85,15 @@ func TestPartitionNamedAsMark(t *testing.T) {
 		base            time.Duration // the key's BaseDelay
 	}{
 		{"own", time.Hour, time.Hour, time.Hour},
-		{"default", time.Minute, 0, polite.None},
+		{"default", time.Minute, 0, pace.None},
 	} {
-		l, err := p.Acquire(ctx, c.key, mark, 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: c.key, Partition: mark})
 		if err != nil {
 			t.Fatalf("%s: Acquire = %v", c.key, err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess, Quota: polite.Quota{Known: true, Reset: time.Minute, Partition: mark}})
+		p.Release(l, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Reset: time.Minute, Partition: mark}})
 		for partition, wait := range map[string]time.Duration{mark: c.inMark, "other": c.inOther} {
-			ks, err := p.Ready(ctx, c.key, partition, 0)
+			ks, err := p.Ready(ctx, pace.Request{Key: c.key, Partition: partition})
 			if err != nil {
 				t.Fatalf("%s: Ready(%q) = %v", c.key, partition, err)
 			}

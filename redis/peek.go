@@ -7,20 +7,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
-// Ready implements [polite.ReadyPacer]: one call, peekLua, which reads
+// Ready implements [pace.ReadyPacer]: one call, peekLua, which reads
 // the key's shared state and writes nothing. KeyState.Waiting and Busy
 // count the requests of this process that wait on the key; the others'
 // are not known. In an outage of the key's server, it reads the state this
 // process keeps in its memory.
-func (p *pacer) Ready(ctx context.Context, key, partition string, crawlDelay time.Duration) (polite.KeyState, error) {
+func (p *pacer) Ready(ctx context.Context, req pace.Request) (pace.KeyState, error) {
+	key, partition, crawlDelay := req.Key, req.Partition, req.CrawlDelay
 	keys := p.keys(key)
 	h := p.servers.of(ctx, keys[0])
 	if h.isDown.Load() && !p.o.failClose {
-		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, partition, crawlDelay)
+		return p.fallback().Ready(ctx, req)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
@@ -33,23 +34,23 @@ func (p *pacer) Ready(ctx context.Context, key, partition string, crawlDelay tim
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return polite.KeyState{}, ctx.Err()
+			return pace.KeyState{}, ctx.Err()
 		}
 		if p.o.failClose {
-			return polite.KeyState{}, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
+			return pace.KeyState{}, fmt.Errorf("politeredis: redis unreachable: %w", h.cause(err))
 		}
 		h.failed(err)
-		return p.fallback().(polite.ReadyPacer).Ready(ctx, key, partition, crawlDelay)
+		return p.fallback().Ready(ctx, req)
 	}
 	h.answered()
 	return p.keyState(key, r), nil
 }
 
-// Stats implements [polite.StatsPacer]: the keys this process used last,
+// Stats implements [pace.StatsPacer]: the keys this process used last,
 // at most 1,000, each read with peekLua, in one pipeline to each server,
 // the pipelines at once (one round trip to each server). Keys that Redis no longer holds are left out; the
 // keys of a server in an outage are read from this process's memory.
-func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
+func (p *pacer) Stats(ctx context.Context) ([]pace.KeyState, error) {
 	recent := p.recent()
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
@@ -69,7 +70,7 @@ func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 	if len(calls) > 0 {
 		runAll(cctx, p.client, calls)
 	}
-	var out []polite.KeyState
+	var out []pace.KeyState
 	for i, c := range calls {
 		key, h := called[i], hs[i]
 		r, err := reply(c.cmd)
@@ -90,7 +91,7 @@ func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 		}
 	}
 	for _, key := range fromMemory {
-		ks, err := p.fallback().(polite.ReadyPacer).Ready(ctx, key, "", recent[key])
+		ks, err := p.fallback().Ready(ctx, pace.Request{Key: key, CrawlDelay: recent[key]})
 		if err != nil {
 			return nil, err
 		}
@@ -98,15 +99,15 @@ func (p *pacer) Stats(ctx context.Context) ([]polite.KeyState, error) {
 			out = append(out, ks)
 		}
 	}
-	slices.SortFunc(out, func(a, b polite.KeyState) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b pace.KeyState) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
 
 // keyState returns the state of key that peekLua's reply r reads.
-func (p *pacer) keyState(key string, r []int64) polite.KeyState {
+func (p *pacer) keyState(key string, r []int64) pace.KeyState {
 	now := p.now()
 	µs := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	ks := polite.KeyState{Key: key, Pace: µs(r[3]), Waiting: p.waiting(key)}
+	ks := pace.KeyState{Key: key, Pace: µs(r[3]), Waiting: p.waiting(key)}
 	if r[0] == 1 {
 		ks.Next = now.Add(µs(r[1]))
 		ks.InFlight = int(r[2])
@@ -119,6 +120,6 @@ func (p *pacer) keyState(key string, r []int64) polite.KeyState {
 		ks.Requests, ks.Backoffs, ks.RetryAfters = uint64(r[8]), uint64(r[9]), uint64(r[10])
 	}
 	ks.Policy = p.policy(key)
-	ks.Busy = ks.Policy.MaxInFlight != polite.None && ks.InFlight >= ks.Policy.MaxInFlight || ks.Waiting > 0
+	ks.Busy = pace.Value(ks.Policy.MaxInFlight) > 0 && ks.InFlight >= ks.Policy.MaxInFlight || ks.Waiting > 0
 	return ks
 }

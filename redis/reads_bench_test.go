@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +22,7 @@ func BenchmarkReady(b *testing.B) {
 	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
-		if _, err := p.Ready(ctx, "host"+strconv.Itoa(i%statsKeys)+".example", "", 0); err != nil {
+		if _, err := p.Ready(ctx, pace.Request{Key: "host"+strconv.Itoa(i%statsKeys)+".example"}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(s))
@@ -51,14 +51,14 @@ func BenchmarkStats(b *testing.B) {
 // used statsKeys keys, with the server's statistics reset.
 func usedKeys(b *testing.B) (*redis.Client, *pacer) {
 	c := newClient(b)
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: unpaced()}).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: unpaced()}).(*pacer)
 	ctx := context.Background()
 	for i := range statsKeys {
-		l, err := p.Acquire(ctx, "host"+strconv.Itoa(i)+".example", "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(i)+".example"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		b.Fatal(err)

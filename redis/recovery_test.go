@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -71,15 +71,15 @@ func leases(t *testing.T, c redis.Cmdable, key string) int {
 // 1) starts.
 func TestGhostLease(t *testing.T) {
 	c := hungClient(t)
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, Jitter: polite.None, MaxInFlight: 1}
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, Jitter: pace.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable(), WithTimeout(500*time.Millisecond))(pace.Config{Policy: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	keys := []string{"a", "b", "c", "d", "piped"}
-	if l, err := p.Acquire(context.Background(), "load", "", 0); err != nil { // the server has the script
+	if l, err := p.Acquire(context.Background(), pace.Request{Key: "load"}); err != nil { // the server has the script
 		t.Fatal(err)
 	} else {
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 
 	resume := stopped(t)
@@ -93,7 +93,7 @@ func TestGhostLease(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
-			if _, err := p.Acquire(ctx, key, "", 0); !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := p.Acquire(ctx, pace.Request{Key: key}); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Acquire(%s, %d) on a stopped server = %v; want the context's deadline", key, i, err)
 			}
 		})
@@ -103,13 +103,13 @@ func TestGhostLease(t *testing.T) {
 
 	for _, key := range keys {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		l, err := p.Acquire(ctx, key, "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: key})
 		cancel()
 		if err != nil {
 			t.Errorf("Acquire(%s) after the server resumed = %v; want its slot free", key, err)
 			continue
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 	}
 }
 
@@ -117,8 +117,8 @@ func TestGhostLease(t *testing.T) {
 // admission, when it comes, admits nothing.
 func TestTombstone(t *testing.T) {
 	c := newClient(t)
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(polite.Policies{Default: policy}).(*pacer)
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, MaxInFlight: 1}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: policy}).(*pacer)
 	ctx := context.Background()
 	if err := p.cancel.Run(ctx, c, p.keys("a"), p.argv("late")...).Err(); err != nil {
 		t.Fatal(err)
@@ -127,11 +127,11 @@ func TestTombstone(t *testing.T) {
 	if err != nil || r[0] != 0 {
 		t.Fatalf("admission with a tombstone = %v, %v; want none", r, err)
 	}
-	l, err := p.Acquire(ctx, "a", "", 0) // the slot is free
+	l, err := p.Acquire(ctx, pace.Request{Key: "a"}) // the slot is free
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+	p.Release(l, pace.Outcome{Class: pace.Success})
 }
 
 // TestReleaseWithinContext stops the server while a request's response
@@ -139,9 +139,9 @@ func TestTombstone(t *testing.T) {
 // Pacer's longer timeout, and its lease is given back once the server
 // resumes.
 func TestReleaseWithinContext(t *testing.T) {
-	stopWhileLeased(t, 2*time.Second, 300*time.Millisecond, func(p *pacer, l polite.Lease) {
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
-		deadline, _ := l.(*lease).ctx.Deadline()
+	stopWhileLeased(t, 2*time.Second, 300*time.Millisecond, func(p *pacer, l pace.Lease) {
+		p.Release(l, pace.Outcome{Class: pace.Success})
+		deadline, _ := l.Ref.(*lease).ctx.Deadline()
 		if late := time.Since(deadline); late > 100*time.Millisecond {
 			t.Errorf("Release on a stopped server returned %v past the request's deadline", late)
 		}
@@ -152,14 +152,14 @@ func TestReleaseWithinContext(t *testing.T) {
 // to be down: Release does not wait for the server, and the lease is given
 // back when the server answers again rather than held for its 2 minutes.
 func TestLeaseGivenBackAfterOutage(t *testing.T) {
-	stopWhileLeased(t, 300*time.Millisecond, 0, func(p *pacer, l polite.Lease) {
-		if m, err := p.Acquire(context.Background(), "b", "", 0); err != nil { // finds the server down, and paces in memory
+	stopWhileLeased(t, 300*time.Millisecond, 0, func(p *pacer, l pace.Lease) {
+		if m, err := p.Acquire(context.Background(), pace.Request{Key: "b"}); err != nil { // finds the server down, and paces in memory
 			t.Fatal(err)
 		} else {
-			m.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			p.Release(m, pace.Outcome{Class: pace.Success})
 		}
 		t0 := time.Now()
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 		if d := time.Since(t0); d > 100*time.Millisecond {
 			t.Errorf("Release in an outage took %v; want no wait", d)
 		}
@@ -170,12 +170,12 @@ func TestLeaseGivenBackAfterOutage(t *testing.T) {
 // request with deadline (0: none), stops the server, calls release with
 // the Pacer and the lease, resumes the server, and waits until the lease
 // is given back.
-func stopWhileLeased(t *testing.T, timeout, deadline time.Duration, release func(p *pacer, l polite.Lease)) {
+func stopWhileLeased(t *testing.T, timeout, deadline time.Duration, release func(p *pacer, l pace.Lease)) {
 	t.Helper()
 	c := hungClient(t)
-	policy := polite.PacingPolicy{BaseDelay: polite.None, LatencyFactor: polite.None, MaxInFlight: 1}
+	policy := pace.Policy{BaseDelay: pace.None, LatencyFactor: pace.None, MaxInFlight: 1}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(timeout))(polite.Policies{Default: policy}).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(timeout))(pace.Config{Policy: policy}).(*pacer)
 	p.o.probe = 200 * time.Millisecond
 	ctx := context.Background()
 	if deadline > 0 {
@@ -183,7 +183,7 @@ func stopWhileLeased(t *testing.T, timeout, deadline time.Duration, release func
 		ctx, cancel = context.WithTimeout(ctx, deadline)
 		defer cancel()
 	}
-	l, err := p.Acquire(ctx, "a", "", 0)
+	l, err := p.Acquire(ctx, pace.Request{Key: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,17 +222,17 @@ func TestCorruptState(t *testing.T) {
 				defer c.Close()
 				var log syncBuffer
 				prefix := freshPrefix()
-				policy := polite.PacingPolicy{Jitter: polite.None, LatencyFactor: polite.None}
+				policy := pace.Policy{Jitter: pace.None, LatencyFactor: pace.None}
 				p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(prefix),
-					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(polite.Policies{Default: policy})
+					WithLogger(slog.New(slog.NewTextHandler(&log, nil))))(pace.Config{Policy: policy})
 				request := func() time.Time {
 					t.Helper()
-					l, err := p.Acquire(context.Background(), "a", "", 0)
+					l, err := p.Acquire(context.Background(), pace.Request{Key: "a"})
 					if err != nil {
 						t.Fatal(err)
 					}
 					at := time.Now()
-					l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+					p.Release(l, pace.Outcome{Class: pace.Success})
 					return at
 				}
 				request()
@@ -267,10 +267,10 @@ func TestCorruptState(t *testing.T) {
 // pace from the last start made in memory.
 func TestRecoveryKeepsPace(t *testing.T) {
 	c := newClient(t)
-	const pace = 300 * time.Millisecond
-	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
+	const pacing = 300 * time.Millisecond
+	policy := pace.Policy{BaseDelay: pacing, LatencyFactor: pace.None, Jitter: pace.None}
 	prefix := freshPrefix()
-	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
+	p := NewPacer(c, WithKeyPrefix(prefix), WithTimeout(300*time.Millisecond))(pace.Config{Policy: policy}).(*pacer)
 	p.o.probe = 50 * time.Millisecond
 	var (
 		mu     sync.Mutex
@@ -288,17 +288,17 @@ func TestRecoveryKeepsPace(t *testing.T) {
 			default:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			l, err := p.Acquire(ctx, "a", "", 0)
+			l, err := p.Acquire(ctx, pace.Request{Key: "a"})
 			cancel()
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			_, inRedis := l.(*lease)
+			_, inRedis := l.Ref.(*lease)
 			mu.Lock()
 			starts, shared = append(starts, time.Now()), append(shared, inRedis)
 			mu.Unlock()
-			l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+			p.Release(l, pace.Outcome{Class: pace.Success})
 		}
 	}()
 	count := func(inRedis bool) int {
@@ -330,8 +330,8 @@ func TestRecoveryKeepsPace(t *testing.T) {
 	defer mu.Unlock()
 	for i := 1; i < len(starts); i++ {
 		// 30ms of slack: a start is taken when Acquire returns.
-		if gap := starts[i].Sub(starts[i-1]); gap < pace-30*time.Millisecond {
-			t.Errorf("gap %d (%s to %s) = %v; want at least the pace, %v", i, where(shared[i-1]), where(shared[i]), gap, pace)
+		if gap := starts[i].Sub(starts[i-1]); gap < pacing-30*time.Millisecond {
+			t.Errorf("gap %d (%s to %s) = %v; want at least the pacing, %v", i, where(shared[i-1]), where(shared[i]), gap, pacing)
 		}
 	}
 }
@@ -350,19 +350,19 @@ func where(inRedis bool) string {
 // it. Before, it started in memory when its turn came there.
 func TestWaiterInMemoryBackOnRedis(t *testing.T) {
 	c := hungClient(t)
-	const pace = time.Second
-	policy := polite.PacingPolicy{BaseDelay: pace, LatencyFactor: polite.None, Jitter: polite.None}
-	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(200*time.Millisecond))(polite.Policies{Default: policy}).(*pacer)
+	const pacing = time.Second
+	policy := pace.Policy{BaseDelay: pacing, LatencyFactor: pace.None, Jitter: pace.None}
+	p := NewPacer(c, WithKeyPrefix(freshPrefix()), WithTimeout(200*time.Millisecond))(pace.Config{Policy: policy}).(*pacer)
 	p.o.probe = 100 * time.Millisecond
-	acquire := func(key string) (polite.Lease, time.Time) {
+	acquire := func(key string) (pace.Lease, time.Time) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		l, err := p.Acquire(ctx, key, "", 0)
+		l, err := p.Acquire(ctx, pace.Request{Key: key})
 		if err != nil {
 			t.Fatalf("Acquire(%s) = %v", key, err)
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 		return l, time.Now()
 	}
 	acquire("load") // the server has the scripts
@@ -372,17 +372,17 @@ func TestWaiterInMemoryBackOnRedis(t *testing.T) {
 		t.Fatal("Acquire on a stopped server started through Redis")
 	}
 	memory := time.Now()
-	waiter := make(chan polite.Lease, 1)
+	waiter := make(chan pace.Lease, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		l, err := p.Acquire(ctx, "a", "", 0) // waits in memory for the pace
+		l, err := p.Acquire(ctx, pace.Request{Key: "a"}) // waits in memory for the pacing
 		if err != nil {
 			t.Errorf("Acquire(a) = %v", err)
 			close(waiter)
 			return
 		}
-		l.Release(polite.Outcome{Class: polite.OutcomeSuccess})
+		p.Release(l, pace.Outcome{Class: pace.Success})
 		waiter <- l
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -396,14 +396,14 @@ func TestWaiterInMemoryBackOnRedis(t *testing.T) {
 	if !isShared(l) {
 		t.Fatal("the request that waited in memory when the outage ended started there; want Redis")
 	}
-	us, _ := strconv.ParseInt(l.(*lease).start, 10, 64)
-	if gap := time.UnixMicro(us).Sub(memory); gap < pace-30*time.Millisecond {
-		t.Errorf("start through Redis %v after the start in memory; want at least the pace, %v", gap, pace)
+	us, _ := strconv.ParseInt(l.Ref.(*lease).start, 10, 64)
+	if gap := time.UnixMicro(us).Sub(memory); gap < pacing-30*time.Millisecond {
+		t.Errorf("start through Redis %v after the start in memory; want at least the pacing, %v", gap, pacing)
 	}
 }
 
 // isShared reports whether l was admitted by Redis rather than in memory.
-func isShared(l polite.Lease) bool {
-	_, ok := l.(*lease)
+func isShared(l pace.Lease) bool {
+	_, ok := l.Ref.(*lease)
 	return ok
 }

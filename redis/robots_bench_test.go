@@ -23,8 +23,7 @@ func BenchmarkRobotsLoad(b *testing.B) {
 	body := []byte(strings.Repeat("Disallow: /private/path\n", 20)) // about 500 bytes
 	fetch := func(o string) func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch {
 		return func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch {
-			return &polite.RobotsFetch{RobotsResult: polite.RobotsResult{URL: o + "/robots.txt", Status: 200, FetchedAt: time.Now()},
-				Body: body, Expires: time.Now().Add(time.Hour)}
+			return &polite.RobotsFetch{URL: o + "/robots.txt", Status: 200, FetchedAt: time.Now(), Body: body, Expires: time.Now().Add(time.Hour)}
 		}
 	}
 	origin := func(i int) string { return "https://host" + strconv.Itoa(i%origins) + ".example:443" }
@@ -57,8 +56,7 @@ func BenchmarkRobotsMemoryPerOrigin(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		o := "https://host" + strconv.Itoa(i) + ".example.com:443"
 		_, err := s.Load(ctx, o, func(context.Context, *polite.RobotsFetch) *polite.RobotsFetch {
-			return &polite.RobotsFetch{RobotsResult: polite.RobotsResult{URL: o + "/robots.txt", Status: 200, FetchedAt: time.Now(), Duration: 80 * time.Millisecond},
-				Body: body, ETag: `"5f3a-1c"`, Expires: time.Now().Add(24 * time.Hour)}
+			return &polite.RobotsFetch{URL: o + "/robots.txt", Status: 200, FetchedAt: time.Now(), Duration: 80 * time.Millisecond, Body: body, ETag: `"5f3a-1c"`, Expires: time.Now().Add(24 * time.Hour)}
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -31,8 +31,7 @@ func TestRobotsStoreConformance(t *testing.T) {
 
 // copyOf returns a fetch's copy for origin o that lives for d.
 func copyOf(o string, d time.Duration) *polite.RobotsFetch {
-	return &polite.RobotsFetch{RobotsResult: polite.RobotsResult{URL: o + "/robots.txt", Status: 200, FetchedAt: time.Now()},
-		Body: []byte("User-agent: *\nDisallow: /x\n"), Expires: time.Now().Add(d)}
+	return &polite.RobotsFetch{URL: o + "/robots.txt", Status: 200, FetchedAt: time.Now(), Body: []byte("User-agent: *\nDisallow: /x\n"), Expires: time.Now().Add(d)}
 }
 
 // TestRobotsStoreLapsedClaim: a claim whose process died, and so stops
@@ -271,15 +270,20 @@ func TestRobotsStoreFailWhenUnreachable(t *testing.T) {
 // panics.
 func TestRobotsCodec(t *testing.T) {
 	at := time.Date(2026, 11, 23, 6, 0, 0, 123456789, time.UTC)
-	result := func(url string, status int, err error, stale bool, d time.Duration) polite.RobotsResult {
-		return polite.RobotsResult{URL: url, Status: status, Err: err, Stale: stale, FetchedAt: at, Duration: d}
+	result := func(url string, status int, err error, stale bool, d time.Duration) polite.RobotsFetch {
+		return polite.RobotsFetch{URL: url, Status: status, Err: err, Stale: stale, FetchedAt: at, Duration: d}
+	}
+	with := func(f polite.RobotsFetch, edit func(*polite.RobotsFetch)) polite.RobotsFetch {
+		edit(&f)
+		return f
 	}
 	tests := []polite.RobotsFetch{
-		{RobotsResult: result("https://a.example/robots.txt", 200, nil, false, time.Second),
-			Body: []byte("User-agent: *\nDisallow: /\x00\xff"), ETag: `"e"`, LastModified: "x"},
-		{RobotsResult: result("http://b.example/robots.txt", 200, nil, false, 0), Body: []byte{}},
-		{RobotsResult: result("http://c.example/robots.txt", 0, errors.New("dial tcp: refused"), false, -1)},
-		{RobotsResult: result("http://d.example:8080/robots.txt", 503, fmt.Errorf("wrapped: %w", errors.New("503")), true, 0), Body: []byte("x")},
+		with(result("https://a.example/robots.txt", 200, nil, false, time.Second), func(f *polite.RobotsFetch) {
+			f.Body, f.ETag, f.LastModified = []byte("User-agent: *\nDisallow: /\x00\xff"), `"e"`, "x"
+		}),
+		with(result("http://b.example/robots.txt", 200, nil, false, 0), func(f *polite.RobotsFetch) { f.Body = []byte{} }),
+		result("http://c.example/robots.txt", 0, errors.New("dial tcp: refused"), false, -1),
+		with(result("http://d.example:8080/robots.txt", 503, fmt.Errorf("wrapped: %w", errors.New("503")), true, 0), func(f *polite.RobotsFetch) { f.Body = []byte("x") }),
 	}
 	for _, want := range tests {
 		b := encodeRobots(&want)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -202,7 +202,9 @@ local function carry(ago, pause)
   if pause > 0 then bu = math.max(bu, now + pause) end
 end
 -- save writes the state, to stay until its next start is allowed and its
--- backoff level forgotten, and until its last lease or tombstone expires.
+-- backoff level forgotten, MAXCD past its last start at least (the longest
+-- Crawl-delay it may ask, that a robots.txt fetch may find), and until its
+-- last lease or tombstone expires.
 -- A tombstone is the id of a lease given back before its admission ran,
 -- and the instant it expires: that admission admits nothing.
 local function save(lastLease)
@@ -217,7 +219,7 @@ local function save(lastLease)
     end
     T = K
   end
-  local ttl = math.max(math.max(keyNext(now, fl) - now, 0) + FORGET, lastLease - now, quotaNext(now, nil) - now)
+  local ttl = math.max(math.max(keyNext(now, fl) - now, 0) + FORGET, ls + MAXCD - now, lastLease - now, quotaNext(now, nil) - now)
   local s
   if Q then
     s = cmsgpack.pack(ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L or {}, T or {}, Q)
@@ -466,7 +468,7 @@ type scripts struct {
 
 // newScripts returns the scripts of a default policy and a lease
 // duration: each after the line that sets their constants.
-func newScripts(policy polite.PacingPolicy, lease time.Duration) scripts {
+func newScripts(policy pace.Policy, lease time.Duration) scripts {
 	head := "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = " + strings.Join(policyValues(policy), ", ") + "\n" +
 		"local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
 	return scripts{admit: redis.NewScript(head + admitLua), release: redis.NewScript(head + releaseLua),
@@ -475,23 +477,18 @@ func newScripts(policy polite.PacingPolicy, lease time.Duration) scripts {
 }
 
 // policyValues returns the fields of an Effective policy but MaxBandwidth,
-// which the transport keeps, in the order stateLua names them. A field
-// that is polite.None is 0 there, and a MaxInFlight of None the largest
-// int: no cap.
-func policyValues(policy polite.PacingPolicy) []string {
-	us := func(d time.Duration) string { return strconv.FormatInt(noneAsZero(d).Microseconds(), 10) }
-	f := func(x float64) string { return strconv.FormatFloat(noneAsZero(x), 'g', -1, 64) }
-	maxIn := policy.MaxInFlight
-	if maxIn == polite.None {
+// which the transport keeps, in the order stateLua names them, as
+// pace.Value reads them; a MaxInFlight of 0, no cap, is the largest int.
+func policyValues(policy pace.Policy) []string {
+	us := func(d time.Duration) string { return strconv.FormatInt(pace.Value(d).Microseconds(), 10) }
+	f := func(x float64) string { return strconv.FormatFloat(pace.Value(x), 'g', -1, 64) }
+	maxIn := pace.Value(policy.MaxInFlight)
+	if maxIn == 0 {
 		maxIn = math.MaxInt
-	}
-	recover := policy.RecoverAfter
-	if recover == polite.None {
-		recover = 0 // successes never lower the level
 	}
 	return []string{us(policy.BaseDelay), f(policy.Jitter), f(policy.LatencyFactor), us(policy.MaxDelay),
 		us(policy.MaxCrawlDelay), us(policy.BackoffBase), us(policy.MaxBackoff), strconv.Itoa(maxIn),
-		strconv.Itoa(recover)}
+		strconv.Itoa(pace.Value(policy.RecoverAfter))}
 }
 
 // ownPolicyMark ends the arguments of a call for a key with a policy of
@@ -502,21 +499,12 @@ const ownPolicyMark = "=policy"
 
 // ownPolicyArgs returns the arguments that end a call for a key with its
 // own policy: the policy's values, then ownPolicyMark.
-func ownPolicyArgs(policy polite.PacingPolicy) []any {
+func ownPolicyArgs(policy pace.Policy) []any {
 	var a []any
 	for _, v := range policyValues(policy) {
 		a = append(a, v)
 	}
 	return append(a, ownPolicyMark)
-}
-
-// noneAsZero returns v, a field of a polite.PacingPolicy, or 0 for
-// polite.None.
-func noneAsZero[T time.Duration | float64](v T) T {
-	if v == polite.None {
-		return 0
-	}
-	return v
 }
 
 // forgetAfter is the time after which the policy forgets a backoff level.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // TestFleetVisible runs two transports on one Redis, as two processes of
@@ -32,7 +33,7 @@ func TestFleetVisible(t *testing.T) {
 	newPacer := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())
 	var events []polite.Event
 	opts := []polite.Option{polite.WithPacer(newPacer), polite.WithRobotsMode(polite.RobotsOff),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: base, LatencyFactor: polite.None, Jitter: polite.None})}
+		polite.WithPacing(pace.Policy{BaseDelay: base, LatencyFactor: pace.None, Jitter: pace.None})}
 	a := polite.New(nil, append(opts, polite.WithEvents(func(e polite.Event) { events = append(events, e) }))...)
 	b := polite.New(nil, opts...)
 	get := func(tr *polite.PoliteTransport) int {
@@ -70,7 +71,7 @@ func TestFleetVisible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wait := ready.At.Sub(sent); wait < 29*time.Second || wait > 30*time.Second+time.Since(t0) {
+	if wait := ready.Next.Sub(sent); wait < 29*time.Second || wait > 30*time.Second+time.Since(t0) {
 		t.Errorf("the other transport's Ready: At = +%v; want the Retry-After, 30s", wait)
 	}
 	d, err := b.Check(req)

@@ -15,7 +15,7 @@
 //     floor.
 //   - A retry policy stops on polite's refusals ([Refused]): an error that
 //     matches [polite.ErrRobotsBlocked] never reached the server and would
-//     be refused again, and a [*polite.DeadlineError] says the request's
+//     be refused again, and a [*pace.DeadlineError] says the request's
 //     own context ends before its host allows a start, which no retry
 //     within that context can change.
 //   - APIDefaults, not a crawler's policy: an API host is not a crawl
@@ -66,7 +66,7 @@
 // step: it waits until [polite.PoliteTransport.Ready] says the host's turn
 // has come, so that the signature is made when the request can go. Give
 // each operation a context deadline shorter than 15 minutes too: a hold
-// longer than that then fails at once with a *polite.DeadlineError instead
+// longer than that then fails at once with a *pace.DeadlineError instead
 // of waiting (TestS3Signing shows each case). go-github and openai-go send bearer tokens,
 // which do not age: their calls may wait as long as their contexts allow.
 package politesdk

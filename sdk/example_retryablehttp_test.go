@@ -11,7 +11,8 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/sdk"
+	"github.com/polite-go/polite/pace"
+	politesdk "github.com/polite-go/polite/sdk"
 )
 
 // politeRetryPolicy is go-retryablehttp's default policy that stops on
@@ -53,7 +54,7 @@ func Example_retryablehttp() {
 	defer cancel()
 	req, _ := retryablehttp.NewRequestWithContext(ctx, "GET", api.URL+"/v1/items", nil)
 	_, err := client.Do(req)
-	var late *polite.DeadlineError
+	var late *pace.DeadlineError
 	fmt.Println("stopped on polite's deadline:", errors.As(err, &late))
 	fmt.Println("tries:", tries, "requests the server saw:", calls.Load())
 	// Output:
@@ -76,7 +77,7 @@ func Example_retryablehttpRobots() {
 
 	client := retryablehttp.NewClient()
 	client.Logger = nil
-	client.HTTPClient.Transport = polite.New(nil, polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None}))
+	client.HTTPClient.Transport = polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: pace.None}))
 	client.CheckRetry = politeRetryPolicy
 	tries := 0
 	client.RequestLogHook = func(retryablehttp.Logger, *http.Request, int) { tries++ }

@@ -18,7 +18,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/sdk"
+	"github.com/polite-go/polite/pace"
+	politesdk "github.com/polite-go/polite/sdk"
 )
 
 // go-github over one polite transport shared by every client of the
@@ -55,7 +56,7 @@ func Example_github() {
 	defer cancel()
 	_, _, errB := b.Search.Repositories(ctx, "polite", nil) // another token: not held
 	_, _, errA := client("token-a").Search.Repositories(ctx, "polite", nil)
-	var late *polite.DeadlineError
+	var late *pace.DeadlineError
 	fmt.Println("token B's search:", errB)
 	fmt.Println("token A's search refused at once:", errors.As(errA, &late))
 	fmt.Println("requests the server saw:", calls.Load())
@@ -98,7 +99,7 @@ func Example_openai() {
 	defer cancel()
 	asked := time.Now()
 	_, err := client.Chat.Completions.New(ctx, params) // no requests left for six minutes
-	var late *polite.DeadlineError
+	var late *pace.DeadlineError
 	fmt.Println("refused:", errors.As(err, &late), "at once:", time.Since(asked) < time.Second)
 	// Output:
 	// refused: true at once: true
@@ -149,15 +150,15 @@ func Example_s3() {
 // let it start, so that the signature is made after polite's wait rather
 // than before it. A wait that would end after the operation's deadline is
 // left to the transport, which fails it at once with a
-// *polite.DeadlineError.
+// *pace.DeadlineError.
 func waitBeforeSigning(tr *polite.PoliteTransport) func(*middleware.Stack) error {
 	wait := middleware.FinalizeMiddlewareFunc("PoliteWaitBeforeSigning",
 		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			if req, ok := in.Request.(*smithyhttp.Request); ok {
 				r, err := tr.Ready(req.Request.WithContext(ctx))
 				deadline, bounded := ctx.Deadline()
-				if err == nil && r.At.After(time.Now()) && (!bounded || r.At.Before(deadline)) {
-					t := time.NewTimer(time.Until(r.At))
+				if err == nil && r.Next.After(time.Now()) && (!bounded || r.Next.Before(deadline)) {
+					t := time.NewTimer(time.Until(r.Next))
 					select {
 					case <-t.C:
 					case <-ctx.Done():

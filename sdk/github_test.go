@@ -14,7 +14,8 @@ import (
 
 	"github.com/google/go-github/v89/github"
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/sdk"
+	"github.com/polite-go/polite/pace"
+	politesdk "github.com/polite-go/polite/sdk"
 )
 
 // fakeGitHub behaves like GitHub's REST API for what these tests need:
@@ -273,9 +274,9 @@ func TestGitHubRefusalVisible(t *testing.T) {
 		defer cancel()
 		asked := time.Now()
 		_, _, err := githubClient(t, tr, "A").Users.Get(ctx, "octocat")
-		var late *polite.DeadlineError
+		var late *pace.DeadlineError
 		if !errors.As(err, &late) || !politesdk.Refused(err) || time.Since(asked) != 0 {
-			t.Errorf("call: %v after %v; want a *polite.DeadlineError at once", err, time.Since(asked))
+			t.Errorf("call: %v after %v; want a *pace.DeadlineError at once", err, time.Since(asked))
 		}
 		if n := len(s.log()); n != 1 {
 			t.Errorf("the server saw %d requests; want 1", n)

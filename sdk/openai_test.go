@@ -15,7 +15,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/sdk"
+	"github.com/polite-go/polite/pace"
+	politesdk "github.com/polite-go/polite/sdk"
 )
 
 // fakeOpenAI behaves like OpenAI's chat completions for what these tests
@@ -135,7 +136,7 @@ func TestOpenAIFields(t *testing.T) {
 
 // TestOpenAIRefusal checks that openai-go stops at once on polite's
 // refusal, with the recipe's middleware: a call whose context ends before
-// the key's quota resets fails at once with a *polite.DeadlineError, sends
+// the key's quota resets fails at once with a *pace.DeadlineError, sends
 // nothing, and is not retried.
 func TestOpenAIRefusal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -153,9 +154,9 @@ func TestOpenAIRefusal(t *testing.T) {
 		defer cancel()
 		asked := time.Now()
 		err := chat(ctx, client)
-		var late *polite.DeadlineError
+		var late *pace.DeadlineError
 		if !errors.As(err, &late) || !errors.Is(err, context.DeadlineExceeded) || time.Since(asked) != 0 {
-			t.Errorf("call: %v after %v; want a *polite.DeadlineError at once", err, time.Since(asked))
+			t.Errorf("call: %v after %v; want a *pace.DeadlineError at once", err, time.Since(asked))
 		}
 		if n := len(s.log()); n != 1 {
 			t.Errorf("the server saw %d requests; want 1", n)

@@ -8,16 +8,17 @@ import (
 	"strings"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // Refused reports whether err is one of polite's refusals, which a retry
 // must not repeat: a robots.txt refusal, which never reached the server
-// and would be refused again, or a [*polite.DeadlineError], whose context
+// and would be refused again, or a [*pace.DeadlineError], whose context
 // ends before its key allows a start. Both report RetryableError false,
 // which aws-sdk-go-v2's retryer asks; a retry policy that does not ask
 // must stop on Refused.
 func Refused(err error) bool {
-	var late *polite.DeadlineError
+	var late *pace.DeadlineError
 	return errors.Is(err, polite.ErrRobotsBlocked) || errors.As(err, &late)
 }
 

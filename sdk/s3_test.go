@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // fakeS3 behaves like S3 for what these tests need: PUT and GET of an
@@ -156,9 +157,9 @@ func TestS3Refusals(t *testing.T) {
 			before := attempts.n.Load()
 			err := put(ctx, client, "k")
 			cancel()
-			var late *polite.DeadlineError
+			var late *pace.DeadlineError
 			if !errors.As(err, &late) {
-				t.Fatalf("operation %d: %v; want a *polite.DeadlineError", i, err)
+				t.Fatalf("operation %d: %v; want a *pace.DeadlineError", i, err)
 			}
 			tries, took := attempts.n.Load()-before, time.Since(asked)
 			if i == 0 {
@@ -319,11 +320,11 @@ func TestS3Signing(t *testing.T) {
 				if !retried { // the first operation's retry is the request to look at
 					err = put(ctx, client, "b")
 				}
-				var late *polite.DeadlineError
+				var late *pace.DeadlineError
 				switch {
 				case tt.want == "deadline":
 					if !errors.As(err, &late) || time.Since(asked) != 0 || len(s.log()) != 1 {
-						t.Errorf("operation: %v after %v, %d requests sent; want a *polite.DeadlineError at once, nothing sent", err, time.Since(asked), len(s.log())-1)
+						t.Errorf("operation: %v after %v, %d requests sent; want a *pace.DeadlineError at once, nothing sent", err, time.Since(asked), len(s.log())-1)
 					}
 					return
 				case tt.want != "":

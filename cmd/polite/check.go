@@ -35,7 +35,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	opts := c.options()
 	if len(uses) > 0 {
-		opts = append(opts, flagOption{"-use", "WithUsage", "", polite.WithUsage(polite.UsageEnforce, uses...)})
+		opts = append(opts, flagOption{"-use", "WithUsage", "", polite.WithUsage(polite.RobotsEnforce, uses...)})
 	}
 	var base http.RoundTripper // nil: the network
 	var body []byte

@@ -17,6 +17,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/internal/cputime"
+	"github.com/polite-go/polite/pace"
 )
 
 // crawlBenchPages is how many pages per host BenchmarkCrawlThroughput
@@ -221,7 +222,7 @@ func (w *benchWeb) crawl(b *testing.B, workers, pages int) benchCrawl {
 	base := w.transport()
 	defer base.CloseIdleConnections()
 	wire := &wireRecorder{base: base}
-	tr := polite.New(wire, polite.WithUserAgent(defaultUA), polite.WithPacing(polite.PacingPolicy{BaseDelay: crawlBenchDelay}))
+	tr := polite.New(wire, polite.WithUserAgent(defaultUA), polite.WithPacing(pace.Policy{BaseDelay: crawlBenchDelay}))
 	seeds := make([]*url.URL, w.hosts)
 	for h := range seeds {
 		u, err := url.Parse(w.url(h, 0))

@@ -119,8 +119,8 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 // host is ready: every host is, and every URL allowed.
 type unpaced struct{}
 
-func (unpaced) Ready(*http.Request) (polite.Readiness, error) {
-	return polite.Readiness{RobotsKnown: true}, nil
+func (unpaced) Ready(*http.Request) (polite.Decision, error) {
+	return polite.Decision{RobotsKnown: true}, nil
 }
 
 func (unpaced) Check(*http.Request) (polite.Decision, error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // handoffRecorder wraps a PoliteTransport, Ready included, and records when
@@ -118,7 +119,7 @@ func TestCrawlerSchedulesReadyHosts(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				web := &schedWeb{chain: 10, paused: tt.paused, retryAfter: 30, front: make(map[string]int)}
 				tr := &handoffRecorder{
-					PoliteTransport: polite.New(web, polite.WithPacing(polite.PacingPolicy{BaseDelay: delay, Jitter: polite.None})),
+					PoliteTransport: polite.New(web, polite.WithPacing(pace.Policy{BaseDelay: delay, Jitter: pace.None})),
 					at:              make(map[string][]time.Time),
 				}
 				var mu sync.Mutex
@@ -199,7 +200,7 @@ func TestCrawlerPollsBusyHost(t *testing.T) {
 			// No latency pacing: the host is free to start a request as soon
 			// as /slow has answered.
 			PoliteTransport: polite.New(web,
-				polite.WithPacing(polite.PacingPolicy{BaseDelay: time.Second, Jitter: polite.None, LatencyFactor: polite.None})),
+				polite.WithPacing(pace.Policy{BaseDelay: time.Second, Jitter: pace.None, LatencyFactor: pace.None})),
 			at: make(map[string][]time.Time),
 		}
 		t0 := time.Now()

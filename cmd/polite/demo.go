@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -104,7 +105,7 @@ func demo(ctx context.Context, cfg demoConfig, stdout, stderr io.Writer) int {
 	tr := polite.New(wire,
 		polite.WithRobotsTransport(wire), // it adds nothing: robots.txt redirects to other hosts are followed
 		polite.WithUserAgent(defaultUA),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: t.baseDelay}),
+		polite.WithPacing(pace.Policy{BaseDelay: t.baseDelay}),
 		polite.WithRobotsTTL(t.robotsTTL),
 	)
 	defer tr.CloseIdleConnections()

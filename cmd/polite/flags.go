@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // defaultUA is the User-Agent of every command. Its product token, "polite",
@@ -20,7 +21,7 @@ const defaultUA = "polite/1.0 (+https://github.com/polite-go/polite)"
 
 // defaultPacing is the library's pacing policy, whose defaults the flags
 // and the verdicts use.
-var defaultPacing = polite.PacingPolicy{}.Effective()
+var defaultPacing = pace.Policy{}.Effective()
 
 // commonFlags are the transport settings every network command takes.
 type commonFlags struct {
@@ -83,15 +84,15 @@ type flagOption struct {
 func (c *commonFlags) options() []flagOption {
 	return []flagOption{
 		{"-ua", "WithUserAgent", "", polite.WithUserAgent(c.ua)},
-		{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: noneIfZero(c.delay)})},
+		{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(pace.Policy{BaseDelay: noneIfZero(c.delay)})},
 	}
 }
 
 // noneIfZero returns d as a PacingPolicy field: -delay 0 means no delay,
-// which the policy writes polite.None, since 0 there means the default.
+// which the policy writes pace.None, since 0 there means the default.
 func noneIfZero(d time.Duration) time.Duration {
 	if d == 0 {
-		return polite.None
+		return pace.None
 	}
 	return d
 }

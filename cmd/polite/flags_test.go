@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // TestArgumentErrors runs command lines whose arguments are wrong, and
@@ -105,22 +106,22 @@ func TestNewTransport(t *testing.T) {
 	}{
 		{"valid", []flagOption{
 			{"-ua", "WithUserAgent", "", polite.WithUserAgent("Bot/1")},
-			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: polite.None})},
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(pace.Policy{BaseDelay: pace.None})},
 		}, ""},
 		{"named by its flag", []flagOption{
 			{"-ua", "WithUserAgent", "", polite.WithUserAgent("Bot/1")},
-			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: -2})},
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(pace.Policy{BaseDelay: -2})},
 		}, "invalid -delay: polite: WithPacing: BaseDelay -2ns: must not be negative (None turns it off)"},
 		{"the first invalid option", []flagOption{
-			{"-jitter", "WithPacing", "Jitter", polite.WithPacing(polite.PacingPolicy{Jitter: -2})},
-			{"-max", "WithPacing", "MaxDelay", polite.WithPacing(polite.PacingPolicy{MaxDelay: -2})},
+			{"-jitter", "WithPacing", "Jitter", polite.WithPacing(pace.Policy{Jitter: -2})},
+			{"-max", "WithPacing", "MaxDelay", polite.WithPacing(pace.Policy{MaxDelay: -2})},
 		}, "invalid -jitter: polite: WithPacing: Jitter -2: must not be negative (None turns it off)"},
 		{"the flag of the option's field", []flagOption{
-			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{BaseDelay: time.Second})},
-			{"-max", "WithPacing", "MaxDelay", polite.WithPacing(polite.PacingPolicy{MaxDelay: -2})},
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(pace.Policy{BaseDelay: time.Second})},
+			{"-max", "WithPacing", "MaxDelay", polite.WithPacing(pace.Policy{MaxDelay: -2})},
 		}, "invalid -max: polite: WithPacing: MaxDelay -2ns: must not be negative (None turns it off)"},
 		{"an option no flag names", []flagOption{
-			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(polite.PacingPolicy{MaxDelay: -2})},
+			{"-delay", "WithPacing", "BaseDelay", polite.WithPacing(pace.Policy{MaxDelay: -2})},
 		}, "polite: WithPacing: MaxDelay -2ns: must not be negative (None turns it off)"},
 	}
 	for _, tt := range tests {
@@ -143,15 +144,15 @@ func TestDelayFlag(t *testing.T) {
 		delay time.Duration
 		want  time.Duration
 	}{
-		{0, polite.None},
+		{0, pace.None},
 		{2 * time.Second, 2 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.delay.String(), func(t *testing.T) {
-			var got polite.PacingPolicy
-			opts := []polite.Option{polite.WithPacer(func(p polite.Policies) polite.Pacer {
-				got = p.Default
-				pacer, _ := polite.NewMemoryPacer(p, 0)
+			var got pace.Policy
+			opts := []polite.Option{polite.WithPacer(func(p pace.Config) pace.Pacer {
+				got = p.Policy
+				pacer, _ := pace.NewMemory(p)
 				return pacer
 			})}
 			for _, o := range (&commonFlags{ua: defaultUA, delay: tt.delay}).options() {

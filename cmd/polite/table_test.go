@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 // t0 is the origin of the synthetic wire logs.
@@ -38,8 +39,8 @@ func TestBuildReport(t *testing.T) {
 		withRetryAfter(wreq("a", "/4", 9500, 9501, 503), 10*time.Second),
 	}
 	stats := []polite.HostStats{
-		{KeyState: polite.KeyState{Key: "a", Backoffs: 2}, Refused: 2, Robots: []polite.RobotsStats{{RobotsResult: polite.RobotsResult{URL: "http://a/robots.txt"}, CrawlDelay: 2 * time.Second}}},
-		{KeyState: polite.KeyState{Key: "b"}, Robots: []polite.RobotsStats{{RobotsResult: polite.RobotsResult{URL: "http://b/robots.txt"}}}},
+		{KeyState: pace.KeyState{Key: "a", Backoffs: 2}, Refused: 2, Robots: []polite.RobotsStats{{URL: "http://a/robots.txt", CrawlDelay: 2 * time.Second}}},
+		{KeyState: pace.KeyState{Key: "b"}, Robots: []polite.RobotsStats{{URL: "http://b/robots.txt"}}},
 	}
 	reports := buildReport(wire, stats, paceFloor{base: 400 * time.Millisecond, maxCrawlDelay: time.Minute})
 	if len(reports) != 2 {
@@ -139,7 +140,7 @@ func TestShort(t *testing.T) {
 // wire is what is judged.
 func TestBuildReportWireOnly(t *testing.T) {
 	wire := []wireRequest{wreq("c", "/", 0, 1, 200), wreq("c", "/x", 100, 101, 200)}
-	reports := buildReport(wire, []polite.HostStats{{KeyState: polite.KeyState{Key: "a"}}}, paceFloor{base: time.Second})
+	reports := buildReport(wire, []polite.HostStats{{KeyState: pace.KeyState{Key: "a"}}}, paceFloor{base: time.Second})
 	if len(reports) != 2 || reports[0].Host != "a" || reports[1].Host != "c" {
 		t.Fatalf("reports = %+v; want a and c", reports)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -74,7 +75,7 @@ func throughTransport(t *testing.T, status int, header func(now time.Time) http.
 		return resp, nil
 	})
 	wire := &wireRecorder{base: server}
-	tr := polite.New(wire, polite.WithPacing(polite.PacingPolicy{Jitter: polite.None}))
+	tr := polite.New(wire, polite.WithPacing(pace.Policy{Jitter: pace.None}))
 	req, err := http.NewRequest(http.MethodGet, "http://example.com/page", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	politeredis "github.com/polite-go/polite/redis"
 	"github.com/redis/go-redis/v9"
 )
@@ -121,7 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tr := polite.New(nil,
 		polite.WithUserAgent(c.ua),
-		polite.WithPacing(polite.PacingPolicy{BaseDelay: c.delay}),
+		polite.WithPacing(pace.Policy{BaseDelay: c.delay}),
 		polite.WithPacer(politeredis.NewPacer(client, politeredis.WithKeyPrefix(c.prefix), politeredis.WithLogger(logger))),
 		polite.WithRobotsStore(politeredis.NewRobotsStore(client, politeredis.WithKeyPrefix(c.prefix), politeredis.WithLogger(logger))),
 		polite.WithLogger(logger))
