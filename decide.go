@@ -66,7 +66,8 @@ func match(r *robotsRecord, token string, u *url.URL, policy FailurePolicy) verd
 			v.allowed = true // no rule applies: spare building the path
 			break
 		}
-		if path, ok := robotstxt.RequestPath(u); ok { // else refused: targetOf fails first
+		var room [256]byte
+		if path, ok := requestPath(u, room[:0]); ok { // else refused: targetOf fails first
 			v.allowed, v.rule, v.undecided = v.binding.Decide(path)
 			if v.undecided != nil {
 				v.allowed = policy == FailOpen

@@ -167,3 +167,28 @@ func BenchmarkCanonicalHost(b *testing.B) {
 		})
 	}
 }
+
+// TestSplitHostPort checks that splitHostPort splits a Host as
+// url.URL's Hostname and Port do.
+func TestSplitHostPort(t *testing.T) {
+	for _, h := range []string{"", "a", "a:", "a:80", "a:8x", "[::1]", "[::1]:443", "[::1]:", "[::1]x", "::1", "a:b:80",
+		"[a]:1:2", "[", "]", "[]", "[]:1", ":", ":80", "xn--caf-dma.example:8080", "a.b.", "[fe80::1%25en0]:80"} {
+		u := &url.URL{Host: h}
+		host, port := splitHostPort(h)
+		if host != u.Hostname() || port != u.Port() {
+			t.Errorf("splitHostPort(%q) = %q, %q; want %q, %q", h, host, port, u.Hostname(), u.Port())
+		}
+	}
+}
+
+func FuzzSplitHostPort(f *testing.F) {
+	for _, h := range []string{"a:80", "[::1]:443", "[::1]", "a:"} {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		u := &url.URL{Host: h}
+		if host, port := splitHostPort(h); host != u.Hostname() || port != u.Port() {
+			t.Errorf("splitHostPort(%q) = %q, %q; want %q, %q", h, host, port, u.Hostname(), u.Port())
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/net/publicsuffix"
 
@@ -101,6 +102,24 @@ func checkOpaque(u *url.URL, k originKey) error {
 	return nil
 }
 
+// requestPath is robotstxt.RequestPath, but that the path and query of a
+// URL with a query are written in b's room, so that a decision on them
+// allocates nothing when they fit: the string shares b's array. Escape
+// analysis keeps the array on the caller's stack only while nothing keeps
+// the string past the call that decides it, and moves it to the heap
+// otherwise, so the string is never read after its room is reused.
+func requestPath(u *url.URL, b []byte) (string, bool) {
+	if u.Opaque != "" || !u.ForceQuery && u.RawQuery == "" {
+		return robotstxt.RequestPath(u) // no query: the escaped path, as the URL holds it
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	b = append(append(append(b, p...), '?'), u.RawQuery...)
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
 // queryTarget returns the target of req for op, a query that sends
 // nothing: Check or Ready. Unlike RoundTrip, which passes such requests
 // on, it fails for a URL that is not http or https.
@@ -154,10 +173,11 @@ func originOf(u *url.URL) (k originKey, ok bool) {
 	default:
 		return k, false
 	}
-	k.port = defaultPort(k.scheme)
-	k.host = hostKey(u)
-	if p := u.Port(); p != "" {
-		k.port = p
+	host, port := splitHostPort(u.Host)
+	k.host, _ = canonicalHost(host)
+	k.port = port
+	if port == "" {
+		k.port = defaultPort(k.scheme)
 	}
 	return k, true
 }
@@ -188,8 +208,33 @@ func defaultPort(scheme string) string {
 // hostKey returns u's host in canonical form (hostname.go), or "" when it
 // names no server: the host of its originKey and its pacing key.
 func hostKey(u *url.URL) string {
-	h, _ := canonicalHost(u.Hostname())
+	host, _ := splitHostPort(u.Host)
+	h, _ := canonicalHost(host)
 	return h
+}
+
+// splitHostPort splits a URL's Host into the host and the port, as
+// [url.URL.Hostname] and [url.URL.Port] do, in one pass: originOf runs on
+// every request, and each of those two splits the Host again.
+func splitHostPort(hostport string) (host, port string) {
+	host = hostport
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && digits(host[i+1:]) {
+		host, port = host[:i], host[i+1:]
+	}
+	if len(host) >= 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	return host, port
+}
+
+// digits reports whether s is made of ASCII digits only, or empty.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isRobotsPath reports whether the path a server receives for u is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 )
 
 // RobotsMode says what robots.txt does to requests.
@@ -95,6 +96,10 @@ func WithRobotsMode(m RobotsMode, hosts ...string) Option {
 // robotsModeKey is the context key of ContextWithRobotsMode.
 type robotsModeKey struct{}
 
+// contextModes is set once ContextWithRobotsMode has been called: until
+// then no context can hold a mode, and a request need not look for one.
+var contextModes atomic.Bool
+
 // ContextWithRobotsMode returns a copy of ctx that makes a
 // [PoliteTransport] treat requests made with it by mode m, whatever the
 // transport's options say: for a URL that an operator is entitled to
@@ -103,14 +108,17 @@ func ContextWithRobotsMode(ctx context.Context, m RobotsMode) context.Context {
 	if err := m.check("ContextWithRobotsMode"); err != nil {
 		panic(err)
 	}
+	contextModes.Store(true)
 	return context.WithValue(ctx, robotsModeKey{}, m)
 }
 
 // robotsModeOf returns the mode of req, to host, its canonical host name:
 // its context's, else the one the transport's options give host.
 func (t *PoliteTransport) robotsModeOf(req *http.Request, host string) RobotsMode {
-	if m, ok := req.Context().Value(robotsModeKey{}).(RobotsMode); ok {
-		return m
+	if contextModes.Load() {
+		if m, ok := req.Context().Value(robotsModeKey{}).(RobotsMode); ok {
+			return m
+		}
 	}
 	if t.robotsModes.hosts != nil {
 		if m, ok := t.robotsModes.hosts[host]; ok {

@@ -3,6 +3,7 @@ package polite
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -266,4 +267,23 @@ func TestUndecidedPathFollowsFailurePolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRequestPath checks that requestPath gives what
+// robotstxt.RequestPath does, whether the path fits its room or not.
+func FuzzRequestPath(f *testing.F) {
+	for _, s := range []string{"http://h/a?b=c", "http://h/?", "http://h", "http://h/caf%C3%A9?x=%20", "http://h/a b?c d", "*", "//h/p?q"} {
+		f.Add(s, 4)
+	}
+	f.Fuzz(func(t *testing.T, raw string, room int) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		want, wantOK := robotstxt.RequestPath(u)
+		got, ok := requestPath(u, make([]byte, 0, max(room, 0)%512))
+		if got != want || ok != wantOK {
+			t.Errorf("requestPath(%q) = %q, %v; want %q, %v", raw, got, ok, want, wantOK)
+		}
+	})
 }

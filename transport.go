@@ -142,7 +142,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	v, err := t.decide(ctx, &tg, req.URL, true)
-	if err == nil {
+	if err == nil && (!v.allowed || v.undecided != nil || t.usage.on()) {
 		err = t.apply(v, &tg, req.URL)
 	}
 	if err != nil {

@@ -154,14 +154,14 @@ func end(q *quotaHold) instant { return max(q.until, q.spreadUntil) }
 // when maxDelay is smaller. A quota's spread is not part of it: it holds
 // only its partition (quotaNext).
 func (p *Policy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
-	d := max(Value(p.BaseDelay), time.Duration(Value(p.LatencyFactor)*float64(s.est)))
+	d := max(off(p.BaseDelay), time.Duration(max(p.LatencyFactor, 0)*float64(s.est)))
 	for range s.levelAt(now) {
-		if d >= Value(p.MaxDelay) {
+		if d >= off(p.MaxDelay) {
 			break // and do not overflow
 		}
 		d *= 2
 	}
-	return max(min(d, Value(p.MaxDelay)), Value(p.BaseDelay), min(floor, Value(p.MaxCrawlDelay)))
+	return max(min(d, off(p.MaxDelay)), off(p.BaseDelay), min(floor, off(p.MaxCrawlDelay)))
 }
 
 // nextAllowed is the earliest start to s that the pace, any backoff and
@@ -400,6 +400,9 @@ func (s *paceState) levelAt(now instant) int {
 
 // jittered stretches d by the factor 1 + jitter·u: jitter only ever adds.
 func (p *Policy) jittered(d time.Duration, u float64) time.Duration {
+	if u == 0 {
+		return d // no jitter drawn, or none: spare the float work
+	}
 	extra := math.Round(float64(d) * Value(p.Jitter) * u)
 	if extra >= float64(math.MaxInt64-d) {
 		return math.MaxInt64
