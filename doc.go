@@ -21,9 +21,11 @@
 // [errors.Is] and [errors.As]:
 //
 //   - [*RobotsBlockedError], matching [ErrRobotsBlocked]: robots.txt
-//     disallows the URL, or, under [FailClosed], the file is unreachable
-//     or the path is one the engine does not decide. Nothing was sent.
-//   - [*DeadlineError], matching [context.DeadlineExceeded], a timeout:
+//     disallows the URL, or a usage preference of it disallows a use the
+//     crawler declared ([WithUsage]), or the file does not decide the URL
+//     (by default), or, under [FailClosed], the file is unreachable.
+//     Nothing was sent.
+//   - [*pace.DeadlineError], matching [context.DeadlineExceeded], a timeout:
 //     the request's deadline falls before the earliest start it could get,
 //     counting the requests queued ahead of it and a robots.txt fetch it
 //     waits for. It fails at once rather than at its deadline.
@@ -36,7 +38,7 @@
 //   - Any other error is the base transport's, as it returned it; a base
 //     that answers with neither a response nor an error makes one.
 //
-// Both refusals, [*RobotsBlockedError] and [*DeadlineError], report
+// Both refusals, [*RobotsBlockedError] and [*pace.DeadlineError], report
 // RetryableError() false, which aws-sdk-go-v2's retryer asks, so that it
 // stops at once; other retry policies must be told to stop on them
 // (package politesdk's Refused): retrying is refused the same way.
@@ -90,11 +92,12 @@
 // the URL's own and which must name a path), with percent-encoding
 // normalised on both sides; the longest matching rule wins, and Allow
 // wins a tie (§2.2.2). /robots.txt itself is always allowed.
-// A path too long for the engine to decide against rules, past
-// [github.com/polite-go/polite/robotstxt.MaxPathLength] (8 KiB), or one
-// whose decision would cost more than the engine spends on one (a file
-// written to make it work), is decided by the failure policy, which says
-// so ([FailClosed]).
+// A path that the engine does not decide against rules (longer than
+// [github.com/polite-go/polite/robotstxt.MaxPathLength], or against a file
+// written to defeat it; package robotstxt says which) is refused, and
+// counted ([HostStats].Undecided): the rules may disallow it. The second
+// policy of [WithRobotsFailure] sends it instead, with an
+// [EventWouldRefuse] that says why.
 // A refused request never reaches the network: RoundTrip returns a
 // [*RobotsBlockedError], which matches [ErrRobotsBlocked]. Package
 // [robotstxt] gives the same reader and matcher without a transport, and
@@ -105,8 +108,8 @@
 //
 // What robots.txt does is a [RobotsMode]: [RobotsEnforce] (the default),
 // [RobotsReport], which decides and counts but sends every request, or
-// [RobotsOff]. [WithRobotsMode] sets it for the transport, or
-// [WithRobotsModeFunc] per origin, whichever comes last; and
+// [RobotsOff]. [WithRobotsMode] sets it for the transport, and for named
+// hosts (RobotsOff for the API a program calls, say); and
 // [ContextWithRobotsMode] per request, over both.
 //
 // A crawler that declares its uses with [WithUsage] (training AI models,
@@ -115,91 +118,55 @@
 // draft-ietf-aipref-attach-05 and the Content-Signal lines of Cloudflare's
 // Content Signals Policy, which package [robotstxt] reads. A URL whose
 // preference is "n" for a declared use is refused with a
-// [*UsageBlockedError], or counted in [UsageReport] mode.
+// [*RobotsBlockedError] whose Uses name it, or counted in [RobotsReport] mode.
 // [PoliteTransport.ResponseUsage] adds a response's own fields.
 //
 // # Pacing
 //
-// Requests are paced per key: by default the host name, whatever the
-// scheme and port. [WithPacingKey] chooses another: [PacingKeyOrigin]
-// (scheme, host and port), [PacingKeyDomain] (the registrable domain, by
-// the Public Suffix List) or a function of the URL; [WithPacingKeyIP]
-// paces by the address the host resolves to, so that the sites of one
-// server share one pace. A request starts no sooner than
+// Requests are paced per key by a [pace.Pacer], by the policy that package
+// [pace] states: a base delay, the robots.txt Crawl-delay (of the group
+// that binds the request, clamped), the server's latency, and backoff on
+// the server's signals. [WithPacing] sets the policy, a [pace.Policy],
+// each field's documentation giving its default and why; [WithPacingRules]
+// and [WithPacingFunc] give some keys a policy of their own. The
+// transport turns each response into a [pace.Outcome]:
 //
-//	max(lastStart + pace·(1 + Jitter·U), blockedUntil, quota)
-//	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay))
-//
-// The names in capitals are the fields of [PacingPolicy], which
-// [WithPacing] sets; each field's documentation gives its default and
-// why, and [None] turns off the part a field documents it for.
-//
-//   - The pace. U is uniform in [0,1) and drawn once per start; latency
-//     is a smoothed time to response headers (it rises at once and decays
-//     by halves); level is the backoff level; CrawlDelay is the larger of
-//     the robots.txt Crawl-delays of this request's group and of the last
-//     request to the key (so that a robots.txt fetch, which knows none,
-//     still waits it). At most MaxInFlight requests per key are in flight
-//     (until their response headers arrive), and waiting requests start
-//     in the order they came.
-//   - Backoff. A 429, a 5xx other than 501 and 505, any other 4xx or 5xx
-//     that carries a Retry-After (GitHub's secondary rate limit is a 403
-//     with one), a timeout or a reset connection raises the level by one
-//     (once per incident: requests that started before the last rise do
-//     not raise it again, up to level 8) and pauses the key until
-//     blockedUntil, BackoffBase·2^(level−1) away, at most MaxBackoff,
-//     jittered upward. A 403 without a Retry-After is neutral: it is also
-//     "forbidden". A timeout is no latency sample. RecoverAfter successes
-//     started after the last rise (5 by default, 1 with [APIDefaults])
-//     lower the level by one; 30 minutes without a signal forget it.
-//   - Retry-After. A Retry-After header, in seconds or as an HTTP date
-//     measured against the response's Date header, or a Retry-After-Ms in
-//     milliseconds (OpenAI's, read first), is a floor on the pause, never
-//     a ceiling, capped at one hour; with a small BackoffBase, or [None],
-//     it is the wait.
-//   - Rate-limit fields. Any response's RateLimit and RateLimit-Policy
+//   - A 2xx is a success; a 429, a 5xx other than 501 and 505, any other
+//     4xx or 5xx that carries a Retry-After (GitHub's secondary rate limit
+//     is a 403 with one), a timeout or a reset connection is a signal to
+//     back off; the rest, a 403 without a Retry-After included ("forbidden"),
+//     is neutral. The caller's cancellation is ignored, and its deadline
+//     neutral.
+//   - Retry-After is read in seconds or as an HTTP date measured against
+//     the response's Date header, and Retry-After-Ms (OpenAI's) in
+//     milliseconds, first.
+//   - Rate-limit fields: any response's RateLimit and RateLimit-Policy
 //     (draft-ietf-httpapi-ratelimit-headers; RateLimit also as the
 //     dictionary of its version 07, "limit=10, remaining=0, reset=2"),
 //     RateLimit-Remaining and RateLimit-Reset (its versions up to 06),
 //     X-RateLimit-Remaining and X-RateLimit-Reset (seconds, or a Unix
-//     time), or OpenAI's X-RateLimit-Remaining-Requests and -Tokens with
-//     their resets as durations ("6m0s"; the tighter binds) slow the key
-//     before it answers 429: quota is the reset when no quota is left, or,
-//     with a quarter of the limit or less, an even spread from the
-//     partition's last start that never carries a start past the end of
-//     its window. Fields that are missing or malformed are ignored, and a
-//     reset is capped at one hour; a field that cannot be read is
+//     time; GitHub's X-RateLimit-Resource names the quota's partition), or
+//     OpenAI's X-RateLimit-Remaining-Requests and -Tokens with their
+//     resets as durations ("6m0s"; the tighter binds) make the
+//     [pace.Quota] that slows the key before it answers 429. Fields that
+//     are missing or malformed are ignored; a field that cannot be read is
 //     reported once per key, as an [EventUnreadableField].
-//   - Quota partitions. A quota belongs to a partition of the key, and
-//     holds only that partition's requests. [WithQuotaPartition] names the
-//     partition a request spends from the request itself
-//     ([QuotaPartitionCredentials]: a hash of its credentials, so that one
-//     API token's empty quota holds no other token's call); without it, a
-//     key's requests share the partition "". A server may name the
-//     partition of its fields too (GitHub's X-RateLimit-Resource, the pk
-//     parameter of RateLimit): the quotas of each resource it names are
-//     kept apart, and a request waits for all of its partition's, since
-//     which resource it spends is known only from its answer; a function
-//     that names the resource from the request (politesdk's
-//     GitHubPartition gives /search/ paths their own) holds each call by
-//     its own. A request held by its partition's quota waits apart from
-//     the key's queue, so it holds up no request of another partition.
-//     Backoff stays the key's: a server in trouble is in trouble for every
-//     partition. A key keeps the holds of at most 32 partitions; a new one
-//     drops the hold that ends first.
-//   - A policy per key. [WithPacingRules] gives the keys of a host, or of a
-//     domain and its subdomains, a policy of their own merged over the
-//     transport's (the most specific rule wins), and [WithPacingFunc] lets
-//     a function choose; any field may be set per key, RecoverAfter and
-//     MaxBandwidth included, and a Crawl-delay and a Retry-After remain
-//     floors on what they set. A key's MaxBandwidth caps the bytes a
-//     second read from its response bodies, all of them together, in each
-//     process. Quota partitions are kept within each key, whatever its
-//     policy.
+//
+// The key is by default the host name, whatever the scheme and port.
+// [WithPacingKey] chooses another: [PacingKeyOrigin] (scheme, host and
+// port), [PacingKeyDomain] (the registrable domain, by the Public Suffix
+// List) or a function of the URL; [WithPacingKeyIP] paces by the address
+// the host resolves to, so that the sites of one server share one pace.
+// [WithQuotaPartition] names the quota partition a request spends
+// ([QuotaPartitionCredentials]: a hash of its credentials, so that one API
+// token's empty quota holds no other token's call). A key's MaxBandwidth
+// caps the bytes a second read from its response bodies, all of them
+// together, in each process.
 //
 // # Memory
 //
-// Pacing state is kept for at most MaxKeys keys, robots.txt for at most
+// Pacing state is kept for at most MaxKeys keys (see package pace),
+// robots.txt for at most
 // MaxOrigins origins within RobotsCacheBytes, and the addresses of the IP
 // key for at most MaxResolved names: the fields of
 // [Limits], which [WithLimits] sets. Past the bound, keys
@@ -221,38 +188,42 @@
 //
 //   - [WithUserAgent]: none, so Go's; its product token chooses the
 //     robots.txt group.
-//   - [WithPacing]: [PacingPolicy]'s fields give theirs; [WithPacingRules]
+//   - [WithPacing]: [pace.Policy]'s fields give theirs; [WithPacingRules]
 //     and [WithPacingFunc]: one policy for every key.
 //   - [WithPacingKey]: [PacingKeyHost]. [WithQuotaPartition]: one
 //     partition per key.
 //   - [WithRobotsTTL]: 24 hours, the most RFC 9309 §2.4 allows.
 //     [WithRobotsTimeout]: 10 seconds for the whole fetch.
-//     [WithRobotsFailure]: [FailOpen]. [WithRobotsMode]: [RobotsEnforce].
+//     [WithRobotsFailure]: [FailOpen] for an unreachable file, [FailClosed]
+//     for a URL it does not decide. [WithRobotsMode]: [RobotsEnforce].
 //     [WithRobotsTransport]: the base.
 //   - [WithLimits]: [Limits]' fields give theirs.
 //   - [WithEvents], [WithLogger]: none; with neither, events cost nothing.
-//   - [WithPacer]: the in-memory Pacer. [WithRobotsStore]: none, each
+//   - [WithPacer]: the in-memory Pacer, [pace.NewMemory]. [WithRobotsStore]: none, each
 //     transport fetches its own. [WithGlobalLimiter]: none.
 //
 // # Extending
 //
 // [WithEvents] and [WithLogger] receive what the transport does (see
 // [Event]), outside its locks. [PoliteTransport.Check] decides a request
-// without sending it, [PoliteTransport.Ready] says when it could start
-// without reserving anything, and [PoliteTransport.Stats] returns a
-// snapshot of every key.
+// without sending it, [PoliteTransport.Ready] says what Check would and
+// when the request could start, without fetching or reserving anything,
+// and [PoliteTransport.Stats] returns a snapshot of every key.
 //
 // A fleet of processes shares one pace per key by partitioning its URLs by
-// [PoliteTransport.PacingKey], or through a [Pacer] that they share,
+// [PoliteTransport.PacingKey], or through a [pace.Pacer] that they share,
 // plugged in with [WithPacer]; a [RobotsStore] that they share, plugged in
 // with [WithRobotsStore], has each origin's robots.txt fetched once for
 // them all. The nested module redis/ (package politeredis) gives both on
 // Redis. The transport is a client of the Pacer interface, its own
-// in-memory Pacer included: a [Lease]'s release says what it changed, so
-// the events report a shared Pacer's backoffs as they report the in-memory
-// one's, and a Pacer that is a [ReadyPacer] and a [StatsPacer] shows its
-// shared state in Ready, Check and Stats. Package politetest holds another
-// Pacer or RobotsStore to the same cases as the in-memory ones.
+// in-memory Pacer included, through the same methods as any other: it
+// acquires a [pace.Lease] for every request, robots.txt fetches included,
+// releases it with the request's Outcome, and tells the Pacer what
+// Crawl-delay a robots.txt fetch found ([pace.Pacer.RobotsRead]); it
+// reports what a release changed, and the keys a Pacer evicts, as events,
+// and shows a [pace.ReadyPacer]'s and a [pace.StatsPacer]'s state in
+// Ready, Check and Stats. Package politetest holds another Pacer or
+// RobotsStore to the same cases as the in-memory ones.
 //
 // URLs whose scheme is neither http nor https pass through untouched.
 package polite

@@ -190,3 +190,26 @@ func ExampleWithRobotsStore() {
 	// true
 	// robots.txt fetched 1 time
 }
+
+// A crawler's client obeys robots.txt; an API client's does not read it,
+// and nothing paces it until the server signals.
+func Example_clients() {
+	site := newSite()
+	defer site.Close()
+
+	crawler := &http.Client{Transport: polite.New(nil, polite.WithUserAgent("MyBot/1.0 (+https://example.com/bot)"))}
+	sdk := &http.Client{Transport: polite.New(nil, polite.APIDefaults())}
+
+	_, err := crawler.Get(site.URL + "/private/report")
+	fmt.Println("crawler:", errors.Is(err, polite.ErrRobotsBlocked))
+	resp, err := sdk.Get(site.URL + "/private/report")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println("sdk:", resp.Status)
+	// Output:
+	// crawler: true
+	// sdk: 200 OK
+}

@@ -35,7 +35,7 @@ type PacingRule struct {
 // first). A key is matched as a host name: the host, the registrable
 // domain or the address that [PacingKeyHost], [PacingKeyDomain] and
 // [WithPacingKeyIP] give, or the host part of [PacingKeyOrigin]'s
-// "scheme://host:port"; any other [PacingKeyFunc]'s keys likewise. The
+// "scheme://host:port"; any other key function's keys likewise. The
 // most specific rule wins: a Host rule for the key's host, then the
 // Domain rule of the longest domain that holds it. So with
 // PacingKeyDomain, whose key is "example.com" for "www.example.com", a

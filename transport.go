@@ -34,14 +34,14 @@ type PoliteTransport struct {
 	global         *rate.Limiter // nil: no cap across hosts
 	events         emitter       // nil: no hook, no logger
 	robots         *robotsCache
-	store          RobotsStore      // nil: robots.txt is this transport's alone
-	pacer          pace.Pacer       // every request's turn
-	ready          pace.ReadyPacer  // pacer, when it is one; else nil
-	stats          pace.StatsPacer  // likewise
-	pacing         pace.Config      // what pacer was made from: each key's policy
-	checkPolicy    bool             // WithPacingFunc may give a key an invalid policy: check it per request
-	bandwidth      *bandwidth       // the byte buckets of keys whose bandwidth is capped; nil when no policy caps it
-	fieldNotes     fieldNotes       // unreadable rate-limit fields reported
+	store          RobotsStore     // nil: robots.txt is this transport's alone
+	pacer          pace.Pacer      // every request's turn
+	ready          pace.ReadyPacer // pacer, when it is one; else nil
+	stats          pace.StatsPacer // likewise
+	pacing         pace.Config     // what pacer was made from: each key's policy
+	checkPolicy    bool            // WithPacingFunc may give a key an invalid policy: check it per request
+	bandwidth      *bandwidth      // the byte buckets of keys whose bandwidth is capped; nil when no policy caps it
+	fieldNotes     fieldNotes      // unreadable rate-limit fields reported
 
 	// usage is the uses declared, and what to do when robots.txt
 	// disallows one (usage.go).

@@ -59,7 +59,7 @@ type crawler interface {
 // politeCrawler is an http.Client over PoliteTransport, one goroutine per URL.
 type politeCrawler struct{ c *http.Client }
 
-// baseDelay returns d as a PacingPolicy's BaseDelay: None for 0, which
+// baseDelay returns d as a pace.Policy's BaseDelay: None for 0, which
 // means no delay here and the default there.
 func baseDelay(d time.Duration) time.Duration {
 	if d == 0 {

@@ -50,7 +50,7 @@ type Options struct {
 //     context per request (Collector.Context is one for all of them), so a
 //     transport sets the deadline; it sits under polite, not over it, so
 //     that the deadline bounds the server and not the queue. The wait is
-//     bounded by polite's own limits (PacingPolicy's MaxCrawlDelay and
+//     bounded by polite's own limits (pace.Policy's MaxCrawlDelay and
 //     MaxBackoff) and
 //     ends when the collector's Context does. A request that times out
 //     backs its host off, as any timeout does.

@@ -4,10 +4,12 @@
 // rather than colly so that it does not clash with gocolly's package
 // colly, which its callers import beside it.
 //
-//	c, tr := politecolly.NewCollector("MyBot/1.0 (+https://example.com/bot)",
-//		politecolly.Options{Timeout: 30 * time.Second})
-//	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
-//	c.Visit("https://example.com/")
+//	c, tr := politecolly.NewCollector("MyBot/1.0 (+https://example.com/bot)", politecolly.Options{Timeout: 30 * time.Second})
+//	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+//		if err := e.Request.Visit(e.Attr("href")); errors.Is(err, polite.ErrRobotsBlocked) {
+//			fmt.Println("refused:", e.Attr("href"))
+//		}
+//	})
 //
 // A refused URL comes back from Visit as an error that matches
 // [polite.ErrRobotsBlocked]; tr's Stats say what polite did per host.

@@ -31,10 +31,7 @@ func ExampleNewCollector() {
 	}))
 	defer site.Close()
 
-	c, tr := politecolly.NewCollector("ExampleBot/1.0 (+https://example.com/bot)", politecolly.Options{
-		Timeout: 10 * time.Second,
-		Polite:  []polite.Option{polite.WithPacing(pace.Policy{BaseDelay: 10 * time.Millisecond})},
-	})
+	c, tr := politecolly.NewCollector("MyBot/1.0 (+https://example.com/bot)", politecolly.Options{Timeout: 30 * time.Second})
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 		if err := e.Request.Visit(e.Attr("href")); errors.Is(err, polite.ErrRobotsBlocked) {
 			fmt.Println("refused:", e.Attr("href"))

@@ -28,7 +28,7 @@
 //		t.Done()
 //	}
 //
-// # Readiness
+// # When a host is ready
 //
 // A host is looked at when it comes to the top of the heap: when it is new,
 // when the At the transport last gave for it has come, or after a turn of

@@ -444,7 +444,9 @@ func (s sharedPacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, e
 
 func (s sharedPacer) Release(l pace.Lease, o pace.Outcome) pace.Change { return s.p.Release(l, o) }
 
-func (s sharedPacer) RobotsRead(l pace.Lease, crawlDelay time.Duration) { s.p.RobotsRead(l, crawlDelay) }
+func (s sharedPacer) RobotsRead(l pace.Lease, crawlDelay time.Duration) {
+	s.p.RobotsRead(l, crawlDelay)
+}
 
 // readySharedPacer is a sharedPacer that is a ReadyPacer too.
 type readySharedPacer struct{ sharedPacer }

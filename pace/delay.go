@@ -154,14 +154,15 @@ func end(q *quotaHold) instant { return max(q.until, q.spreadUntil) }
 // when maxDelay is smaller. A quota's spread is not part of it: it holds
 // only its partition (quotaNext).
 func (p *Policy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
-	d := max(off(p.BaseDelay), time.Duration(max(p.LatencyFactor, 0)*float64(s.est)))
+	base, maxDelay := Value(p.BaseDelay), Value(p.MaxDelay)
+	d := max(base, time.Duration(Value(p.LatencyFactor)*float64(s.est)))
 	for range s.levelAt(now) {
-		if d >= off(p.MaxDelay) {
+		if d >= maxDelay {
 			break // and do not overflow
 		}
 		d *= 2
 	}
-	return max(min(d, off(p.MaxDelay)), off(p.BaseDelay), min(floor, off(p.MaxCrawlDelay)))
+	return max(min(d, maxDelay), base, min(floor, Value(p.MaxCrawlDelay)))
 }
 
 // nextAllowed is the earliest start to s that the pace, any backoff and

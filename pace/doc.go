@@ -11,13 +11,12 @@
 // [Lease] back with [Pacer.Release] and the [Outcome] once its response
 // headers or an error have come:
 //
-//	p, _ := pace.NewMemory(pace.Config{})
 //	l, err := p.Acquire(ctx, pace.Request{Key: "example.com"})
 //	if err != nil {
-//		return err // ctx ended, or its deadline falls before the turn
+//		return // ctx ended, or its deadline falls before the turn
 //	}
-//	resp, err := http.DefaultTransport.RoundTrip(req)
-//	p.Release(l, outcomeOf(resp, err))
+//	// resp, err := transport.RoundTrip(req), for https://example.com + path
+//	p.Release(l, pace.Outcome{Class: pace.Success})
 //
 // [NewMemory] keeps each key's state in this process; a fleet of processes
 // shares one Pacer that keeps it in a store (the nested module redis/,
@@ -84,7 +83,8 @@
 // before any Crawl-delay it may ask for has passed (including, while a
 // robots.txt fetch is unread, the largest it may ask: [Pacer.RobotsRead]);
 // the table comes back under its bound soon after a burst has passed.
-// Config.Evicted hears of each key dropped. A key costs about 700 bytes.
+// Config.Evicted hears of each key dropped. A key costs about 370 bytes
+// (BENCHMARKS.md §4).
 //
 // # Costs
 //

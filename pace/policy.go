@@ -167,11 +167,6 @@ type number interface{ ~int | ~int64 | ~float64 }
 // for MaxInFlight, no cap on the requests in flight, and for
 // RecoverAfter, successes that never lower the level. It is the one place
 // where None is read, for every Pacer, in memory or not.
-func Value[T number](v T) T {
+func Value[T int | int64 | float64 | time.Duration](v T) T {
 	return max(v, 0) // None is -1, and every other valid value at least 0
 }
-
-// off is Value for a duration, which the policy's functions read on every
-// request: a plain function, which costs the inliner less than a generic
-// one, so that they inline where they run.
-func off(d time.Duration) time.Duration { return max(d, 0) }

@@ -78,10 +78,10 @@ func TestPolicyEffective(t *testing.T) {
 	}
 }
 
-// TestNewMemoryPacer checks that NewMemoryPacer runs the Effective policy,
+// TestNewMemory checks that NewMemory runs the Effective policy,
 // so that a zero Policy paces by the defaults, and that it reads
 // None as each field says.
-func TestNewMemoryPacer(t *testing.T) {
+func TestNewMemory(t *testing.T) {
 	tests := []struct {
 		name    string
 		p       Policy

@@ -453,7 +453,7 @@ var cases = []struct {
 }
 
 // ownCases check that a Pacer runs the policy of each key that
-// Policies.Override gives one of its own (see own), and keeps the Default
+// Config.Override gives one of its own (see own), and keeps the Policy
 // for the others.
 var ownCases = []struct {
 	name string

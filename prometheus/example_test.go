@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/pace"
 	politeprom "github.com/polite-go/polite/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -27,9 +26,9 @@ func Example() {
 	}))
 	defer site.Close()
 
-	reg := prometheus.NewRegistry()
+	reg := prometheus.NewRegistry() // served by promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	m := politeprom.New(reg)
-	t := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0"), polite.WithPacing(pace.Policy{BaseDelay: pace.None}), m.Option())
+	t := polite.New(nil, polite.WithUserAgent("MyBot/1.0 (+https://example.com/bot)"), m.Option())
 	m.Track(t)
 	client := &http.Client{Transport: t}
 	for _, path := range []string{"/a", "/b", "/private/c"} {

@@ -3,7 +3,8 @@
 // it does not clash with client_golang's package prometheus, which its
 // callers import beside it.
 //
-//	m := politeprom.New(prometheus.DefaultRegisterer)
+//	reg := prometheus.NewRegistry() // served by promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+//	m := politeprom.New(reg)
 //	t := polite.New(nil, polite.WithUserAgent("MyBot/1.0 (+https://example.com/bot)"), m.Option())
 //	m.Track(t)
 //	client := &http.Client{Transport: t}
@@ -16,7 +17,7 @@
 //	polite_requests_total           counter                    requests passed to the base transport once their turn came
 //	polite_wait_seconds             histogram                  how long each of those requests waited for its turn
 //	polite_robots_disallowed_total  counter    action          requests robots.txt disallowed: action "refused", or "sent" in RobotsReport mode
-//	polite_usage_disallowed_total   counter    use, action     requests whose robots.txt usage preference is "n" for a use declared with WithUsage, once per use: action "refused", or "sent" in UsageReport mode
+//	polite_usage_disallowed_total   counter    use, action     requests whose robots.txt usage preference is "n" for a use declared with WithUsage, once per use: action "refused", or "sent" in RobotsReport mode
 //	polite_backoffs_total           counter    retry_after     rises of a host's backoff level: retry_after "true" when the signal carried a Retry-After
 //	polite_robots_fetches_total     counter    status, result  robots.txt fetches: status "2xx", "3xx", "4xx", "5xx", or "error" with no response; result "fetched" or "unreachable"
 //	polite_hosts_evicted_total      counter                    hosts whose pacing state was dropped to keep within Limits.MaxKeys
@@ -121,7 +122,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"action"}),
 		usage: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "polite_usage_disallowed_total",
-			Help: `Requests whose robots.txt usage preference disallowed a use the transport declared, once per use, by the use and what the transport did: "refused", or "sent" in UsageReport mode.`,
+			Help: `Requests whose robots.txt usage preference disallowed a use the transport declared, once per use, by the use and what the transport did: "refused", or "sent" in RobotsReport mode.`,
 		}, []string{"use", "action"}),
 		backoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "polite_backoffs_total",

@@ -479,13 +479,13 @@ func TestUsageDisallowed(t *testing.T) {
 
 		for _, path := range []string{"/a", "/b", "/ok/c"} {
 			if err := fetch(t.Context(), enforce, "http://h"+path); !errors.Is(err, polite.ErrRobotsBlocked) {
-				t.Fatalf("GET %s = %v; want ErrUsageBlocked", path, err)
+				t.Fatalf("GET %s = %v; want ErrRobotsBlocked", path, err)
 			}
 		}
 		mustFetch(t, report, "http://h/a")
 
 		compare(t, reg, `
-# HELP polite_usage_disallowed_total Requests whose robots.txt usage preference disallowed a use the transport declared, once per use, by the use and what the transport did: "refused", or "sent" in UsageReport mode.
+# HELP polite_usage_disallowed_total Requests whose robots.txt usage preference disallowed a use the transport declared, once per use, by the use and what the transport did: "refused", or "sent" in RobotsReport mode.
 # TYPE polite_usage_disallowed_total counter
 polite_usage_disallowed_total{action="refused",use="search"} 2
 polite_usage_disallowed_total{action="refused",use="train-ai"} 3

@@ -88,7 +88,7 @@ func benchChild() int {
 			ctx, cancel := requestContext()
 			defer cancel()
 			for left.Add(-1) >= 0 {
-				l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(rand.IntN(100_000))+".example"})
+				l, err := p.Acquire(ctx, pace.Request{Key: "host" + strconv.Itoa(rand.IntN(100_000)) + ".example"})
 				if err != nil {
 					fmt.Println(err)
 					code.Store(1)

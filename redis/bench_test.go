@@ -195,7 +195,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 	p := NewPacer(c, WithKeyPrefix("polite"), FailWhenUnreachable())(pace.Config{Policy: pace.Policy{}})
 	before := used()
 	for i := 0; b.Loop(); i++ {
-		l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(i)+".example.com"})
+		l, err := p.Acquire(ctx, pace.Request{Key: "host" + strconv.Itoa(i) + ".example.com"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func BenchmarkAcquireReleaseLatency(b *testing.B) {
 	}
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
-		l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(i%100_000)+".example"})
+		l, err := p.Acquire(ctx, pace.Request{Key: "host" + strconv.Itoa(i%100_000) + ".example"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -190,7 +190,7 @@
 // build the client with ContextTimeoutEnabled, so that go-redis ends a
 // call to a server that hangs when its context ends, not after its own
 // read timeout. When a call fails, the Pacer paces the keys of that server
-// in the memory of its process with [polite.NewMemoryPacer], says so once
+// in the memory of its process with [pace.NewMemory], says so once
 // through its logger (see [WithLogger]; by default it logs nothing), and
 // tries the server again at most once a second, going back to it when it
 // answers. A call that the request's context cuts short counts as a

@@ -22,7 +22,7 @@ func BenchmarkReady(b *testing.B) {
 	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
 		s := time.Now()
-		if _, err := p.Ready(ctx, pace.Request{Key: "host"+strconv.Itoa(i%statsKeys)+".example"}); err != nil {
+		if _, err := p.Ready(ctx, pace.Request{Key: "host" + strconv.Itoa(i%statsKeys) + ".example"}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(s))
@@ -54,7 +54,7 @@ func usedKeys(b *testing.B) (*redis.Client, *pacer) {
 	p := NewPacer(c, WithKeyPrefix(freshPrefix()), FailWhenUnreachable())(pace.Config{Policy: unpaced()}).(*pacer)
 	ctx := context.Background()
 	for i := range statsKeys {
-		l, err := p.Acquire(ctx, pace.Request{Key: "host"+strconv.Itoa(i)+".example"})
+		l, err := p.Acquire(ctx, pace.Request{Key: "host" + strconv.Itoa(i) + ".example"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 // locals and defines the policy's functions over them, then the script's
 // own part. Pacers with the same default policy and lease duration have
 // the same scripts, so the server holds one copy of each. A key with a
-// policy of its own (polite.Policies) passes it as arguments of each call
+// policy of its own (pace.Config.Override) passes it as arguments of each call
 // instead (see ownPolicyArgs): it costs no script of its own.
 //
 // The state is one string, a sequence of MessagePack values (Redis's

@@ -88,7 +88,7 @@ func (c *commonFlags) options() []flagOption {
 	}
 }
 
-// noneIfZero returns d as a PacingPolicy field: -delay 0 means no delay,
+// noneIfZero returns d as a pace.Policy field: -delay 0 means no delay,
 // which the policy writes pace.None, since 0 there means the default.
 func noneIfZero(d time.Duration) time.Duration {
 	if d == 0 {

@@ -17,8 +17,8 @@ import (
 // paceFloor is the pacing the transport was built with: what makes the
 // least gap a host may see between two request starts.
 type paceFloor struct {
-	base          time.Duration // PacingPolicy.BaseDelay
-	maxCrawlDelay time.Duration // PacingPolicy.MaxCrawlDelay
+	base          time.Duration // pace.Policy.BaseDelay
+	maxCrawlDelay time.Duration // pace.Policy.MaxCrawlDelay
 }
 
 // of returns the least gap before a request with Crawl-delay crawlDelay:
