@@ -22,7 +22,6 @@ type PoliteTransport struct {
 	robotsBase     http.RoundTripper          // robots.txt fetches go through it: the base, or WithRobotsTransport's
 	robotsAway     http.RoundTripper          // robots.txt redirects to another host go through it; nil: not followed
 	userAgent      string                     // set on requests without one, and on robots.txt fetches
-	userAgentValue []string                   // []string{userAgent}, the value every request it is added to shares; never changed
 	defaultToken   string                     // product token of userAgent, or of Go's default User-Agent
 	pacingKey      func(*url.URL) string      // nil: PacingKeyHost, or the IP key when ips is set
 	ips            *resolveCache              // the IP key's addresses; nil: not the IP key
@@ -79,9 +78,6 @@ func New(base http.RoundTripper, opts ...Option) *PoliteTransport {
 		events:         cfg.hooks,
 		usage:          cfg.usage,
 		checkPolicy:    cfg.policyFunc != nil,
-	}
-	if cfg.userAgent != "" {
-		t.userAgentValue = []string{cfg.userAgent}
 	}
 	if cfg.resolver != nil {
 		t.ips = newResolveCache(cfg.resolver, cfg.limits.MaxResolved)
@@ -194,17 +190,24 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // header's value slices, which a RoundTripper does not change (the
 // contract that req itself, passed on when it has a User-Agent, relies
 // on), each cut to its length so that an append to it copies rather than
-// writes into req's.
+// writes into req's. The request and the User-Agent's value are one
+// allocation, the header two.
 func (t *PoliteTransport) withUserAgent(req *http.Request) *http.Request {
-	out := new(http.Request)
-	*out = *req
+	out := &uaRequest{req: *req, ua: [1]string{t.userAgent}}
 	h := make(http.Header, len(req.Header)+1)
 	for k, v := range req.Header {
 		h[k] = v[:len(v):len(v)]
 	}
-	h["User-Agent"] = t.userAgentValue
-	out.Header = h
-	return out
+	h["User-Agent"] = out.ua[:]
+	out.req.Header = h
+	return &out.req
+}
+
+// uaRequest is a request that withUserAgent made, with the backing array
+// of its User-Agent's value.
+type uaRequest struct {
+	req http.Request
+	ua  [1]string
 }
 
 // send passes req, admitted with l to the pacing key of tg, to the base

@@ -1,5 +1,5 @@
 // Package politetest checks that the stores a fleet plugs into package
-// polite keep its promises: [RunPacer] holds a [polite.Pacer] to the delay
+// polite keep its promises: [RunPacer] holds a [pace.Pacer] to the delay
 // policy's table, the same cases that the transport's own in-memory Pacer
 // passes, and [RunRobotsStore] holds a [polite.RobotsStore] to the
 // behaviours the transport relies on, such as fetching each origin's

@@ -1,6 +1,6 @@
 // Package politeredis paces the requests of a fleet of processes that
 // share hosts, by keeping each pacing key's state in Redis, and shares
-// their robots.txt files: it is a [polite.Pacer] for [polite.WithPacer]
+// their robots.txt files: it is a [pace.Pacer] for [polite.WithPacer]
 // and a [polite.RobotsStore] for [polite.WithRobotsStore]. It lives in the
 // directory redis/ but is named politeredis rather than redis so that it
 // does not clash with go-redis's package redis, which its callers import
@@ -136,16 +136,24 @@
 // the fleet is not first come, first served: whichever asks first after a
 // start is allowed gets it. When the next allowed start is at or past the
 // request's context deadline, Acquire fails at once with a
-// [*polite.DeadlineError]; once the deadline has passed by the clock, it
+// [*pace.DeadlineError]; once the deadline has passed by the clock, it
 // fails with the context's error and sends nothing, even before the
 // context's timer has fired.
 //
 // A process that dies with requests in flight holds their slots until
 // their leases expire (see [WithLeaseDuration]).
 //
+// A key's state stays in Redis at least 30 minutes past its last start,
+// when a backoff level is forgotten, and at least the policy's
+// MaxCrawlDelay past it, so that a Crawl-delay that a robots.txt fetch
+// finds is honoured from the fetch's start: [pace.Pacer.RobotsRead] needs
+// no call to Redis. Idle keys then expire by themselves, which is no
+// eviction; pace.Config.Evicted hears of the keys this process paces in its
+// memory during an outage and drops to keep within pace.Config.MaxKeys.
+//
 // # Reading the shared state
 //
-// The Pacer is a [polite.ReadyPacer] and a [polite.StatsPacer], so that a
+// The Pacer is a [pace.ReadyPacer] and a [pace.StatsPacer], so that a
 // transport's Ready, Check, Stats and the deadline of a request waiting
 // for robots.txt read the fleet's state, not this process's: a pause that
 // another process's 429 started shows in every process. Ready (and so
