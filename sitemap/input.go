@@ -26,8 +26,14 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
 		// One more byte tells whether the file goes on past the limit.
 		var b [1]byte
-		if n, _ := io.ReadFull(l.r, b[:]); n == 0 {
+		switch n, err := io.ReadFull(l.r, b[:]); {
+		case n == 0 && err == io.EOF:
 			return 0, io.EOF
+		case n == 0:
+			if l.err == nil {
+				l.err = err
+			}
+			return 0, err
 		}
 		l.hit = true
 		return 0, errLimit

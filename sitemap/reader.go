@@ -63,8 +63,8 @@ type Reader struct {
 	fldAt    int       // len(stack) with the field's element open
 	spareBuf *entryBuf // an entryBuf to reuse
 
-	// For text.
-	line int
+	lines int // the lines before the first that the decoder reads, or the text lines read
+
 
 	yielded    int // entries yielded
 	urls       int // absolute http(s) URLs found, whether yielded or not
@@ -137,13 +137,28 @@ func (r *Reader) start() {
 		r.fail(ErrMalformed, "gzip: "+err.Error())
 		return
 	}
-	head, _ := in.br.Peek(8 << 10)
-	if i := bytes.IndexFunc(head, func(c rune) bool { return !unicode.IsSpace(c) }); i >= 0 && head[i] == '<' {
-		r.guard = &tokenGuard{br: in.br}
-		r.dec = xml.NewDecoder(r.guard)
-		r.dec.Strict = false // an unescaped '&' in a URL is read as written
-		r.dec.CharsetReader = charsetReader
-		return
+	// White space before the first byte that tells the format is read
+	// past a byte at a time: a server that sends a short file slowly is
+	// not waited on for more.
+	for {
+		c, err := in.br.ReadByte()
+		if err != nil {
+			break
+		}
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			in.br.UnreadByte()
+			if c == '<' {
+				r.guard = &tokenGuard{br: in.br}
+				r.dec = xml.NewDecoder(r.guard)
+				r.dec.Strict = false // an unescaped '&' in a URL is read as written
+				r.dec.CharsetReader = charsetReader
+				return
+			}
+			break
+		}
+		if c == '\n' {
+			r.lines++
+		}
 	}
 	r.format = Text
 }
@@ -152,9 +167,9 @@ func (r *Reader) start() {
 func (r *Reader) lineNow() int {
 	if r.dec != nil {
 		line, _ := r.dec.InputPos()
-		return line
+		return r.lines + line
 	}
-	return max(r.line, 1)
+	return max(r.lines, 1)
 }
 
 // fail ends the reading with the error that err, an error met in reading

@@ -17,12 +17,12 @@ func (r *Reader) stepText() (Entry, bool) {
 		_, err = r.in.br.ReadSlice('\n')
 	}
 	if err != nil && err != io.EOF {
-		r.line++
+		r.lines++
 		r.fail(ErrMalformed, err.Error())
 		return Entry{}, false
 	}
 	if len(line) > 0 || long != "" {
-		r.line++
+		r.lines++
 	}
 	e, ok := r.textLine(line, long)
 	if err == io.EOF {
@@ -34,7 +34,7 @@ func (r *Reader) stepText() (Entry, bool) {
 // textLine returns the entry of a line, if it has one.
 func (r *Reader) textLine(line []byte, long string) (Entry, bool) {
 	if long != "" {
-		r.skip(r.line, long, "line longer than 8 KiB")
+		r.skip(r.lines, long, "line longer than 8 KiB")
 		return Entry{}, false
 	}
 	raw := trimURL(line)
@@ -43,7 +43,7 @@ func (r *Reader) textLine(line []byte, long string) (Entry, bool) {
 	}
 	u, why := r.check(raw, false)
 	if why != "" {
-		r.skip(r.line, raw, why)
+		r.skip(r.lines, raw, why)
 		return Entry{}, false
 	}
 	return Entry{URL: u}, true
