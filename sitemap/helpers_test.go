@@ -73,3 +73,12 @@ func urlset(entries ...string) []byte {
 	b.WriteString("</urlset>\n")
 	return []byte(b.String())
 }
+
+// mustParse parses s, which the test wrote.
+func mustParse(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}

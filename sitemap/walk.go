@@ -222,7 +222,7 @@ func (w *Walker) entries(r *Reader, rep *Report, fn func(Entry) error, follow fu
 		case err != nil:
 			rep.Err = err
 			return nil
-		case !w.Since.IsZero() && !e.LastMod.IsZero() && e.LastMod.Before(w.Since):
+		case unchanged(e, w.Since):
 			rep.Unchanged++
 		case e.Sitemap:
 			switch queued, why := follow(e); {
@@ -238,6 +238,12 @@ func (w *Walker) entries(r *Reader, rep *Report, fn func(Entry) error, follow fu
 			rep.URLs++
 		}
 	}
+}
+
+// unchanged reports whether e says it last changed before since, when
+// since is not zero.
+func unchanged(e Entry, since time.Time) bool {
+	return !since.IsZero() && !e.LastMod.IsZero() && e.LastMod.Before(since)
 }
 
 // sitemapKey returns the key by which a walk knows a sitemap's URL: its
