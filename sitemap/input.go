@@ -60,27 +60,31 @@ var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 type input struct {
 	raw  *limitReader // the body, as received
 	out  *limitReader // what the reader reads: raw, or raw decompressed
-	gz   *gzip.Reader // nil when raw is not gzip
 	br   *bufio.Reader
-	gzEr error // the gzip reader's error, when it found the stream broken
+	gzEr error // a gzip reader's error, when it found its stream broken
 }
 
 // openInput reads body as a sitemap's bytes, of at most max bytes both as
 // received and decompressed. It decompresses a gzip stream, told by its
-// first two bytes and not by any name or header, and drops a byte order
-// mark.
+// first two bytes and not by any name or header, twice if need be (a .gz
+// file served with Content-Encoding: gzip to a client that did not
+// decode it), and drops a byte order mark.
 func openInput(body io.Reader, max int64) (*input, error) {
 	in := &input{raw: &limitReader{r: body, n: max}}
-	head := bufio.NewReaderSize(in.raw, 512)
-	var src io.Reader = head
-	if b, _ := head.Peek(2); bytes.Equal(b, gzipMagic) {
+	var src io.Reader = in.raw
+	for range 2 {
+		head := bufio.NewReaderSize(src, 512)
+		src = head
+		if b, _ := head.Peek(2); !bytes.Equal(b, gzipMagic) {
+			break
+		}
 		gz, err := gzip.NewReader(head)
 		if err != nil {
 			return in, err
 		}
 		// One member: what follows it, often a stray newline, is not read.
 		gz.Multistream(false)
-		in.gz, src = gz, gzipErrs{gz, in}
+		src = gzipErrs{gz, in}
 	}
 	in.out = &limitReader{r: src, n: max}
 	in.br = bufio.NewReaderSize(in.out, 8<<10)

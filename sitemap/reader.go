@@ -176,14 +176,16 @@ func (r *Reader) lineNow() int {
 // the body, stands for: the body's own, a limit, a broken gzip stream, or
 // else why, a sentinel, with detail.
 func (r *Reader) fail(why error, detail string) {
-	if f := r.in.fault(); f != nil {
-		why = f
-		if !isSentinel(f) || f == ErrTooLarge {
-			detail = ""
-		}
-	}
-	if r.guard != nil && r.guard.over {
+	switch f := r.in.fault(); {
+	case r.guard != nil && r.guard.over:
 		why, detail = ErrTooLarge, fmt.Sprintf("an XML token longer than %d bytes", maxToken)
+	case f == ErrTooLarge:
+		why, detail = f, fmt.Sprintf("more than %d bytes", r.lim.MaxBytes)
+	case f != nil:
+		why = f
+		if !isSentinel(f) {
+			detail = "" // the body's own error says it all
+		}
 	}
 	r.err = &ReadError{Line: r.lineNow(), Err: why, Detail: detail}
 }

@@ -321,6 +321,7 @@ func TestReaderGzipByContent(t *testing.T) {
 		{"https://example.com/sitemap.xml.gz", plain},
 		{"https://example.com/sitemap.xml.gz", append(gz(plain), '\n')},
 		{"https://example.com/sitemap.xml.gz", append(gz(plain), gz(urlset("<loc>https://example.com/b</loc>"))...)},
+		{"https://example.com/sitemap.xml.gz", gz(gz(plain))},
 	} {
 		got, _, err := readAll(t, tt.at, tt.body, nil)
 		if err != nil || !slices.Equal(urls(got), []string{"https://example.com/a"}) {
