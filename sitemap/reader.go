@@ -65,7 +65,6 @@ type Reader struct {
 
 	lines int // the lines before the first that the decoder reads, or the text lines read
 
-
 	yielded    int // entries yielded
 	urls       int // absolute http(s) URLs found, whether yielded or not
 	skipped    []Skip
