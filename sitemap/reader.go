@@ -50,18 +50,19 @@ type Reader struct {
 	in      *input
 	lim     Limits
 	scope   scope
+	lenient bool // Lenient, or no URL to take a scope from
 	format  Format
 	err     error // once set, what Next returns
 
 	// For XML.
-	dec      *xml.Decoder
-	guard    *tokenGuard
-	stack    []string  // the local names of the open elements
-	ent      *entryBuf // the entry being read, or nil
-	entAt    int       // len(stack) with the entry's element open
-	field    *textBuf  // the entry's field whose text is being read, or nil
-	fldAt    int       // len(stack) with the field's element open
-	spareBuf *entryBuf // an entryBuf to reuse
+	dec   *xml.Decoder
+	guard *tokenGuard
+	stack []string  // the local names of the open elements
+	entry entryBuf  // the entry being read, when ent points to it
+	ent   *entryBuf // &entry while an entry is open, or nil
+	entAt int       // len(stack) with the entry's element open
+	field *textBuf  // the entry's field whose text is being read, or nil
+	fldAt int       // len(stack) with the field's element open
 
 	lines int // the lines before the first that the decoder reads, or the text lines read
 
@@ -125,9 +126,8 @@ func (r *Reader) Next() (Entry, error) {
 func (r *Reader) start() {
 	r.started = true
 	r.lim = r.Limits.withDefaults()
-	if r.u == nil {
-		r.Lenient = true
-	} else {
+	r.lenient = r.Lenient || r.u == nil
+	if r.u != nil {
 		r.scope = newScope(r.u, r.Robots)
 	}
 	in, err := openInput(r.body, r.lim.MaxBytes)
@@ -171,9 +171,9 @@ func (r *Reader) lineNow() int {
 	return max(r.lines, 1)
 }
 
-// fail ends the reading with the error that err, an error met in reading
-// the body, stands for: the body's own, a limit, a broken gzip stream, or
-// else why, a sentinel, with detail.
+// fail ends the reading with why, a sentinel, and detail; or, when the
+// input failed, with what its fault stands for: the body's own error, a
+// limit, or a broken gzip stream.
 func (r *Reader) fail(why error, detail string) {
 	switch f := r.in.fault(); {
 	case r.guard != nil && r.guard.over:
@@ -225,7 +225,7 @@ func (r *Reader) check(raw string, sitemap bool) (string, string) {
 		return "", "not an absolute http(s) URL"
 	}
 	r.urls++
-	if !r.Lenient && !r.scope.allows(u, sitemap) {
+	if !r.lenient && !r.scope.allows(u, sitemap) {
 		return "", "out of scope"
 	}
 	return raw, ""

@@ -107,6 +107,7 @@ func TestReaderFields(t *testing.T) {
 		<xhtml:link rel="alternate" hreflang="de" href="https://example.com/de/"/>
 		<xhtml:link rel="alternate" hreflang="x-default" href=" https://example.com/ "/>
 		<xhtml:link rel="alternate" hreflang="fr"/>
+		<xhtml:link rel="canonical" href="https://example.com/en"/>
 		<xhtml:link rel="alternate" hreflang="it" href="https://other.example/it/"/>`,
 		`<loc>https://example.com/2</loc><lastmod>yesterday</lastmod>`)
 	got, r, err := readAll(t, "https://example.com/sitemap.xml", body, nil)
@@ -121,7 +122,7 @@ func TestReaderFields(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("read %+v\nwant %+v", got, want)
 	}
-	wantSkips := []Skip{{Line: 8, Text: "https://other.example/it/", Reason: "alternate: out of scope"}}
+	wantSkips := []Skip{{Line: 9, Text: "https://other.example/it/", Reason: "alternate: out of scope"}}
 	if !slices.Equal(r.Skipped(), wantSkips) {
 		t.Errorf("Skipped = %+v; want %+v", r.Skipped(), wantSkips)
 	}

@@ -87,7 +87,6 @@ func (t *textBuf) blank() bool { return trimURL(t.b) == "" }
 
 // An entryBuf is an entry as the XML has given it so far.
 type entryBuf struct {
-	line    int
 	loc     textBuf // <loc>, a feed's <link>
 	guid    textBuf // an RSS item's <guid>
 	bare    textBuf // text right inside the entry's element
@@ -96,8 +95,7 @@ type entryBuf struct {
 	altOver bool
 }
 
-func (b *entryBuf) reset(line int) {
-	b.line = line
+func (b *entryBuf) reset() {
 	b.loc.reset()
 	b.guid.reset()
 	b.bare.reset()
@@ -160,10 +158,8 @@ func (r *Reader) startElement(t xml.StartElement) (Entry, bool) {
 	var ok bool
 	switch {
 	case r.ent == nil && name == entryElement[r.format]:
-		if r.ent = r.spare(); r.ent == nil {
-			r.ent = new(entryBuf)
-		}
-		r.ent.reset(r.lineNow())
+		r.ent = &r.entry
+		r.ent.reset()
 		r.entAt = len(r.stack)
 	case r.ent == nil || r.field != nil:
 	case name == entryElement[r.format]:
@@ -171,19 +167,12 @@ func (r *Reader) startElement(t xml.StartElement) (Entry, bool) {
 		if !r.ent.loc.blank() {
 			e, ok = r.finish(r.ent)
 		}
-		r.ent.reset(r.lineNow())
+		r.ent.reset()
 		r.entAt = len(r.stack)
 	case len(r.stack) == r.entAt+1:
 		return r.startField(name, t)
 	}
 	return e, ok
-}
-
-// spare returns the entryBuf kept for reuse, if any.
-func (r *Reader) spare() *entryBuf {
-	b := r.spareBuf
-	r.spareBuf = nil
-	return b
 }
 
 // startField reads the start tag of one of an entry's fields.
@@ -199,7 +188,7 @@ func (r *Reader) startField(name string, t xml.StartElement) (Entry, bool) {
 				// A second <loc> starts a new entry, as if the first's
 				// end tag had been left out.
 				e, ok = r.finish(b)
-				b.reset(r.lineNow())
+				b.reset()
 			}
 			r.field = &b.loc
 		case "lastmod":
@@ -236,11 +225,12 @@ func (r *Reader) startField(name string, t xml.StartElement) (Entry, bool) {
 	return e, ok
 }
 
-// alternate reads an <xhtml:link> of a <url>.
+// alternate reads an <xhtml:link> of a <url>: an alternate, unless it
+// gives no href, or a rel other than "alternate".
 func (r *Reader) alternate(b *entryBuf, t xml.StartElement) {
-	href := attr(t, "href")
+	href, rel := attr(t, "href"), attr(t, "rel")
 	switch {
-	case href == "":
+	case href == "" || rel != "" && rel != "alternate":
 	case len(b.alts) == maxAlternates:
 		b.altOver = true
 	default:
@@ -278,7 +268,7 @@ func (r *Reader) endElement(name string) (Entry, bool) {
 			r.field = nil
 		case r.ent != nil && depth == r.entAt:
 			e, ok = r.finish(r.ent)
-			r.spareBuf, r.ent = r.ent, nil
+			r.ent = nil
 		}
 		r.stack = r.stack[:len(r.stack)-1]
 	}
