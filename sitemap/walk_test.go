@@ -263,7 +263,7 @@ func TestWalkHostileServers(t *testing.T) {
 				io.WriteString(w, strings.Repeat(" ", 4096))
 			}
 		case "/bomb.xml.gz":
-			w.Write(bomb(t, 64<<20))
+			w.Write(bomb(t, 8<<20))
 		case "/stalls.xml": // an entry, then nothing until the client leaves
 			fmt.Fprintf(w, "<urlset><url><loc>http://%s/first</loc></url>", r.Host)
 			f.Flush()
