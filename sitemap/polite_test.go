@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/sitemap"
 )
 
@@ -55,8 +56,8 @@ func TestWalkThroughPoliteTransport(t *testing.T) {
 			"/maps/a.xml": `<urlset><url><loc>https://example.com/</loc></url><url><loc>https://example.com/blog/1</loc></url></urlset>`,
 			"/maps/c.txt": "https://example.com/about\n",
 		}}
-		const pace = 3 * time.Second
-		tr := polite.New(s, polite.WithPacing(polite.PacingPolicy{BaseDelay: pace, Jitter: polite.None, LatencyFactor: polite.None}))
+		const pacing = 3 * time.Second
+		tr := polite.New(s, polite.WithPacing(pace.Policy{BaseDelay: pacing, Jitter: pace.None, LatencyFactor: pace.None}))
 		ctx := context.Background()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://example.com/", nil)
 		f, err := tr.Robots(req)
@@ -88,8 +89,8 @@ func TestWalkThroughPoliteTransport(t *testing.T) {
 			t.Errorf("the server was asked %q; want %q", s.paths, wantPaths)
 		}
 		for i := 1; i < len(s.starts); i++ {
-			if gap := s.starts[i].Sub(s.starts[i-1]); gap < pace {
-				t.Errorf("%s started %v after %s; want at least %v", s.paths[i], gap, s.paths[i-1], pace)
+			if gap := s.starts[i].Sub(s.starts[i-1]); gap < pacing {
+				t.Errorf("%s started %v after %s; want at least %v", s.paths[i], gap, s.paths[i-1], pacing)
 			}
 		}
 	})
