@@ -164,11 +164,11 @@ func TestRateLimitFields(t *testing.T) {
 	}{
 		{"none", nil, 0, ""},
 		{"RateLimit, none left", []string{"RateLimit", `"default";r=0;t=30`}, 30 * time.Second, ""},
-		{"RateLimit, low quota spread", []string{"RateLimit", `"default";r=2;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 5 * time.Second, ""},
+		{"RateLimit, low quota spread", []string{"RateLimit", `"default";r=2;t=9`, "RateLimit-Policy", `"default";q=100;w=60`}, 3 * time.Second, ""}, // the last of the two 3s before the reset
 		{"RateLimit, ample quota", []string{"RateLimit", `"default";r=80;t=10`, "RateLimit-Policy", `"default";q=100;w=60`}, 0, ""},
 		{"RateLimit, tightest item binds", []string{"RateLimit", `"day";r=500;t=3600, "burst";r=0;t=4`}, 4 * time.Second, ""},
 		{"RateLimit dictionary, none left", []string{"RateLimit", "limit=10, remaining=0, reset=2"}, 2 * time.Second, ""},
-		{"RateLimit dictionary, low quota spread", []string{"RateLimit", "limit=100, remaining=2, reset=10", "RateLimit-Policy", "100;w=10"}, 5 * time.Second, ""},
+		{"RateLimit dictionary, low quota spread", []string{"RateLimit", "limit=100, remaining=2, reset=9", "RateLimit-Policy", "100;w=10"}, 3 * time.Second, ""},
 		{"RateLimit dictionary, ample quota", []string{"RateLimit", "limit=100, remaining=80, reset=10"}, 0, ""},
 		{"RateLimit dictionary, parameters ignored", []string{"RateLimit", "limit=10;w=1, remaining=0;x=1, reset=3"}, 3 * time.Second, ""},
 		{"RateLimit dictionary without remaining", []string{"RateLimit", "limit=100, reset=10"}, 0, ""},
@@ -195,9 +195,9 @@ func TestRateLimitFields(t *testing.T) {
 		{"OpenAI both exhausted, the later reset", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "1s",
 			"X-RateLimit-Remaining-Tokens", "0", "X-RateLimit-Reset-Tokens", "2.5s"}, 2500 * time.Millisecond, ""},
 		{"OpenAI tokens tighter, spread", []string{"X-RateLimit-Remaining-Requests", "59", "X-RateLimit-Reset-Requests", "1s", "X-RateLimit-Limit-Requests", "60",
-			"X-RateLimit-Remaining-Tokens", "10000", "X-RateLimit-Reset-Tokens", "6s", "X-RateLimit-Limit-Tokens", "150000"}, 1500 * time.Millisecond, ""}, // 4 requests' worth over 6s
+			"X-RateLimit-Remaining-Tokens", "10000", "X-RateLimit-Reset-Tokens", "6s", "X-RateLimit-Limit-Tokens", "150000"}, 1200 * time.Millisecond, ""}, // 4 requests' worth over 6s, in 5 gaps
 		{"OpenAI requests tighter, spread", []string{"X-RateLimit-Remaining-Requests", "2", "X-RateLimit-Reset-Requests", "10s", "X-RateLimit-Limit-Requests", "60",
-			"X-RateLimit-Remaining-Tokens", "149000", "X-RateLimit-Reset-Tokens", "1s", "X-RateLimit-Limit-Tokens", "150000"}, 5 * time.Second, ""},
+			"X-RateLimit-Remaining-Tokens", "149000", "X-RateLimit-Reset-Tokens", "1s", "X-RateLimit-Limit-Tokens", "150000"}, 10 * time.Second / 3, ""},
 		{"OpenAI ample", []string{"X-RateLimit-Remaining-Requests", "59", "X-RateLimit-Reset-Requests", "1s", "X-RateLimit-Limit-Requests", "60",
 			"X-RateLimit-Remaining-Tokens", "149000", "X-RateLimit-Reset-Tokens", "6ms", "X-RateLimit-Limit-Tokens", "150000"}, 0, ""},
 		{"OpenAI reset in seconds", []string{"X-RateLimit-Remaining-Requests", "0", "X-RateLimit-Reset-Requests", "4"}, 4 * time.Second, ""},

@@ -44,7 +44,7 @@ func classify(resp *http.Response, err error, ctxErr error) pace.Outcome {
 		return pace.Outcome{Class: pace.Success, Quota: parseQuota(resp.Header)}
 	case code == http.StatusTooManyRequests,
 		500 <= code && code <= 599 && code != http.StatusNotImplemented && code != http.StatusHTTPVersionNotSupported:
-		o := pace.Outcome{Class: pace.Signal, Quota: parseQuota(resp.Header)}
+		o := pace.Outcome{Class: pace.Signal, RateLimited: code == http.StatusTooManyRequests, Quota: parseQuota(resp.Header)}
 		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
 			o.RetryAfter = d
 		}

@@ -26,6 +26,7 @@ const (
 type paceState struct {
 	started        bool          // lastStart and u are set
 	lastStart      instant       // start of the last admitted request
+	prevStart      instant       // start of the one before it; 0 for none
 	u              float64       // jitter draw for lastStart, in [0, 1]
 	floor          time.Duration // Crawl-delay of the last admitted request, not clamped
 	est            time.Duration // latency estimate: time from start to headers
@@ -37,6 +38,7 @@ type paceState struct {
 	known          time.Duration // the largest Crawl-delay the key has shown, by a start or a robots.txt file
 	unread         int           // robots.txt fetches started on the key whose file is not read yet
 	quotas         []quotaHold   // the rate-limit quotas that hold or spread a partition; at most maxPartitions
+	limit          rateLimit     // what 429s taught of a rate limit the server does not state (limit.go)
 	requests       uint64        // starts, for statistics
 	backoffs       uint64        // escalations, for statistics
 	retryAfters    uint64        // signals that carried a Retry-After, for statistics
@@ -44,12 +46,20 @@ type paceState struct {
 
 // A quotaHold is what a rate-limit quota of one partition of a key holds:
 // the requests of that partition only. A partition is named by the
-// request (Request.Partition) and by
-// the server (resource: the partition its fields named; "" for none). A
-// request waits for the holds of its own partition, whatever the
-// resource, since the transport cannot know before sending which of the
-// server's resources it spends; a response of one resource changes only
-// that resource's hold.
+// request (Request.Partition) and by the server (resource: the partition
+// its fields named; "" for none). A request waits for the holds of its own
+// partition, whatever the resource, since the transport cannot know before
+// sending which of the server's resources it spends; a response of one
+// resource changes only that resource's hold.
+//
+// A hold counts what its partition spends: the starts it may still make
+// in the server's window are at most what each answer said was left, less
+// the partition's other requests in flight then, which the server may not
+// have counted yet, and less the starts made since; so requests started
+// together before the next answer do not overshoot the quota, however
+// their answers come back. When the window ends, the limit, when the
+// server told it, refills the count for a window as long as the longest
+// reset told.
 type quotaHold struct {
 	partition, resource string
 	until               instant       // no start in the partition before this: its quota is exhausted
@@ -57,10 +67,38 @@ type quotaHold struct {
 	spreadUntil         instant       // when the window of a low quota ends
 	lastStart           instant       // the partition's last start, for the spread
 	u                   float64       // the jitter draw of that start
+	left                int64         // starts the partition may still make before reset
+	inFlight            int           // the partition's requests started since the hold was made and not yet answered
+	limit               int64         // the window's quota; 0 when not told
+	reset               instant       // when the window ends
+	window              time.Duration // the longest reset told: the window's length, as far as it is known
 }
 
-// over reports whether q holds nothing at now.
-func (q *quotaHold) over(now instant) bool { return now >= q.until && now >= q.spreadUntil }
+// over reports whether q holds nothing at now, nor counts anything the
+// next window needs: a window has passed since its reset.
+func (q *quotaHold) over(now instant) bool {
+	return now >= q.until && now >= q.spreadUntil && now >= q.reset.add(q.window)
+}
+
+// spend records a start of q's partition at now, with jitter draw u: it
+// spends one of what is left, after refilling it from the limit when the
+// window has ended, and holds the partition until the window's end when
+// nothing is left.
+func (q *quotaHold) spend(now instant, u float64) {
+	q.lastStart, q.u = now, u
+	q.inFlight++
+	if now >= q.reset {
+		if q.limit == 0 || q.window <= 0 {
+			q.left = math.MaxInt64 // a new window of an untold size: the next answer says
+			return
+		}
+		q.left = q.limit
+		q.reset = q.reset.add((time.Duration(now-q.reset)/q.window + 1) * q.window)
+	}
+	if q.left--; q.left <= 0 {
+		q.until = max(q.until, q.reset)
+	}
+}
 
 // next is the earliest start q allows at now, with the jitter of p. The
 // jitter never carries the spread past the end of its window.
@@ -175,7 +213,7 @@ func (p *Policy) nextAllowed(s *paceState, now instant, floor time.Duration, par
 	// keyNext's, written out: this runs for every request.
 	t := s.blockedUntil
 	if s.started {
-		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
+		t = max(t, s.lastStart.add(max(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u), s.limit.gap(now))))
 	}
 	if s.quotas != nil {
 		t = max(t, p.quotaNext(s, now, partition))
@@ -188,24 +226,25 @@ func (p *Policy) nextAllowed(s *paceState, now instant, floor time.Duration, par
 func (p *Policy) keyNext(s *paceState, now instant, floor time.Duration) instant {
 	t := s.blockedUntil
 	if s.started {
-		t = max(t, s.lastStart.add(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u)))
+		t = max(t, s.lastStart.add(max(p.jittered(p.pace(s, now, max(floor, s.floor)), s.u), s.limit.gap(now))))
 	}
 	return t
 }
 
 // earliest is a lower bound on the start of a request with Crawl-delay
 // floor that has ahead requests to s before it, if those start: each gap
-// is at least the base delay, and the request's own at least its
-// Crawl-delay.
+// is at least the base delay and a learned limit's, and the request's own
+// at least its Crawl-delay.
 func (p *Policy) earliest(s *paceState, now instant, floor time.Duration, partition string, ahead int) instant {
 	if ahead == 0 {
 		return p.nextAllowed(s, now, floor, partition)
 	}
 	t := p.keyNext(s, now, 0)
+	least := max(Value(p.BaseDelay), s.limit.gap(now))
 	if ahead > 1 {
-		t = t.add(time.Duration(ahead-1) * Value(p.BaseDelay))
+		t = t.add(time.Duration(ahead-1) * least)
 	}
-	t = t.add(max(Value(p.BaseDelay), min(floor, Value(p.MaxCrawlDelay))))
+	t = t.add(max(least, min(floor, Value(p.MaxCrawlDelay))))
 	if s.quotas != nil {
 		t = max(t, p.quotaNext(s, now, partition))
 	}
@@ -226,13 +265,16 @@ func (p *Policy) wakeAt(s *paceState, now, next instant) instant {
 // at now, its jitter drawn from rnd. The caller has checked that
 // nextAllowed has come.
 func (p *Policy) start(s *paceState, now instant, floor time.Duration, partition string, rnd func() float64) {
+	if s.started {
+		s.prevStart = s.lastStart
+	}
 	s.started, s.lastStart, s.u, s.floor = true, now, p.draw(rnd), floor
 	s.known = max(s.known, floor)
 	s.requests++
 	if s.quotas != nil {
 		for i := range s.quotas {
 			if q := &s.quotas[i]; q.partition == partition {
-				q.lastStart, q.u = now, s.u
+				q.spend(now, s.u)
 			}
 		}
 	}
@@ -262,6 +304,13 @@ const (
 // at start and ended at now, and says how the backoff level changed. A
 // pause's jitter is drawn from rnd.
 func (p *Policy) learn(s *paceState, start, now instant, partition string, o *Outcome, rnd func() float64) levelChange {
+	if s.quotas != nil {
+		for i := range s.quotas {
+			if q := &s.quotas[i]; q.partition == partition {
+				q.inFlight = max(q.inFlight-1, 0)
+			}
+		}
+	}
 	if o.Class == Ignore {
 		return levelKept
 	}
@@ -289,6 +338,9 @@ func (p *Policy) learn(s *paceState, start, now instant, partition string, o *Ou
 	switch o.Class {
 	case Signal:
 		s.lastSignal = now
+		if fresh && o.RateLimited {
+			s.limit.refused(p.gapBefore(s, start, now), now)
+		}
 		if fresh {
 			s.level = min(s.level+1, maxLevel)
 			s.streak = 0
@@ -309,6 +361,9 @@ func (p *Policy) learn(s *paceState, start, now instant, partition string, o *Ou
 			return levelRaised
 		}
 	case Success:
+		if fresh && s.limit.bad > 0 {
+			s.limit.took(p.gapBefore(s, start, now), now)
+		}
 		if fresh && s.level > 0 {
 			s.streak++
 			if Value(p.RecoverAfter) > 0 && s.streak >= Value(p.RecoverAfter) {
@@ -323,27 +378,48 @@ func (p *Policy) learn(s *paceState, start, now instant, partition string, o *Ou
 	return change
 }
 
+// gapBefore is the gap between the start of a request that started at
+// start and the start before it, as far as s knows it: the pace in force,
+// when other requests started since.
+func (p *Policy) gapBefore(s *paceState, start, now instant) time.Duration {
+	if start == s.lastStart && s.prevStart != 0 {
+		return time.Duration(start - s.prevStart)
+	}
+	return max(p.pace(s, now, s.floor), s.limit.gap(now))
+}
+
 // learnQuota applies what the response to a request of partition, started
 // at start, said of the client's rate-limit quota, to that partition and
-// the resource the server named: none left holds them until the quota
-// resets; a low one, a quarter of the limit or less, is spread over the
-// time until then. Both are capped at MaxPause. An exhausted quota
-// stays held until its reset whatever later responses say, since they
-// may have been counted before it ran out. A response without the fields
-// changes nothing.
+// the resource the server named. What is left is at most what it said,
+// less the partition's other requests in flight, which the server may not
+// have counted: an answer can only lower the count, but the first of a new
+// window, which sets it. None left holds the partition until the quota
+// resets, and a low count, a quarter of the limit or less, is spread over
+// the time until then, the last start an even share before the reset. Resets are capped at MaxPause. A response without
+// the fields changes nothing.
 func (p *Policy) learnQuota(s *paceState, start, now instant, partition string, q *Quota) {
 	if !q.Known {
 		return
 	}
 	reset := min(q.Reset, MaxPause)
+	h := s.hold(now, partition, q.Partition, true)
+	left := q.Remaining - int64(h.inFlight)
+	if now >= h.reset { // the first answer of a window
+		h.left = left
+		h.until = 0
+	} else {
+		h.left = min(h.left, left)
+	}
+	h.reset, h.window = now.add(reset), max(h.window, reset)
+	if q.Limit > 0 {
+		h.limit = q.Limit
+	}
 	switch {
-	case q.Remaining == 0:
-		h := s.hold(now, partition, q.Partition, true)
-		h.until = max(h.until, now.add(reset))
+	case h.left <= 0:
+		h.until = max(h.until, h.reset)
 		h.spreadUntil = 0
-	case q.Limit > 0 && q.Remaining <= q.Limit/4:
-		h := s.hold(now, partition, q.Partition, true)
-		h.spread, h.spreadUntil = reset/time.Duration(q.Remaining), now.add(reset)
+	case h.limit > 0 && h.left <= h.limit/4:
+		h.spread, h.spreadUntil = reset/time.Duration(h.left+1), now.add(reset)
 		if start > h.lastStart {
 			h.lastStart, h.u = start, 0 // that start's draw, when the key still knows it
 			if start == s.lastStart {
@@ -351,9 +427,7 @@ func (p *Policy) learnQuota(s *paceState, start, now instant, partition string, 
 			}
 		}
 	default:
-		if h := s.hold(now, partition, q.Partition, false); h != nil {
-			h.spreadUntil = 0
-		}
+		h.spreadUntil = 0
 	}
 }
 

@@ -62,15 +62,18 @@ func TestPolicyPace(t *testing.T) {
 			wantGap: 0, wantEst: 0, wantPace: 0},
 		{name: "baseDelay 0 paced by latency", u: 0.5, edit: withBaseDelay(0), steps: []step{{100 * ms, outSuccess}},
 			wantGap: 250 * ms, wantEst: 100 * ms, wantPace: 200 * ms},
-		{name: "a low quota's spread is not jittered past its reset", u: 0.999, edit: withBaseDelay(0),
+		{name: "a low quota is spread to an even share before its reset", edit: withBaseDelay(0),
+			steps:   []step{{0, Outcome{Class: Success, Quota: Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}}}},
+			wantGap: 30 * time.Minute, wantEst: 0, wantPace: 30 * time.Minute},
+		{name: "a low quota's spread is not jittered past its reset", u: 0.999, edit: withJitter(2, withBaseDelay(0)),
 			steps:   []step{{0, Outcome{Class: Success, Quota: Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}}}},
 			wantGap: time.Hour, wantEst: 0, wantPace: 0},
-		{name: "a low quota's reset is capped at an hour", u: 0.999, edit: withBaseDelay(0),
+		{name: "a low quota's reset is capped at an hour", u: 0.999, edit: withJitter(2, withBaseDelay(0)),
 			steps:   []step{{0, Outcome{Class: Success, Quota: Quota{Known: true, Remaining: 1, Limit: 100, Reset: 5 * time.Hour}}}},
 			wantGap: time.Hour, wantEst: 0, wantPace: 0},
 		{name: "a spread shorter than the window is jittered", u: 0.5, edit: withBaseDelay(0),
 			steps:   []step{{0, Outcome{Class: Success, Quota: Quota{Known: true, Remaining: 4, Limit: 100, Reset: 40 * time.Second}}}},
-			wantGap: 12500 * ms, wantEst: 0, wantPace: 10 * time.Second},
+			wantGap: 10 * time.Second, wantEst: 0, wantPace: 8 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

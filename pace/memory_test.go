@@ -63,6 +63,11 @@ func withBaseDelay(d time.Duration) func(*Config) {
 
 func withMaxHosts(n int) func(*Config) { return func(c *Config) { c.MaxKeys = n } }
 
+// withJitter sets the jitter factor to j, after edit.
+func withJitter(j float64, edit func(*Config)) func(*Config) {
+	return func(c *Config) { edit(c); c.Policy.Jitter = j }
+}
+
 // mustAcquire acquires key without a deadline. Call it from the test's goroutine.
 func mustAcquire(t testing.TB, p *Memory, key string, floor time.Duration) Lease {
 	t.Helper()

@@ -43,7 +43,7 @@ func TestPartitionHolds(t *testing.T) {
 	}{
 		{"exhausted quota holds its partition", "A", partitioned("", 0, 0, 6*s), "A", 6 * s},
 		{"exhausted quota holds no other partition", "A", partitioned("", 0, 0, 6*s), "B", 0},
-		{"low quota spreads its partition", "A", partitioned("", 2, 100, 10*s), "A", 5 * s},
+		{"low quota spreads its partition", "A", partitioned("", 2, 100, 10*s), "A", 10 * s / 3},
 		{"low quota spreads no other partition", "A", partitioned("", 2, 100, 10*s), "B", 0},
 		{"a named resource holds its request partition", "", partitioned("search", 0, 0, 9*s), "", 9 * s},
 		{"a named resource holds no other request partition", "search", partitioned("search", 0, 0, 9*s), "core", 0},
@@ -52,7 +52,7 @@ func TestPartitionHolds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0, withBaseDelay(0), withInFlight(100), func(c *Config) { c.Policy.LatencyFactor = 0 })
+				p := newTestPacer(0, withBaseDelay(0), withInFlight(100), func(c *Config) { c.Policy.LatencyFactor = None })
 				tk, err := p.Acquire(context.Background(), Request{Key: pacerKey, Partition: tt.first, CrawlDelay: 0})
 				if err != nil {
 					t.Fatal(err)
@@ -78,7 +78,7 @@ func TestPartitionNoHeadOfLine(t *testing.T) {
 	for _, inFlight := range []int{1, 8} {
 		t.Run(fmt.Sprintf("MaxInFlight %d", inFlight), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newTestPacer(0, withBaseDelay(0), withInFlight(inFlight), func(c *Config) { c.Policy.LatencyFactor = 0 })
+				p := newTestPacer(0, withBaseDelay(0), withInFlight(inFlight), func(c *Config) { c.Policy.LatencyFactor = None })
 				tk, _ := p.Acquire(context.Background(), Request{Key: pacerKey, Partition: "A", CrawlDelay: 0})
 				p.Release(tk, partitioned("", 0, 0, 6*time.Second))
 				t0 := time.Now()
@@ -103,7 +103,7 @@ func TestPartitionNoHeadOfLine(t *testing.T) {
 // another partition with the same deadline does not.
 func TestPartitionDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0, withBaseDelay(0), withInFlight(8), func(c *Config) { c.Policy.LatencyFactor = 0 })
+		p := newTestPacer(0, withBaseDelay(0), withInFlight(8), func(c *Config) { c.Policy.LatencyFactor = None })
 		tk, _ := p.Acquire(context.Background(), Request{Key: pacerKey, Partition: "A", CrawlDelay: 0})
 		p.Release(tk, partitioned("", 0, 0, 6*time.Second))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -123,7 +123,7 @@ func TestPartitionDeadline(t *testing.T) {
 // is held is not forgotten.
 func TestPartitionsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newTestPacer(0, withBaseDelay(0), withInFlight(1000), func(c *Config) { c.Policy.LatencyFactor = 0 })
+		p := newTestPacer(0, withBaseDelay(0), withInFlight(1000), func(c *Config) { c.Policy.LatencyFactor = None })
 		for i := range 2 * maxPartitions {
 			tk, _ := p.Acquire(context.Background(), Request{Key: pacerKey, Partition: fmt.Sprint(i), CrawlDelay: 0})
 			p.Release(tk, partitioned("", 0, 0, time.Duration(i+1)*time.Minute))

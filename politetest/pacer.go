@@ -305,8 +305,8 @@ var cases = []struct {
 		want(t, "second start", s.request("a", 0, 0, success), 30*time.Second)
 	}},
 	{"a low quota is spread until the reset", func(p *pace.Policy) { p.BaseDelay = pace.None }, func(t *testing.T, s *session) {
-		s.request("a", 0, 0, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 10 * time.Second}})
-		want(t, "second start", s.request("a", 0, 0, success), 5*time.Second)
+		s.request("a", 0, 0, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: 2, Limit: 100, Reset: 9 * time.Second}})
+		want(t, "second start", s.request("a", 0, 0, success), 3*time.Second) // the last of the two 3s before the reset
 	}},
 	{"an exhausted quota holds only its partition", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
 		s.requestIn("a", "A", quota(0, 0, 30*time.Second, ""))
@@ -315,9 +315,9 @@ var cases = []struct {
 		want(t, "start in the partition", s.requestIn("a", "A", success), 30*time.Second)
 	}},
 	{"a low quota is spread within its partition", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
-		s.requestIn("a", "A", quota(2, 100, 10*time.Second, ""))
+		s.requestIn("a", "A", quota(2, 100, 9*time.Second, ""))
 		want(t, "start in another partition", s.requestIn("a", "B", success), 0)
-		want(t, "start in the partition", s.requestIn("a", "A", success), 5*time.Second)
+		want(t, "start in the partition", s.requestIn("a", "A", success), 3*time.Second)
 	}},
 	{"a server's partitions are kept apart", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
 		s.requestIn("a", "search", quota(0, 0, 9*time.Second, "search"))
@@ -331,9 +331,13 @@ var cases = []struct {
 		l, _ = s.start("a", 0)
 		want(t, "change after a success", s.p.Release(l, success), pace.Change{Cleared: true})
 	}},
-	{"the jitter never carries a low quota's spread past its reset", func(p *pace.Policy) { p.BaseDelay, p.Jitter = pace.None, 1 }, func(t *testing.T, s *session) {
+	{"the jitter never carries a low quota's spread past its reset", func(p *pace.Policy) { p.BaseDelay, p.Jitter = pace.None, 20 }, func(t *testing.T, s *session) {
+		// The spread is 30m; a jitter of 20 would carry it past the reset
+		// for any draw above 0.05.
 		s.request("a", 0, 0, pace.Outcome{Class: pace.Success, Quota: pace.Quota{Known: true, Remaining: 1, Limit: 100, Reset: time.Hour}})
-		want(t, "second start", s.request("a", 0, 0, success), time.Hour)
+		if at := s.request("a", 0, 0, success); at < 30*time.Minute || at > time.Hour {
+			t.Errorf("second start at +%v; want within [30m, 1h], the spread jittered and held to the reset", at)
+		}
 	}},
 	{"MaxInFlight requests at most", func(p *pace.Policy) { p.LatencyFactor = pace.None }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
