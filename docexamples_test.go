@@ -46,8 +46,7 @@ func TestDocCodeIsExampleCode(t *testing.T) {
 }
 
 // docCodeBlocks returns the blocks of Go code in the package
-// documentation of the non-test files of dir, each as its lines trimmed
-// of space, the empty ones dropped.
+// documentation of the non-test files of dir, each as trimmed gives it.
 func docCodeBlocks(t *testing.T, dir string) [][]string {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments|parser.PackageClauseOnly)
@@ -113,10 +112,12 @@ func inTests(t *testing.T, dir string, block []string) bool {
 	return false
 }
 
+// trimmed returns lines with their runs of space made one, and the empty
+// ones dropped: gofmt aligns comments by the block they are in.
 func trimmed(lines []string) []string {
 	var out []string
 	for _, l := range lines {
-		if l = strings.TrimSpace(l); l != "" {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
 			out = append(out, l)
 		}
 	}

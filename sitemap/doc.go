@@ -14,8 +14,8 @@
 // each page URL on as it reads it:
 //
 //	w := &sitemap.Walker{Client: &http.Client{Transport: tr}} // tr: a *polite.PoliteTransport
-//	f, _ := tr.Robots(req)                                     // req: a GET of https://example.com/
-//	stats, err := w.Walk(ctx, sitemap.FromRobots("https://example.com/robots.txt", f),
+//	f, _ := tr.Robots(req)                                     // req: a GET of origin's home page
+//	stats, err := w.Walk(ctx, sitemap.FromRobots(origin+"/robots.txt", f),
 //		func(e sitemap.Entry) error {
 //			_, err := fr.Add(ctx, e.URL) // fr: a *frontier.Frontier
 //			return err

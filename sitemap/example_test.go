@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 	"github.com/polite-go/polite/sitemap"
 )
@@ -101,4 +104,34 @@ func mustTime(s string) time.Time {
 		panic(err)
 	}
 	return t
+}
+
+// A crawl seeded from a site's sitemaps, fetched through the polite
+// transport, into a frontier.
+func Example() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprintf(w, "User-agent: *\nSitemap: http://%s/sitemap.xml\n", r.Host)
+		case "/sitemap.xml":
+			fmt.Fprintf(w, "<urlset><url><loc>http://%s/a</loc></url><url><loc>http://%s/b</loc></url></urlset>", r.Host, r.Host)
+		}
+	}))
+	defer srv.Close()
+	origin := srv.URL
+	ctx := context.Background()
+	tr := polite.New(nil, polite.WithPacing(pace.Policy{BaseDelay: pace.None}))
+	fr := frontier.New(tr, frontier.Options{})
+	req, _ := http.NewRequestWithContext(ctx, "GET", origin+"/", nil)
+
+	w := &sitemap.Walker{Client: &http.Client{Transport: tr}} // tr: a *polite.PoliteTransport
+	f, _ := tr.Robots(req)                                    // req: a GET of origin's home page
+	stats, err := w.Walk(ctx, sitemap.FromRobots(origin+"/robots.txt", f),
+		func(e sitemap.Entry) error {
+			_, err := fr.Add(ctx, e.URL) // fr: a *frontier.Frontier
+			return err
+		})
+	fmt.Println(stats.URLs, err, fr.Len())
+	// Output:
+	// 2 <nil> 2
 }
