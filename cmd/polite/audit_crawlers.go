@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -70,7 +71,7 @@ func (c *auditRow) groupLabel() string {
 	}
 	var labels []string
 	for _, g := range c.groups {
-		l := orNone(g.Agent())
+		l := human.OrNone(g.Agent())
 		if len(labels) == 0 || labels[len(labels)-1] != l {
 			labels = append(labels, l)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/polite-go/polite/cmd/polite/internal/backoff"
 )
 
 // The fields audit takes from a JSON log line.
@@ -183,9 +185,9 @@ func (p *jsonParser) record(r *logRecord) (bad string) {
 		}
 	}
 	if ra := v[fieldRetryAfter]; len(ra) > 0 {
-		if d, ok := delaySeconds(string(ra)); ok {
+		if d, ok := backoff.Seconds(string(ra)); ok {
 			r.retryAfter = int64(d)
-		} else if at, ok := httpDate(string(ra)); ok {
+		} else if at, ok := backoff.Date(string(ra)); ok {
 			r.retryAfter = max(at.UnixNano()-r.end, 0)
 		}
 	}

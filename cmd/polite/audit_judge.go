@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -243,7 +244,7 @@ func (a *auditor) pace(c *auditRow, st *pairState, loc lineLoc, r *logRecord, ho
 			}
 			if a.count(c, kindTooSoon) {
 				a.record(c, kindTooSoon, loc, r, host, fmt.Sprintf("less than %s after the previous start; Crawl-delay %s",
-					short(time.Duration(gap+max(r.res, st.lastRes))), short(time.Duration(delay))))
+					human.Duration(time.Duration(gap+max(r.res, st.lastRes))), human.Duration(time.Duration(delay))))
 			}
 		}
 	}
@@ -255,8 +256,8 @@ func (a *auditor) pace(c *auditRow, st *pairState, loc lineLoc, r *logRecord, ho
 		flags |= 1 << kindInPause
 		if a.count(c, kindInPause) {
 			a.record(c, kindInPause, loc, r, host, fmt.Sprintf("%s after a %d at %s that asked for %s",
-				short(time.Duration(r.start-st.answerAt)), st.answerStatus,
-				time.Unix(0, st.answerAt).UTC().Format(time.TimeOnly), short(time.Duration(st.answerAsked))))
+				human.Duration(time.Duration(r.start-st.answerAt)), st.answerStatus,
+				time.Unix(0, st.answerAt).UTC().Format(time.TimeOnly), human.Duration(time.Duration(st.answerAsked))))
 		}
 	}
 	if r.status == 429 || r.status == 503 {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -78,7 +79,7 @@ func (rep *auditReport) writeText(w io.Writer) {
 	for _, v := range a.versions {
 		files = append(files, v.path+" "+describeVersion(v))
 	}
-	fmt.Fprintf(w, "robots.txt: %s; a 429 or 503 with no Retry-After asks for %s\n\n", strings.Join(files, "; "), short(time.Duration(a.pause)))
+	fmt.Fprintf(w, "robots.txt: %s; a 429 or 503 with no Retry-After asks for %s\n\n", strings.Join(files, "; "), human.Duration(time.Duration(a.pause)))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"crawler", "group", "requests", "bytes"}
@@ -92,7 +93,7 @@ func (rep *auditReport) writeText(w io.Writer) {
 			more, moreRequests, moreBytes = more+1, moreRequests+c.requests, moreBytes+c.bytes
 			continue
 		}
-		cells := []string{c.name, c.groupLabel(), fmt.Sprint(c.requests), humanBytes(c.bytes)}
+		cells := []string{c.name, c.groupLabel(), fmt.Sprint(c.requests), human.Bytes(c.bytes)}
 		for k := range c.counts {
 			cells = append(cells, rep.countCell(c, k))
 		}
@@ -100,7 +101,7 @@ func (rep *auditReport) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	if more > 0 {
-		fmt.Fprintf(w, "and %d more crawlers, with %d requests and %s: -format json or csv lists them all\n", more, moreRequests, humanBytes(moreBytes))
+		fmt.Fprintf(w, "and %d more crawlers, with %d requests and %s: -format json or csv lists them all\n", more, moreRequests, human.Bytes(moreBytes))
 	}
 
 	rep.writeExamples(w)
@@ -133,7 +134,7 @@ func (rep *auditReport) countCell(c *auditRow, kind int) string {
 	case kind == kindDisallowed:
 		return fmt.Sprintf("%d (%s)", n, topRule(c.byRule))
 	case kind == kindTooSoon:
-		return fmt.Sprintf("%d (Crawl-delay %s)", n, short(time.Duration(c.maxDelay)))
+		return fmt.Sprintf("%d (Crawl-delay %s)", n, human.Duration(time.Duration(c.maxDelay)))
 	}
 	return fmt.Sprint(n)
 }
@@ -148,7 +149,7 @@ func robotsCell(c *auditRow) string {
 	case c.robotsIntervals == 0:
 		return fmt.Sprint(c.robotsFetches)
 	}
-	return fmt.Sprintf("%d, every %s", c.robotsFetches, short(c.robotsInterval()))
+	return fmt.Sprintf("%d, every %s", c.robotsFetches, human.Duration(c.robotsInterval()))
 }
 
 // topRule returns the rule that disallowed the most requests.
@@ -194,19 +195,4 @@ func (rep *auditReport) writeExamples(w io.Writer) {
 		}
 		tw.Flush()
 	}
-}
-
-// humanBytes formats a byte count in powers of 1,000: "1.2 MB".
-func humanBytes(n int64) string {
-	if n < 1000 {
-		return fmt.Sprintf("%d B", n)
-	}
-	f := float64(n)
-	for _, unit := range []string{"kB", "MB", "GB", "TB"} {
-		f /= 1000
-		if f < 1000 {
-			return fmt.Sprintf("%.1f %s", f, unit)
-		}
-	}
-	return fmt.Sprintf("%.1f PB", f/1000)
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
-	"strings"
 	"testing"
-	"time"
 )
 
 // TestWriteAuditTimeline checks what a crawler's timeline draws: every
@@ -43,29 +41,5 @@ func TestWriteAuditTimeline(t *testing.T) {
 	}
 	if a.byName[browsersName].timeline != nil {
 		t.Error("browsers have a timeline")
-	}
-}
-
-func TestLogAxis(t *testing.T) {
-	tests := []struct {
-		span   time.Duration
-		step   time.Duration
-		labels string // of the first ticks
-	}{
-		{9 * time.Second, time.Second, "0s 1s 2s"},
-		{time.Minute, 5 * time.Second, "0s 5s 10s"},
-		{2 * time.Hour, 10 * time.Minute, "0s 10m 20m"},
-		{5 * time.Hour, 30 * time.Minute, "0s 30m 1h"},
-		{7 * time.Hour, time.Hour, "0s 1h 2h"},
-		{24 * time.Hour, 2 * time.Hour, "0s 2h 4h"},
-		{30 * 24 * time.Hour, 3 * 24 * time.Hour, "0s 3d 6d"},
-		{1500 * time.Millisecond, 200 * time.Millisecond, "0s 200ms 400ms"},
-	}
-	for _, tt := range tests {
-		step := logAxisStep(tt.span)
-		labels := []string{axisLabel(0), axisLabel(step), axisLabel(2 * step)}
-		if step != tt.step || strings.Join(labels, " ") != tt.labels {
-			t.Errorf("logAxisStep(%v) = %v, labelled %v; want %v, %s", tt.span, step, labels, tt.step, tt.labels)
-		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -110,8 +111,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			usage = "\tusage " + d.Usage.String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s%s\n", verdict, t.shown,
-			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
-			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+short(d.Pace), usage, reason(why))
+			"group "+human.OrNone(d.Group), "rule "+human.OrNone(quoteRule(d.Rule)),
+			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+human.Duration(d.Pace), usage, reason(why))
 		if d.Robots.Err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", d.Robots.URL, d.Robots.Err)
@@ -272,13 +273,6 @@ func (b localRobots) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
 func quoteRule(rule string) string {
 	if rule == "" {
 		return ""
@@ -290,7 +284,7 @@ func durationOrNone(d time.Duration) string {
 	if d == 0 {
 		return "none"
 	}
-	return short(d)
+	return human.Duration(d)
 }
 
 func reason(r string) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -73,7 +74,7 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if n := res.failed(); n > 0 {
 		fmt.Fprintf(stderr, ", %d failed", n)
 	}
-	fmt.Fprintf(stderr, ", in %s", short(res.end.Sub(res.start)))
+	fmt.Fprintf(stderr, ", in %s", human.Duration(res.end.Sub(res.start)))
 	if res.idle {
 		fmt.Fprintf(stderr, "; stopped after no new link for %s", opts.idleTimeout)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/backoff"
 	"github.com/polite-go/polite/frontier"
 )
 
@@ -301,7 +302,7 @@ func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
 	case rec.Blocked != "":
 		c.claimed-- // nothing was sent
 		c.counts.Blocked++
-	case backoffStatus(rec.Status) && c.tries[it.url] < c.opts.retries:
+	case backoff.Status(rec.Status) && c.tries[it.url] < c.opts.retries:
 		// The transport has backed the host off; the retry waits for it.
 		c.tries[it.url]++
 		retry = true

@@ -261,17 +261,3 @@ func robotsRule(e *polite.RobotsBlockedError) string {
 	}
 	return "robots.txt"
 }
-
-// short formats d for tables and log lines: tens of microseconds below 1ms,
-// milliseconds below 10s, tenths of a second above, and "0" for zero.
-func short(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d < time.Millisecond && d > -time.Millisecond:
-		return d.Round(10 * time.Microsecond).String()
-	case d < 10*time.Second && d > -10*time.Second:
-		return d.Round(time.Millisecond).String()
-	}
-	return d.Round(100 * time.Millisecond).String()
-}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 // isTerminal reports whether w is a terminal (a character device).
@@ -88,7 +89,7 @@ func crawlProgress(c crawlCounts, stats []polite.HostStats, now time.Time) strin
 			more++
 			continue
 		}
-		waiting = append(waiting, fmt.Sprintf("%s %s%s", h.Key, short(left), why))
+		waiting = append(waiting, fmt.Sprintf("%s %s%s", h.Key, human.Duration(left), why))
 	}
 	if len(waiting) > 0 {
 		fmt.Fprintf(&b, "  waiting: %s", strings.Join(waiting, ", "))

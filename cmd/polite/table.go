@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 // paceFloor is the pacing the transport was built with: what makes the
@@ -176,7 +177,7 @@ func writeTable(w io.Writer, reports []hostReport) {
 	for _, r := range reports {
 		minGap, meanGap := "-", "-"
 		if len(r.Gaps) > 0 {
-			minGap, meanGap = short(r.MinGap()), short(r.MeanGap())
+			minGap, meanGap = human.Duration(r.MinGap()), human.Duration(r.MeanGap())
 		}
 		retry := "-"
 		if n := len(r.RetryAfters); n > 0 {
@@ -189,7 +190,7 @@ func writeTable(w io.Writer, reports []hostReport) {
 			retry = fmt.Sprintf("%d/%d waited", honoured, n)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Host, r.Requests, r.Blocked, r.Robots,
-			durationOrNone(r.CrawlDelay), short(r.Pace), minGap, meanGap, r.Backoffs, retry)
+			durationOrNone(r.CrawlDelay), human.Duration(r.Pace), minGap, meanGap, r.Backoffs, retry)
 	}
 	tw.Flush()
 }

@@ -118,23 +118,6 @@ func TestRobotsURLOf(t *testing.T) {
 	}
 }
 
-func TestShort(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0"},
-		{423 * time.Microsecond, "420µs"},
-		{1234567 * time.Microsecond, "1.235s"},
-		{12345 * time.Millisecond, "12.3s"},
-	}
-	for _, tt := range tests {
-		if got := short(tt.d); got != tt.want {
-			t.Errorf("short(%v) = %q; want %q", tt.d, got, tt.want)
-		}
-	}
-}
-
 // TestBuildReportWireOnly reports a host the transport does not know: the
 // wire is what is judged.
 func TestBuildReportWireOnly(t *testing.T) {

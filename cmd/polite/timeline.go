@@ -2,12 +2,13 @@ package main
 
 import (
 	"bufio"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
 	"time"
+
+	"github.com/polite-go/polite/cmd/polite/internal/chart"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 // timelineData is what the SVG timeline draws.
@@ -26,26 +27,6 @@ type refusal struct {
 	At              time.Time
 }
 
-// The timeline's geometry, in SVG user units.
-const (
-	tlWidth  = 1000
-	tlLeft   = 130 // room for the host names
-	tlRight  = 20
-	tlTop    = 44
-	tlLane   = 60
-	tlAxis   = 34
-	tlLegend = 30
-)
-
-// Colours of the request marks.
-const (
-	colRobots  = "#7b4fd6"
-	colOK      = "#2a9d4b"
-	colOther   = "#8a8a8a" // 3xx and 4xx
-	colBackoff = "#d62728" // 429 and 5xx: the transport backs off
-	colError   = "#222222"
-)
-
 // writeTimeline writes d as an SVG image: one lane per host, a tick at each
 // request start with a bar for its time to headers, a shaded band from each
 // 429 or 5xx answer to the next start (the backoff, labelled with any
@@ -54,59 +35,45 @@ const (
 func writeTimeline(w io.Writer, d timelineData) error {
 	bw := bufio.NewWriter(w)
 	span := max(d.End.Sub(d.Start), time.Millisecond)
-	plot := float64(tlWidth - tlLeft - tlRight)
-	x := func(t time.Time) float64 {
-		return tlLeft + plot*float64(t.Sub(d.Start))/float64(span)
-	}
+	x := func(t time.Time) float64 { return chart.X(t.Sub(d.Start), span) }
 	lanes := make(map[string]int, len(d.Hosts))
+	labels := make([]string, len(d.Hosts))
 	for i, h := range d.Hosts {
 		lanes[h] = i
+		labels[i] = h
+		if l, ok := d.Labels[h]; ok {
+			labels[i] = l
+		}
 	}
-	height := tlTop + tlLane*len(d.Hosts) + tlAxis + tlLegend
 
-	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
-		tlWidth, height, tlWidth, height)
-	fmt.Fprintf(bw, `<rect width="%d" height="%d" fill="white"/>`+"\n", tlWidth, height)
+	chart.Open(bw, len(d.Hosts))
 	title := d.Title
 	if title == "" {
 		title = "request starts per host"
 	}
-	fmt.Fprintf(bw, `<text x="10" y="24" font-size="15" font-weight="bold">%s</text>`+"\n", esc(title))
-
-	for i, h := range d.Hosts {
-		y0 := tlTop + i*tlLane
-		if i%2 == 0 {
-			fmt.Fprintf(bw, `<rect x="0" y="%d" width="%d" height="%d" fill="#f4f6f8"/>`+"\n", y0, tlWidth, tlLane)
-		}
-		base := y0 + tlLane - 14
-		label := h
-		if l, ok := d.Labels[h]; ok {
-			label = l
-		}
-		fmt.Fprintf(bw, `<text x="10" y="%d">%s</text>`+"\n", base, esc(label))
-		fmt.Fprintf(bw, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#c8ccd0"/>`+"\n", tlLeft, base, tlWidth-tlRight, base)
-	}
+	fmt.Fprintf(bw, `<text x="10" y="24" font-size="15" font-weight="bold">%s</text>`+"\n", chart.Esc(title))
+	chart.Lanes(bw, labels)
 
 	// Backoff bands first, so the ticks draw over them.
 	next := nextStarts(d.Wire)
 	for i, r := range d.Wire {
 		lane, ok := lanes[r.Host]
-		if !ok || !r.backoff() {
+		if !ok || !r.backedOff() {
 			continue
 		}
-		base := tlTop + lane*tlLane + tlLane - 14
+		base := chart.Base(lane)
 		end := d.End
 		if j := next[i]; j >= 0 {
 			end = d.Wire[j].Start
 		}
-		label := "paused " + short(end.Sub(r.End))
+		label := "paused " + human.Duration(end.Sub(r.End))
 		if r.RetryAfter > 0 {
-			label += " · Retry-After " + short(r.RetryAfter)
+			label += " · Retry-After " + human.Duration(r.RetryAfter)
 		}
 		x0, x1 := x(r.End), x(end)
 		fmt.Fprintf(bw, `<rect class="pause" x="%.1f" y="%d" width="%.1f" height="34" fill="%s" fill-opacity="0.13"><title>%s: %d, paused %s</title></rect>`+"\n",
-			x0, base-34, max(x1-x0, 1), colBackoff, esc(r.URL), r.Status, short(end.Sub(r.End)))
-		fmt.Fprintf(bw, `<text x="%.1f" y="%d" font-size="10" fill="%s">%s</text>`+"\n", x0+3, base-36, colBackoff, esc(label))
+			x0, base-34, max(x1-x0, 1), chart.Backoff, chart.Esc(r.URL), r.Status, human.Duration(end.Sub(r.End)))
+		fmt.Fprintf(bw, `<text x="%.1f" y="%d" font-size="10" fill="%s">%s</text>`+"\n", x0+3, base-36, chart.Backoff, chart.Esc(label))
 	}
 
 	for _, r := range d.Wire {
@@ -114,12 +81,12 @@ func writeTimeline(w io.Writer, d timelineData) error {
 		if !ok {
 			continue
 		}
-		base := tlTop + lane*tlLane + tlLane - 14
+		base := chart.Base(lane)
 		col, what := markColour(r)
 		xs, xe := x(r.Start), x(r.End)
 		fmt.Fprintf(bw, `<rect x="%.1f" y="%d" width="%.1f" height="4" fill="%s" fill-opacity="0.45"/>`+"\n", xs, base-4, max(xe-xs, 1), col)
 		fmt.Fprintf(bw, `<line class="req" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="2"><title>+%s %s → %s (%s to headers)</title></line>`+"\n",
-			xs, base-24, xs, base, col, short(r.Start.Sub(d.Start)), esc(pathOf(r.URL)), esc(what), short(r.Latency()))
+			xs, base-24, xs, base, col, human.Duration(r.Start.Sub(d.Start)), chart.Esc(pathOf(r.URL)), chart.Esc(what), human.Duration(r.Latency()))
 	}
 
 	for _, f := range d.Refusals {
@@ -127,33 +94,24 @@ func writeTimeline(w io.Writer, d timelineData) error {
 		if !ok {
 			continue
 		}
-		base := tlTop + lane*tlLane + tlLane - 14
+		base := chart.Base(lane)
 		fmt.Fprintf(bw, `<text class="refusal" x="%.1f" y="%d" font-size="11" fill="%s" text-anchor="middle">×<title>%s refused by robots.txt (%s)</title></text>`+"\n",
-			x(f.At), base+12, colOther, esc(pathOf(f.URL)), esc(f.Rule))
+			x(f.At), base+12, chart.Other, chart.Esc(pathOf(f.URL)), chart.Esc(f.Rule))
 	}
 
-	axisY := tlTop + tlLane*len(d.Hosts) + 6
-	fmt.Fprintf(bw, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#555"/>`+"\n", tlLeft, axisY, tlWidth-tlRight, axisY)
-	step := axisStep(span)
-	for t := time.Duration(0); t <= span; t += step {
-		xt := x(d.Start.Add(t))
-		fmt.Fprintf(bw, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#555"/>`+"\n", xt, axisY, xt, axisY+5)
-		fmt.Fprintf(bw, `<text x="%.1f" y="%d" text-anchor="middle" font-size="10">%s</text>`+"\n", xt, axisY+17, t)
-	}
-
-	legendY := axisY + tlAxis
-	lx := tlLeft
+	legendY := chart.Axis(bw, len(d.Hosts), span)
+	lx := chart.Left
 	for _, item := range []struct{ col, label string }{
-		{colRobots, "robots.txt"}, {colOK, "2xx"}, {colOther, "3xx, 4xx"}, {colBackoff, "429, 5xx"}, {colError, "network error"},
+		{chart.Robots, "robots.txt"}, {chart.OK, "2xx"}, {chart.Other, "3xx, 4xx"}, {chart.Backoff, "429, 5xx"}, {chart.Error, "network error"},
 	} {
 		fmt.Fprintf(bw, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>`+"\n", lx, legendY-10, lx, legendY+2, item.col)
-		fmt.Fprintf(bw, `<text x="%d" y="%d">%s</text>`+"\n", lx+6, legendY, esc(item.label))
+		fmt.Fprintf(bw, `<text x="%d" y="%d">%s</text>`+"\n", lx+6, legendY, chart.Esc(item.label))
 		lx += 30 + 8*len(item.label)
 	}
-	fmt.Fprintf(bw, `<rect x="%d" y="%d" width="14" height="12" fill="%s" fill-opacity="0.13"/>`+"\n", lx, legendY-10, colBackoff)
+	fmt.Fprintf(bw, `<rect x="%d" y="%d" width="14" height="12" fill="%s" fill-opacity="0.13"/>`+"\n", lx, legendY-10, chart.Backoff)
 	fmt.Fprintf(bw, `<text x="%d" y="%d">backoff pause</text>`+"\n", lx+20, legendY)
 	lx += 130
-	fmt.Fprintf(bw, `<text x="%d" y="%d" fill="%s">×</text><text x="%d" y="%d">refused by robots.txt</text>`+"\n", lx, legendY, colOther, lx+14, legendY)
+	fmt.Fprintf(bw, `<text x="%d" y="%d" fill="%s">×</text><text x="%d" y="%d">refused by robots.txt</text>`+"\n", lx, legendY, chart.Other, lx+14, legendY)
 	fmt.Fprintln(bw, "</svg>")
 	return bw.Flush()
 }
@@ -177,29 +135,15 @@ func nextStarts(wire []wireRequest) []int {
 func markColour(r wireRequest) (colour, what string) {
 	switch {
 	case r.Err != "":
-		return colError, r.Err
-	case r.Robots && !r.backoff():
-		return colRobots, fmt.Sprint(r.Status)
+		return chart.Error, r.Err
+	case r.Robots && !r.backedOff():
+		return chart.Robots, fmt.Sprint(r.Status)
 	case 200 <= r.Status && r.Status < 300:
-		return colOK, fmt.Sprint(r.Status)
-	case r.backoff():
-		return colBackoff, fmt.Sprint(r.Status)
+		return chart.OK, fmt.Sprint(r.Status)
+	case r.backedOff():
+		return chart.Backoff, fmt.Sprint(r.Status)
 	}
-	return colOther, fmt.Sprint(r.Status)
-}
-
-// axisStep returns a round tick interval that puts at most 12 ticks on span.
-func axisStep(span time.Duration) time.Duration {
-	for _, s := range []time.Duration{
-		100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
-		time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
-		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute,
-	} {
-		if span/s <= 12 {
-			return s
-		}
-	}
-	return span / 12
+	return chart.Other, fmt.Sprint(r.Status)
 }
 
 // pathOf returns the path and query of rawURL, or rawURL when it cannot be
@@ -210,11 +154,4 @@ func pathOf(rawURL string) string {
 		return rawURL
 	}
 	return u.RequestURI()
-}
-
-// esc escapes s for XML text and attributes.
-func esc(s string) string {
-	var b strings.Builder
-	xml.EscapeText(&b, []byte(s))
-	return b.String()
 }

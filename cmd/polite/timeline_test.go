@@ -2,46 +2,21 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/cmd/polite/internal/chart/charttest"
 )
 
-// svgElements parses an SVG document and counts its elements by
-// "name.class" (or "name" without a class). It fails on malformed XML.
+// svgElements counts the elements of an SVG document by "name.class"
+// (or "name" without a class), as charttest.Elements does, and fails the
+// test on a malformed one.
 func svgElements(t *testing.T, doc []byte) map[string]int {
 	t.Helper()
-	counts := make(map[string]int)
-	dec := xml.NewDecoder(bytes.NewReader(doc))
-	root := ""
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("malformed SVG: %v\n%s", err, doc)
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		if root == "" {
-			root = se.Name.Space + " " + se.Name.Local
-		}
-		key := se.Name.Local
-		for _, a := range se.Attr {
-			if a.Name.Local == "class" {
-				key += "." + a.Value
-			}
-		}
-		counts[key]++
-	}
-	if root != "http://www.w3.org/2000/svg svg" {
-		t.Errorf("root element %q; want an svg element", root)
+	counts, err := charttest.Elements(doc)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
 	}
 	return counts
 }
@@ -86,23 +61,6 @@ func TestWriteTimeline(t *testing.T) {
 	} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the SVG lacks %q", want)
-		}
-	}
-}
-
-func TestAxisStep(t *testing.T) {
-	tests := []struct {
-		span, want time.Duration
-	}{
-		{500 * time.Millisecond, 100 * time.Millisecond},
-		{9 * time.Second, time.Second},
-		{15 * time.Second, 2 * time.Second},
-		{time.Minute, 5 * time.Second},
-		{24 * time.Hour, 2 * time.Hour},
-	}
-	for _, tt := range tests {
-		if got := axisStep(tt.span); got != tt.want {
-			t.Errorf("axisStep(%v) = %v; want %v", tt.span, got, tt.want)
 		}
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/polite-go/polite/cmd/polite/internal/backoff"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 // A verdictLine is one claim of the demo's verdict and the evidence for or
@@ -123,10 +126,10 @@ func judgeGaps(ev evidence) verdictLine {
 		v.ok = true
 		var paces []string
 		for _, s := range ev.sites {
-			paces = append(paces, fmt.Sprintf("%s %s", s.name, short(ev.floor(wireRequest{Host: s.ip, URL: "http://" + s.ip + "/"}))))
+			paces = append(paces, fmt.Sprintf("%s %s", s.name, human.Duration(ev.floor(wireRequest{Host: s.ip, URL: "http://" + s.ip + "/"}))))
 		}
 		v.evidence = fmt.Sprintf("%d gaps measured on the wire against paces of %s; the closest: %s for %s on %s",
-			n, strings.Join(paces, ", "), closest.Len.Round(time.Microsecond), short(closest.Floor), closest.Next.Host)
+			n, strings.Join(paces, ", "), closest.Len.Round(time.Microsecond), human.Duration(closest.Floor), closest.Next.Host)
 	}
 	return v
 }
@@ -217,7 +220,7 @@ func judgeRecovery(ev evidence) verdictLine {
 			}
 			statuses = append(statuses, r.Status)
 			switch {
-			case backoffStatus(r.Status) && failedAt.IsZero():
+			case backoff.Status(r.Status) && failedAt.IsZero():
 				failedAt = r.End
 			case r.Status == 200 && !failedAt.IsZero() && recoveredAt.IsZero():
 				recoveredAt = r.Start
