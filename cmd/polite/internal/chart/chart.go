@@ -84,15 +84,20 @@ func Axis(w io.Writer, lanes int, span time.Duration) (legendY int) {
 	return y + AxisHeight
 }
 
-// AxisStep returns a round tick interval that puts at most 12 ticks on
-// span, from a tenth of a second to days, which logs span too.
+// AxisStep returns a round tick interval that puts at most 12 whole steps
+// on span (a part of a 13th may follow): from a tenth of a second to half
+// an hour for a span of up to 6 hours, then hours, then days, which logs
+// span too.
 func AxisStep(span time.Duration) time.Duration {
-	for _, s := range []time.Duration{
+	steps := []time.Duration{
 		100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
 		time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
 		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute,
-		time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
-	} {
+	}
+	if span > 12*30*time.Minute {
+		steps = []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
+	}
+	for _, s := range steps {
 		if span/s <= 12 {
 			return s
 		}

@@ -22,6 +22,8 @@ func TestAxisStep(t *testing.T) {
 		{time.Minute, 5 * time.Second, "0s 5s 10s"},
 		{2 * time.Hour, 10 * time.Minute, "0s 10m 20m"},
 		{5 * time.Hour, 30 * time.Minute, "0s 30m 1h"},
+		{6 * time.Hour, 30 * time.Minute, "0s 30m 1h"},
+		{6*time.Hour + time.Minute, time.Hour, "0s 1h 2h"},
 		{7 * time.Hour, time.Hour, "0s 1h 2h"},
 		{24 * time.Hour, 2 * time.Hour, "0s 2h 4h"},
 		{30 * 24 * time.Hour, 3 * 24 * time.Hour, "0s 3d 6d"},

@@ -1,4 +1,4 @@
-package main
+package audit
 
 // maxHosts bounds the hosts the audit tells apart; the requests to hosts
 // past it are counted, and not judged for gaps and pauses, which are per
@@ -7,7 +7,7 @@ const maxHosts = 100_000
 
 // Host numbers with a meaning of their own.
 const (
-	noHost        uint32 = 0         // lines that name no host, and every line with -one-host: "-"
+	noHost        uint32 = 0         // lines that name no host, and every line with Options.OneHost: "-"
 	untrackedHost uint32 = 1<<32 - 1 // a host past maxHosts
 )
 

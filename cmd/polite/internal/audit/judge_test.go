@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 
 // versionOf returns the robots.txt body as a version from the Unix
 // nanoseconds from.
-func versionOf(body string, from int64) robotsVersion {
+func versionOf(body string, from int64) Robots {
 	f := robotstxt.Parse([]byte(body))
-	return robotsVersion{path: "robots.txt", from: from, file: f, tokens: groupTokens([]byte(body), f)}
+	return Robots{path: "robots.txt", from: from, file: f, tokens: groupTokens([]byte(body), f)}
 }
 
 // A violationKey is a violation as the tests compare them: its line and
@@ -26,15 +26,15 @@ type violationKey struct {
 }
 
 // auditText judges the lines of a log given as text, and returns the
-// auditor and the violations it found, in order.
-func auditText(t *testing.T, a *auditor, log string) []violationKey {
+// Auditor and the violations it found, in order.
+func auditText(t *testing.T, a *Auditor, log string) []violationKey {
 	t.Helper()
 	var got []violationKey
 	a.onViolation = func(v violation) { got = append(got, violationKey{v.line, v.kind}) }
-	if err := readLines(t.Context(), strings.NewReader(log), func(n int64, text []byte) { a.line(lineLoc{"log", n}, text) }); err != nil {
+	if err := readLines(t.Context(), strings.NewReader(log), func(n int64, text []byte) { a.Line("log", n, text) }); err != nil {
 		t.Fatal(err)
 	}
-	if n := a.numUnparsed(); n > 0 {
+	if n := a.Unparsed(); n > 0 {
 		t.Fatalf("%d lines could not be read: %+v", n, a.unparsed)
 	}
 	return got
@@ -64,7 +64,7 @@ func TestAuditRules(t *testing.T) {
 	switchAt := time.Date(2026, 3, 1, 10, 0, 30, 0, time.UTC).UnixNano()
 	tests := []struct {
 		name    string
-		robots  []robotsVersion
+		robots  []Robots
 		pause   time.Duration
 		oneHost bool
 		log     string
@@ -72,116 +72,116 @@ func TestAuditRules(t *testing.T) {
 	}{
 		{
 			name:   "a gap at a second's precision",
-			robots: []robotsVersion{versionOf(delay("2"), math.MinInt64)},
+			robots: []Robots{versionOf(delay("2"), math.MinInt64)},
 			log:    clfAt("a", 0, "/", 200, bot) + clfAt("a", 1, "/", 200, bot) + clfAt("a", 3, "/", 200, bot) + clfAt("a", 3, "/", 200, bot),
 			want:   []violationKey{{2, kindTooSoon}, {4, kindTooSoon}},
 		},
 		{
 			name:   "a gap at a millisecond's precision",
-			robots: []robotsVersion{versionOf(delay("2"), math.MinInt64)},
+			robots: []Robots{versionOf(delay("2"), math.MinInt64)},
 			log:    jsonAt(0, "/", 200, bot, "") + jsonAt(1998, "/", 200, bot, "") + jsonAt(3998, "/", 200, bot, ""),
 			want:   []violationKey{{2, kindTooSoon}},
 		},
 		{
 			name:   "a line logged out of order",
-			robots: []robotsVersion{versionOf(delay("10"), math.MinInt64)},
+			robots: []Robots{versionOf(delay("10"), math.MinInt64)},
 			log:    jsonAt(0, "/a", 200, bot, "") + jsonAt(20_000, "/b", 200, bot, "") + jsonAt(15_000, "/c", 200, bot, "") + jsonAt(40_000, "/d", 200, bot, ""),
 			want:   []violationKey{{3, kindTooSoon}},
 		},
 		{
 			name:   "hosts apart",
-			robots: []robotsVersion{versionOf(delay("5"), math.MinInt64)},
+			robots: []Robots{versionOf(delay("5"), math.MinInt64)},
 			log:    clfAt("a", 0, "/", 200, bot) + clfAt("b", 1, "/", 200, bot) + clfAt("A:80", 5, "/", 200, bot) + clfAt("b", 6, "/", 200, bot),
 		},
 		{
 			name:    "hosts as one with -one-host",
-			robots:  []robotsVersion{versionOf(delay("5"), math.MinInt64)},
+			robots:  []Robots{versionOf(delay("5"), math.MinInt64)},
 			oneHost: true,
 			log:     clfAt("a", 0, "/", 200, bot) + clfAt("b", 1, "/", 200, bot) + clfAt("a", 5, "/", 200, bot) + clfAt("b", 6, "/", 200, bot),
 			want:    []violationKey{{2, kindTooSoon}, {3, kindTooSoon}, {4, kindTooSoon}},
 		},
 		{
 			name:   "a pause of the default 5s",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			log: clfAt("a", 0, "/", 429, bot) + clfAt("a", 0, "/in-flight", 200, bot) + clfAt("a", 1, "/", 200, bot) + clfAt("a", 3, "/", 200, bot) +
 				clfAt("a", 4, "/", 200, bot) + clfAt("a", 5, "/", 200, bot) + clfAt("b", 2, "/other-host", 200, bot),
 			want: []violationKey{{3, kindInPause}, {4, kindInPause}, {5, kindInPause}},
 		},
 		{
 			name:   "a 503 inside the pause makes it last",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/", 429, bot) + clfAt("a", 3, "/", 503, bot) + clfAt("a", 7, "/", 200, bot) + clfAt("a", 8, "/", 200, bot),
 			want:   []violationKey{{2, kindInPause}, {3, kindInPause}},
 		},
 		{
 			name:   "no pause after other statuses",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/", 500, bot) + clfAt("a", 1, "/", 404, bot) + clfAt("a", 2, "/", 200, bot),
 		},
 		{
 			name:   "a pause of -retry-after",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			pause:  time.Minute,
 			log:    clfAt("a", 0, "/", 503, bot) + clfAt("a", 30, "/", 200, bot) + clfAt("a", 60, "/", 200, bot),
 			want:   []violationKey{{2, kindInPause}},
 		},
 		{
 			name:   "no pause with -retry-after 0",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			pause:  -1, // 0
 			log:    clfAt("a", 0, "/", 429, bot) + clfAt("a", 1, "/", 200, bot),
 		},
 		{
 			name:   "the Retry-After of the line",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			log: jsonAt(0, "/", 429, bot, `,"retry_after":"30"`) + jsonAt(10_000, "/", 200, bot, "") + jsonAt(29_000, "/", 200, bot, "") +
 				jsonAt(30_000, "/", 503, bot, `,"retry_after":"0"`) + jsonAt(30_500, "/", 200, bot, ""),
 			want: []violationKey{{2, kindInPause}, {3, kindInPause}},
 		},
 		{
 			name:   "a duration makes the time the answer's",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			log:    jsonAt(10_000, "/", 429, bot, `,"duration":10`) + jsonAt(11_000, "/", 200, bot, `,"duration":5`) + jsonAt(17_000, "/", 200, bot, `,"duration":5`),
 			want:   []violationKey{{3, kindInPause}},
 		},
 		{
 			name:   "robots.txt is always allowed",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow: /\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/robots.txt", 200, bot) + clfAt("a", 1, "/robots.txt?x", 200, bot) + clfAt("a", 2, "/x", 200, bot) + clfAt("a", 3, "http://a/", 200, bot),
 			want:   []violationKey{{3, kindDisallowed}, {4, kindDisallowed}},
 		},
 		{
 			name:   "the group that names the crawler",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\n\nUser-agent: testbot\nDisallow: /private/\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow: /\n\nUser-agent: testbot\nDisallow: /private/\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/x", 200, bot) + clfAt("a", 1, "/private/x", 200, "Mozilla/5.0 (compatible; TestBot/1.0)") + clfAt("a", 2, "/x", 200, "otherbot"),
 			want:   []violationKey{{2, kindDisallowed}, {3, kindDisallowed}},
 		},
 		{
 			name:   "no group binds",
-			robots: []robotsVersion{versionOf("User-agent: otherbot\nDisallow: /\nCrawl-delay: 10\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: otherbot\nDisallow: /\nCrawl-delay: 10\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/x", 429, bot) + clfAt("a", 1, "/x", 200, bot),
 			want:   []violationKey{{2, kindInPause}},
 		},
 		{
 			name:   "browsers are not judged",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\nCrawl-delay: 10\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow: /\nCrawl-delay: 10\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/x", 429, firefox) + clfAt("a", 1, "/x", 200, firefox),
 		},
 		{
 			name:   "a line with no User-Agent is judged",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\n", math.MinInt64)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow: /\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/x", 200, "-") + clfAt("a", 1, "/x", 200, ""),
 			want:   []violationKey{{1, kindDisallowed}, {2, kindDisallowed}},
 		},
 		{
 			name:   "before the first date, no robots.txt",
-			robots: []robotsVersion{versionOf("User-agent: *\nDisallow: /\nCrawl-delay: 10\n", switchAt)},
+			robots: []Robots{versionOf("User-agent: *\nDisallow: /\nCrawl-delay: 10\n", switchAt)},
 			log:    clfAt("a", 0, "/x", 200, bot) + clfAt("a", 1, "/x", 200, bot) + clfAt("a", 30, "/x", 200, bot) + clfAt("a", 31, "/x", 200, bot),
 			want:   []violationKey{{3, kindDisallowed}, {4, kindDisallowed}, {4, kindTooSoon}},
 		},
 		{
 			name: "files switched by date",
-			robots: []robotsVersion{
+			robots: []Robots{
 				versionOf("User-agent: *\nDisallow: /old/\n", math.MinInt64),
 				versionOf("User-agent: *\nDisallow: /new/\n", switchAt),
 			},
@@ -191,7 +191,7 @@ func TestAuditRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pause := defaultRetryAfter
+			pause := DefaultRetryAfter
 			switch {
 			case tt.pause < 0:
 				pause = 0
@@ -209,7 +209,7 @@ func TestAuditRules(t *testing.T) {
 // TestAuditRobotsFetches checks how often a crawler is said to fetch
 // robots.txt: per host, on average.
 func TestAuditRobotsFetches(t *testing.T) {
-	a := newAuditor([]robotsVersion{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)}, defaultRetryAfter, false, nil)
+	a := newAuditor([]Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)}, DefaultRetryAfter, false, nil)
 	auditText(t, a, clfAt("a", 0, "/robots.txt", 200, "testbot")+clfAt("b", 10, "/robots.txt", 200, "testbot")+
 		clfAt("a", 3600, "/robots.txt", 200, "testbot")+clfAt("a", 7200, "/robots.txt", 200, "testbot")+
 		clfAt("a", 7300, "/x", 200, "otherbot"))
@@ -233,7 +233,7 @@ func TestAuditRobotsFetches(t *testing.T) {
 // row, judged for disallowed URLs only: their gaps are between different
 // crawlers.
 func TestAuditOtherAgents(t *testing.T) {
-	a := newAuditor([]robotsVersion{versionOf("User-agent: *\nDisallow: /private/\nCrawl-delay: 10\n", math.MinInt64)}, defaultRetryAfter, false, nil)
+	a := newAuditor([]Robots{versionOf("User-agent: *\nDisallow: /private/\nCrawl-delay: 10\n", math.MinInt64)}, DefaultRetryAfter, false, nil)
 	var log strings.Builder
 	for i := range maxCrawlers + 2 {
 		log.WriteString(clfAt("a", i*10, "/", 200, fmt.Sprintf("bot%d/1.0", i)))
@@ -254,7 +254,7 @@ func TestAuditOtherAgents(t *testing.T) {
 // TestAuditSweep checks that the pairs past maxPairs are forgotten, the
 // idle ones first.
 func TestAuditSweep(t *testing.T) {
-	a := newAuditor([]robotsVersion{versionOf("User-agent: *\nCrawl-delay: 10\n", math.MinInt64)}, defaultRetryAfter, false, nil)
+	a := newAuditor([]Robots{versionOf("User-agent: *\nCrawl-delay: 10\n", math.MinInt64)}, DefaultRetryAfter, false, nil)
 	a.last = int64(time.Hour)
 	for i := range maxPairs {
 		st := &pairState{last: int64(time.Hour), lastRes: 1}

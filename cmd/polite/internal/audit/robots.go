@@ -1,9 +1,8 @@
-package main
+package audit
 
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,9 +13,9 @@ import (
 	"github.com/polite-go/polite/robotstxt"
 )
 
-// A robotsVersion is one robots.txt of audit's -robots, in force from its
-// date until the next version's.
-type robotsVersion struct {
+// Robots is one version of a site's robots.txt, in force from its date
+// until the next version's.
+type Robots struct {
 	path string
 	from int64 // Unix nanoseconds; math.MinInt64 for a file given without a date
 	file *robotstxt.File
@@ -25,60 +24,34 @@ type robotsVersion struct {
 	tokens []string
 }
 
-// robotsFlag collects -robots values: FILE, or DATE=FILE.
-type robotsFlag []robotsArg
-
-type robotsArg struct {
-	path string
-	from int64
+// A RobotsFile is a robots.txt file to read, and when it came into force.
+type RobotsFile struct {
+	Path string
+	From time.Time // the zero Time for a file in force from the start
 }
 
-func (f *robotsFlag) String() string { return "" }
-
-// Set reads FILE or DATE=FILE. DATE is 2006-01-02, midnight UTC, or an RFC
-// 3339 time; a value whose part before '=' is no date is all a file name.
-func (f *robotsFlag) Set(v string) error {
-	arg := robotsArg{path: v, from: math.MinInt64}
-	if date, path, ok := strings.Cut(v, "="); ok {
-		if t, ok := parseRobotsDate(date); ok {
-			arg = robotsArg{path: path, from: t.UnixNano()}
-		}
-	}
-	if arg.path == "" {
-		return errors.New("no file name")
-	}
-	*f = append(*f, arg)
-	return nil
-}
-
-func parseRobotsDate(s string) (time.Time, bool) {
-	for _, layout := range []string{"2006-01-02", time.RFC3339Nano} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-// loadRobots reads the files of -robots and orders them by date. At most one
-// may come without a date: it is in force from the start.
-func loadRobots(args robotsFlag) ([]robotsVersion, error) {
-	if len(args) == 0 {
-		return nil, errors.New("no -robots FILE given")
-	}
-	var versions []robotsVersion
-	for _, a := range args {
-		body, err := os.ReadFile(a.path)
+// LoadRobots reads the robots.txt files and orders them by date. At most
+// one may come without a date: it is in force from the start. A file none
+// of whose lines is robots.txt (an HTML page, say) is an error: every
+// crawler would read it as allowing everything.
+func LoadRobots(files []RobotsFile) ([]Robots, error) {
+	var versions []Robots
+	for _, rf := range files {
+		body, err := os.ReadFile(rf.Path)
 		if err != nil {
 			return nil, err
 		}
 		f := robotstxt.Parse(body)
 		if f.NumGroups() == 0 && len(f.Sitemaps()) == 0 && f.NumSkipped() > 0 {
-			return nil, fmt.Errorf("%s: no line of it is robots.txt", a.path)
+			return nil, fmt.Errorf("%s: no line of it is robots.txt", rf.Path)
 		}
-		versions = append(versions, robotsVersion{path: a.path, from: a.from, file: f, tokens: groupTokens(body, f)})
+		from := int64(math.MinInt64)
+		if !rf.From.IsZero() {
+			from = rf.From.UnixNano()
+		}
+		versions = append(versions, Robots{path: rf.Path, from: from, file: f, tokens: groupTokens(body, f)})
 	}
-	slices.SortStableFunc(versions, func(a, b robotsVersion) int { return cmp.Compare(a.from, b.from) })
+	slices.SortStableFunc(versions, func(a, b Robots) int { return cmp.Compare(a.from, b.from) })
 	for i := 1; i < len(versions); i++ {
 		if versions[i].from == versions[i-1].from {
 			if versions[i].from == math.MinInt64 {
@@ -120,12 +93,12 @@ func groupTokens(body []byte, f *robotstxt.File) []string {
 // versionAt returns the index of the version in force at t, Unix
 // nanoseconds, or -1 before the first; hint is the last index returned,
 // which lines in time order make right nearly always.
-func versionAt(versions []robotsVersion, t int64, hint int) int {
+func versionAt(versions []Robots, t int64, hint int) int {
 	if hint >= 0 && hint < len(versions) && versions[hint].from <= t &&
 		(hint+1 == len(versions) || t < versions[hint+1].from) {
 		return hint
 	}
-	i, _ := slices.BinarySearchFunc(versions, t, func(v robotsVersion, t int64) int {
+	i, _ := slices.BinarySearchFunc(versions, t, func(v Robots, t int64) int {
 		if v.from <= t {
 			return -1
 		}
@@ -136,7 +109,7 @@ func versionAt(versions []robotsVersion, t int64, hint int) int {
 
 // describeVersion says when a version is in force: "from the start", or
 // "from 2026-03-01T00:00:00Z".
-func describeVersion(v robotsVersion) string {
+func describeVersion(v Robots) string {
 	if v.from == math.MinInt64 {
 		return "from the start"
 	}

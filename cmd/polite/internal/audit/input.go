@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"bufio"
@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"sync/atomic"
 )
 
 // maxLine is the longest line audit reads; a longer one is counted as
@@ -16,64 +14,26 @@ import (
 const maxLine = 64 << 10
 
 // blockSize is how much of a log is read at once, ahead of the lines
-// being judged, by a goroutine of its own: with gzip, decompressing
-// takes a core.
+// being judged, by a goroutine of its own.
 const blockSize = 1 << 20
 
-// auditStdin is what a LOG of "-" reads: standard input, or a test's.
-var auditStdin io.Reader = os.Stdin
-
-// openLog opens the log name, "-" for standard input, and decompresses it
-// when it starts with gzip's magic number, whatever its name. read counts
-// the bytes read from the file, compressed or not, for the progress line.
-func openLog(name string, read *atomic.Int64) (r io.Reader, closeFn func() error, err error) {
-	var src io.Reader = auditStdin
-	closeFn = func() error { return nil }
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		src, closeFn = f, f.Close
-	}
-	br := bufio.NewReaderSize(countingReader{src, read}, 64<<10)
+// ReadLog calls line for each line of the log r, without its line ending
+// (LF or CR LF), with its number from 1; a log that starts with gzip's
+// magic number is decompressed first, whatever its name. A line longer
+// than 64 KiB is handed over cut to 64 KiB and a byte, enough for Line to
+// tell that it is too long. A goroutine reads r ahead, a MiB at a time:
+// with gzip, decompressing takes a core. When ctx ends, ReadLog stops
+// after the block it is in and returns ctx's error.
+func ReadLog(ctx context.Context, r io.Reader, line func(n int64, text []byte)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			closeFn()
-			return nil, nil, err
+			return err
 		}
-		return zr, closeFn, nil
+		return readLines(ctx, zr, line)
 	}
-	return br, closeFn, nil
-}
-
-// logSize returns the size of the log name, or -1 when it is not a
-// regular file, as standard input may not be.
-func logSize(name string) int64 {
-	if name == "-" {
-		f, ok := auditStdin.(*os.File)
-		if !ok {
-			return -1
-		}
-		name = f.Name()
-	}
-	fi, err := os.Stat(name)
-	if err != nil || !fi.Mode().IsRegular() {
-		return -1
-	}
-	return fi.Size()
-}
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
+	return readLines(ctx, br, line)
 }
 
 // readLines calls line for each line of r, without its line ending

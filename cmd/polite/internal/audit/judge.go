@@ -1,9 +1,7 @@
-package main
+package audit
 
 import (
-	"bytes"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/polite-go/polite/cmd/polite/internal/human"
@@ -11,7 +9,7 @@ import (
 )
 
 // The kinds of violation, in the order of the report's columns; the
-// checks of audit_usage.go add theirs after them.
+// checks of usage.go add theirs after them.
 const (
 	kindDisallowed = iota // a URL the group disallows
 	kindTooSoon           // a start less than the group's Crawl-delay after the last one to the host
@@ -24,11 +22,6 @@ var (
 	kindKeys  = [numKinds]string{"disallowed", "too_soon", "in_pause"}
 	kindHeads = [numKinds]string{"disallowed", "too soon", "in 429/503 pause"}
 )
-
-// defaultRetryAfter is the pause a 429 or 503 asks for when its line
-// records no Retry-After: the least pause the transport of this
-// repository takes after one, PacingPolicy's BackoffBase by default.
-const defaultRetryAfter = 5 * time.Second
 
 // examplesPerKind is how many violations of each kind the report shows
 // for a crawler.
@@ -46,23 +39,6 @@ type violation struct {
 	detail  string // the rule; or what the gap or the pause was
 }
 
-// A lineLoc is where a line is: its log, as named on the command line,
-// and its number there, from 1.
-type lineLoc struct {
-	log  string
-	line int64
-}
-
-// An unparsedLine is a line that could not be read.
-type unparsedLine struct {
-	lineLoc
-	reason string
-	text   string // its first bytes
-}
-
-// maxUnparsedShown is how many unparsed lines the report lists.
-const maxUnparsedShown = 20
-
 // A pairState is what the audit remembers of one crawler on one host.
 type pairState struct {
 	last, lastRes int64 // the latest start and its precision; lastRes is 0 before any
@@ -79,93 +55,8 @@ type pairState struct {
 // for longer than any Crawl-delay or pause can matter are forgotten.
 const maxPairs = 100_000
 
-// An auditor reads the lines of access logs and judges each request.
-type auditor struct {
-	versions []robotsVersion
-	named    map[string]bool // the product tokens the versions' groups name
-	hint     int             // the version in force at the last line
-	pause    int64           // the pause a 429 or 503 asks for when the line records none
-	oneHost  bool
-	checks   []requestCheck
-
-	parser    lineParser
-	rec       logRecord
-	crawlers  []*auditRow
-	byName    map[string]*auditRow
-	byUA      map[string]*auditRow
-	hosts     *hostTable
-	pairs     map[uint64]*pairState
-	decisions *decisionCache
-	groupIDs  map[*robotstxt.Group]uint32
-	timelines *timelineBudget // nil without -timeline
-
-	window    int64 // the longest a pair's state can matter: Crawl-delays, pauses, precision
-	forgotten int64 // pairs forgotten while their state could still matter
-
-	lines, parsed int64
-	first, last   int64 // the earliest and latest start
-	unparsed      []unparsedLine
-
-	onViolation func(violation) // every violation, for tests; nil otherwise
-}
-
-func newAuditor(versions []robotsVersion, pause time.Duration, oneHost bool, checks []requestCheck) *auditor {
-	a := &auditor{
-		versions:  versions,
-		named:     make(map[string]bool),
-		pause:     int64(pause),
-		oneHost:   oneHost,
-		checks:    checks,
-		byName:    make(map[string]*auditRow),
-		byUA:      make(map[string]*auditRow),
-		hosts:     newHostTable(),
-		pairs:     make(map[uint64]*pairState),
-		decisions: newDecisionCache(),
-		groupIDs:  make(map[*robotstxt.Group]uint32),
-		first:     math.MaxInt64,
-		last:      math.MinInt64,
-	}
-	var maxDelay time.Duration
-	for _, v := range versions {
-		for _, t := range v.tokens {
-			a.named[t] = true
-		}
-		maxDelay = max(maxDelay, v.file.MaxCrawlDelay())
-	}
-	a.window = int64(maxDelay) + a.pause + 2*int64(time.Second)
-	return a
-}
-
-// line reads and judges one line of a log.
-func (a *auditor) line(loc lineLoc, text []byte) {
-	if len(bytes.TrimSpace(text)) == 0 {
-		return // a blank line is no request, and nothing wrong
-	}
-	a.lines++
-	if len(text) > maxLine {
-		a.bad(loc, badTooLong, text)
-		return
-	}
-	if bad := a.parser.parse(text, &a.rec); bad != "" {
-		a.bad(loc, bad, text)
-		return
-	}
-	a.parsed++
-	a.observe(loc, &a.rec)
-}
-
-// bad counts a line that could not be read, and keeps the first ones.
-func (a *auditor) bad(loc lineLoc, reason string, text []byte) {
-	if len(a.unparsed) < maxUnparsedShown {
-		a.unparsed = append(a.unparsed, unparsedLine{loc, reason, string(text[:min(len(text), 120)])})
-	}
-}
-
-// numUnparsed returns the number of lines that could not be read.
-func (a *auditor) numUnparsed() int64 { return a.lines - a.parsed }
-
 // observe judges one request.
-func (a *auditor) observe(loc lineLoc, r *logRecord) {
+func (a *Auditor) observe(loc lineLoc, r *logRecord) {
 	c := a.crawlerOf(r.ua)
 	c.requests++
 	c.bytes += r.bytes
@@ -186,7 +77,7 @@ func (a *auditor) observe(loc lineLoc, r *logRecord) {
 
 // judge judges a request of a crawler that robots.txt binds, and returns
 // the kinds it broke, a bit each.
-func (a *auditor) judge(c *auditRow, loc lineLoc, r *logRecord, host uint32, robots bool) (flags uint8) {
+func (a *Auditor) judge(c *crawler, loc lineLoc, r *logRecord, host uint32, robots bool) (flags uint8) {
 	v := versionAt(a.versions, r.start, a.hint)
 	var g *robotstxt.Group
 	var delay int64
@@ -231,7 +122,7 @@ func (a *auditor) judge(c *auditRow, loc lineLoc, r *logRecord, host uint32, rob
 // the pause the latest 429 or 503 asked for. Times are known to their
 // precision only, and a request counts only when it broke the rule
 // whatever the fractions lost. It returns the kinds broken, a bit each.
-func (a *auditor) pace(c *auditRow, st *pairState, loc lineLoc, r *logRecord, host uint32, delay int64, robots bool) (flags uint8) {
+func (a *Auditor) pace(c *crawler, st *pairState, loc lineLoc, r *logRecord, host uint32, delay int64, robots bool) (flags uint8) {
 	if st.lastRes > 0 {
 		gap := r.start - st.last
 		if gap < 0 {
@@ -286,7 +177,7 @@ func (a *auditor) pace(c *auditRow, st *pairState, loc lineLoc, r *logRecord, ho
 
 // pair returns the state of crawler c on host, making room when the
 // bound is reached.
-func (a *auditor) pair(c *auditRow, host uint32) *pairState {
+func (a *Auditor) pair(c *crawler, host uint32) *pairState {
 	key := uint64(c.row)<<32 | uint64(host)
 	if st := a.pairs[key]; st != nil {
 		return st
@@ -301,7 +192,7 @@ func (a *auditor) pair(c *auditRow, host uint32) *pairState {
 
 // sweep forgets the pairs idle for longer than their state can matter;
 // when too few are, it forgets half of the rest, and counts them.
-func (a *auditor) sweep() {
+func (a *Auditor) sweep() {
 	stale := a.last - a.window
 	for k, st := range a.pairs {
 		if st.last < stale && st.pauseUntil < a.last {
@@ -322,14 +213,14 @@ func (a *auditor) sweep() {
 
 // count counts a violation of c, and reports whether to record it: one
 // of the first of its kind for c, or any when a test watches them all.
-func (a *auditor) count(c *auditRow, kind int) bool {
+func (a *Auditor) count(c *crawler, kind int) bool {
 	c.counts[kind]++
 	return c.counts[kind] <= examplesPerKind || a.onViolation != nil
 }
 
 // record keeps a violation among c's examples while there is room, and
 // hands it to the test watching.
-func (a *auditor) record(c *auditRow, kind int, loc lineLoc, r *logRecord, host uint32, detail string) {
+func (a *Auditor) record(c *crawler, kind int, loc lineLoc, r *logRecord, host uint32, detail string) {
 	v := violation{
 		kind:    kind,
 		crawler: c.name,

@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 type agentKind uint8
 
 const (
-	agentNamed   agentKind = iota // a group of a -robots file names its crawler
+	agentNamed   agentKind = iota // a group of a robots.txt version names its crawler
 	agentCrawler                  // a crawler of its own name, bound by the "*" group
 	agentBrowser                  // a browser, or a client that names no crawler: not judged
 	agentNone                     // no User-Agent at all: bound by the "*" group
@@ -26,8 +26,8 @@ const (
 var crawlerWords = []string{"bot", "crawl", "spider", "slurp"}
 
 // nameAgent returns the name of the crawler that sent the User-Agent ua, by
-// the rule doc.go states, and its kind. named holds the product tokens the
-// groups of the robots.txt files name, lower-cased.
+// the rule polite audit's manual states, and its kind. named holds the
+// product tokens the groups of the robots.txt files name, lower-cased.
 //
 //  1. A word of ua that a group names: the first, where a word is a run
 //     of letters, digits, '_' and '-', compared without regard to case.

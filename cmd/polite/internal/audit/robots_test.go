@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"math"
@@ -9,45 +9,12 @@ import (
 	"github.com/polite-go/polite/robotstxt"
 )
 
-func TestRobotsFlag(t *testing.T) {
-	tests := []struct {
-		value string
-		path  string
-		from  string // RFC 3339; "" for the start
-		bad   bool
-	}{
-		{"robots.txt", "robots.txt", "", false},
-		{"2026-03-01=robots.txt", "robots.txt", "2026-03-01T00:00:00Z", false},
-		{"2026-03-01T12:30:00+02:00=old=robots.txt", "old=robots.txt", "2026-03-01T10:30:00Z", false},
-		{"a=b.txt", "a=b.txt", "", false},
-		{"2026-03-01=", "", "", true},
-		{"", "", "", true},
-	}
-	for _, tt := range tests {
-		var f robotsFlag
-		err := f.Set(tt.value)
-		if tt.bad {
-			if err == nil {
-				t.Errorf("Set(%q) = %+v; want an error", tt.value, f)
-			}
-			continue
-		}
-		from := ""
-		if err == nil && f[0].from != math.MinInt64 {
-			from = rfc3339(f[0].from)
-		}
-		if err != nil || f[0].path != tt.path || from != tt.from {
-			t.Errorf("Set(%q) = %+v (from %q), %v; want %q from %q", tt.value, f, from, err, tt.path, tt.from)
-		}
-	}
-}
-
 func TestVersionAt(t *testing.T) {
 	at := func(h int) int64 { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC).UnixNano() }
-	dated := []robotsVersion{{from: at(10)}, {from: at(12)}, {from: at(14)}}
-	fromStart := []robotsVersion{{from: math.MinInt64}, {from: at(12)}}
+	dated := []Robots{{from: at(10)}, {from: at(12)}, {from: at(14)}}
+	fromStart := []Robots{{from: math.MinInt64}, {from: at(12)}}
 	tests := []struct {
-		versions []robotsVersion
+		versions []Robots
 		t        int64
 		hint     int
 		want     int

@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"strings"
@@ -8,8 +8,8 @@ import (
 
 // A requestCheck holds each request of a crawler to a rule beyond the
 // Allow and Disallow rules of robots.txt, and adds a column to the report:
-// its violations per crawler, with examples, in every format, and a
-// violation for -fail-on.
+// its violations per crawler, with examples, in every format, counted
+// among its violations.
 type requestCheck interface {
 	// Name is the column's heading and the key of its counts in JSON and
 	// CSV, as "usage_pref".
@@ -19,21 +19,21 @@ type requestCheck interface {
 	// at its start (nil before the first), and says what it broke. allowed
 	// reports that r is for a path that g lets c fetch: not robots.txt
 	// itself, nor a request-target that is no path.
-	Judge(c *auditRow, g *robotstxt.Group, allowed bool, r *logRecord) (broke bool, what string)
+	Judge(c *crawler, g *robotstxt.Group, allowed bool, r *logRecord) (broke bool, what string)
 }
 
 // usageCheck is the check of the AI usage preferences of robots.txt: a
 // request breaks it when it is for content whose preference is "n"
 // (a Content-Usage rule or a Content-Signal line, in the group that binds
 // the crawler, for the request's path) for a use the crawler declares
-// with -use. It judges only the crawlers that declare one.
+// in Options.Uses. It judges only the crawlers that declare one.
 type usageCheck struct {
-	uses crawlerUsesValue // by crawler name; "*" for every crawler
+	uses map[string][]robotstxt.Category // by crawler name; "*" for every crawler
 }
 
 func (usageCheck) Name() string { return "usage_pref" }
 
-func (u usageCheck) Judge(c *auditRow, g *robotstxt.Group, allowed bool, r *logRecord) (bool, string) {
+func (u usageCheck) Judge(c *crawler, g *robotstxt.Group, allowed bool, r *logRecord) (bool, string) {
 	if !allowed || g == nil || g.NumUsageRules() == 0 {
 		return false, ""
 	}

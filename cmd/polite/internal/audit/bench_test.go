@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"bufio"
@@ -212,14 +212,14 @@ func BenchmarkAuditLine(b *testing.B) {
 				b.Fatal(err)
 			}
 			lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
-			a := newAuditor([]robotsVersion{versionOf(benchRobots, math.MinInt64)}, defaultRetryAfter, false, nil)
+			a := newAuditor([]Robots{versionOf(benchRobots, math.MinInt64)}, DefaultRetryAfter, false, nil)
 			i := 0
 			cputime.Loop(b, func() {
-				a.line(lineLoc{"bench", int64(i)}, lines[i%len(lines)])
+				a.Line("bench", int64(i), lines[i%len(lines)])
 				i++
 			})
-			if a.numUnparsed() > 0 {
-				b.Fatalf("%d lines could not be read: %+v", a.numUnparsed(), a.unparsed)
+			if a.Unparsed() > 0 {
+				b.Fatalf("%d lines could not be read: %+v", a.Unparsed(), a.unparsed)
 			}
 		})
 	}

@@ -1,10 +1,12 @@
-package main
+package audit
 
 import (
 	"bufio"
 	"cmp"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -31,12 +33,12 @@ var markStyles = [numKinds]markStyle{
 	kindInPause:    {"in-pause", "●", colPause, "inside a 429/503 pause"},
 }
 
-// writeAuditTimeline draws a crawler's requests as writeTimeline draws a
+// writeTimeline draws a crawler's requests as writeTimeline draws a
 // crawl's: a lane per host, a tick at each request start coloured by its
 // answer, and a band from each 429 or 503 answer over the pause it asked
 // for; a mark above each request that broke a rule, by kind. pause is the
 // pause asked for when the log recorded none.
-func writeAuditTimeline(w io.Writer, c *auditRow, hosts *hostTable, pause time.Duration) error {
+func writeTimeline(w io.Writer, c *crawler, hosts *hostTable, pause time.Duration) error {
 	ticks, marks := c.timeline.ticks.events, c.timeline.marks.events
 	if len(ticks) == 0 {
 		return nil
@@ -162,4 +164,37 @@ func timelineFile(name string) string {
 		}
 	}
 	return string(b) + ".svg"
+}
+
+// WriteTimelines writes the timelines of the first 20 crawlers of the
+// report that have one, to dir, a file each, named after the crawler: its
+// name with every byte but letters, digits, '-' and '_' made '_', and
+// ".svg". It has timelines to write only when the Auditor was made with
+// Options.Timelines.
+func (rep *Report) WriteTimelines(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	drawn := 0
+	for _, c := range rep.rows {
+		if drawn == timelinesDrawn {
+			break
+		}
+		if c.timeline == nil || len(c.timeline.ticks.events) == 0 {
+			continue
+		}
+		drawn++
+		f, err := os.Create(filepath.Join(dir, timelineFile(c.name)))
+		if err != nil {
+			return err
+		}
+		err = writeTimeline(f, c, rep.a.hosts, time.Duration(rep.a.pause))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

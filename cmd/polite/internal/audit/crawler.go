@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"strings"
@@ -14,9 +14,9 @@ const (
 	maxUAs      = 20_000 // User-Agents remembered with their crawler; the memo is cleared when full
 )
 
-// An auditRow is a row of the report, a crawler: the requests of every User-Agent that
+// A crawler is a row of the report: the requests of every User-Agent that
 // names one crawler, and what they broke.
-type auditRow struct {
+type crawler struct {
 	name    string
 	row     int // its place among the rows, in order of appearance
 	kind    agentKind
@@ -42,10 +42,10 @@ type auditRow struct {
 
 // judged reports whether robots.txt is held against the crawler's
 // requests: browsers are people, whom robots.txt does not bind.
-func (c *auditRow) judged() bool { return c.kind != agentBrowser }
+func (c *crawler) judged() bool { return c.kind != agentBrowser }
 
 // violations returns the number of its violations of every kind.
-func (c *auditRow) violations() int64 {
+func (c *crawler) violations() int64 {
 	var n int64
 	for _, k := range c.counts {
 		n += k
@@ -55,7 +55,7 @@ func (c *auditRow) violations() int64 {
 
 // robotsInterval is the mean time between two robots.txt fetches of the
 // crawler to one host, or 0 when it fetched none twice.
-func (c *auditRow) robotsInterval() time.Duration {
+func (c *crawler) robotsInterval() time.Duration {
 	if c.robotsIntervals == 0 {
 		return 0
 	}
@@ -65,7 +65,7 @@ func (c *auditRow) robotsInterval() time.Duration {
 // groupLabel names the groups that bound the crawler, in the order of
 // the robots.txt versions, a change shown as "*→gptbot"; "none" when no
 // group did, "-" when not judged.
-func (c *auditRow) groupLabel() string {
+func (c *crawler) groupLabel() string {
 	if !c.judged() {
 		return "-"
 	}
@@ -80,7 +80,7 @@ func (c *auditRow) groupLabel() string {
 }
 
 // crawlerOf returns the row of the User-Agent ua.
-func (a *auditor) crawlerOf(ua []byte) *auditRow {
+func (a *Auditor) crawlerOf(ua []byte) *crawler {
 	if c, ok := a.byUA[string(ua)]; ok {
 		return c
 	}
@@ -102,8 +102,8 @@ func (a *auditor) crawlerOf(ua []byte) *auditRow {
 	return c
 }
 
-func (a *auditor) newCrawler(name string, kind agentKind, ua string) *auditRow {
-	c := &auditRow{
+func (a *Auditor) newCrawler(name string, kind agentKind, ua string) *crawler {
+	c := &crawler{
 		name:    name,
 		row:     len(a.crawlers),
 		kind:    kind,

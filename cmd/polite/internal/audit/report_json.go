@@ -1,19 +1,17 @@
-package main
+package audit
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"math"
-	"strconv"
 	"time"
 )
 
 // The report in JSON: one object. Durations are in seconds, times in RFC
 // 3339, UTC. The crawlers come last, written one by one.
-type jsonAuditReport struct {
+type jsonReport struct {
 	Logs          []string       `json:"logs"`
 	Robots        []jsonRobots   `json:"robots"`
 	Lines         int64          `json:"lines"`
@@ -66,15 +64,16 @@ type jsonViolation struct {
 	Detail string `json:"detail"`
 }
 
-// writeJSON writes the report as one JSON object, a crawler at a time, so
-// that thousands of crawlers take no more memory than one.
-func (rep *auditReport) writeJSON(w io.Writer) error {
+// WriteJSON writes the report as one JSON object, every crawler with its
+// examples, a crawler at a time, so that thousands of crawlers take no
+// more memory than one. Durations are in seconds, times in RFC 3339, UTC.
+func (rep *Report) WriteJSON(w io.Writer) error {
 	a := rep.a
-	head := jsonAuditReport{
+	head := jsonReport{
 		Logs:          rep.logs,
 		Lines:         a.lines,
 		Requests:      a.parsed,
-		Unparsed:      a.numUnparsed(),
+		Unparsed:      a.Unparsed(),
 		UnparsedLines: []jsonUnparsed{},
 		Pause:         seconds(time.Duration(a.pause)),
 		Forgotten:     a.forgotten,
@@ -123,7 +122,7 @@ func (rep *auditReport) writeJSON(w io.Writer) error {
 	return bw.Flush()
 }
 
-func (rep *auditReport) jsonCrawler(c *auditRow) jsonCrawler {
+func (rep *Report) jsonCrawler(c *crawler) jsonCrawler {
 	j := jsonCrawler{
 		Crawler:       c.name,
 		Group:         c.groupLabel(),
@@ -159,36 +158,4 @@ func (rep *auditReport) jsonCrawler(c *auditRow) jsonCrawler {
 	return j
 }
 
-// writeCSV writes a row per crawler, after a row of headings.
-func (rep *auditReport) writeCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	head := []string{"crawler", "group", "judged", "user_agent", "requests", "bytes"}
-	for k := range numKinds + len(rep.a.checks) {
-		head = append(head, rep.kindKey(k))
-	}
-	head = append(head, "top_rule", "crawl_delay_seconds", "min_gap_seconds", "robots_fetches", "robots_interval_seconds")
-	cw.Write(head)
-	for _, c := range rep.rows {
-		row := []string{c.name, c.groupLabel(), strconv.FormatBool(c.judged()), c.firstUA, itoa(c.requests), itoa(c.bytes)}
-		for _, n := range c.counts {
-			row = append(row, itoa(n))
-		}
-		minGap, interval := "", ""
-		if c.minGap >= 0 {
-			minGap = ftoa(seconds(time.Duration(c.minGap)))
-		}
-		if c.robotsIntervals > 0 {
-			interval = ftoa(seconds(c.robotsInterval()))
-		}
-		row = append(row, topRule(c.byRule), ftoa(seconds(time.Duration(c.maxDelay))), minGap, itoa(c.robotsFetches), interval)
-		cw.Write(row)
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
 func seconds(d time.Duration) float64 { return d.Seconds() }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

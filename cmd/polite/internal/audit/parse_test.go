@@ -1,15 +1,13 @@
-package main
+package audit
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/cmd/polite/internal/audit/audittest"
 )
 
 // A parsed is a logRecord as the parse tests write it.
@@ -142,7 +140,7 @@ func TestParseJSON(t *testing.T) {
 	}
 	runParseCases(t, &lineParser{}, tests)
 
-	mapped := fieldsFlag{}
+	mapped := Fields{}
 	if err := mapped.Set("time=when,ua=client.agent,path=request"); err != nil {
 		t.Fatal(err)
 	}
@@ -221,43 +219,14 @@ func TestReadLines(t *testing.T) {
 	}
 }
 
-// TestReadLinesError checks that a log that fails part way gives its
-// lines, then the error.
+// TestReadLinesError checks that a gzipped log that fails part way gives
+// its lines, then the error.
 func TestReadLinesError(t *testing.T) {
-	gz := gzipped(t, []byte("a\nb\nc\n"))
+	gz := audittest.Gzip([]byte("a\nb\nc\n"))
 	gz[len(gz)-5] ^= 0xff // the checksum
-	r, closeFn, err := openLog(writeTemp(t, t.TempDir(), "bad.gz", gz), new(atomic.Int64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
 	var lines bytes.Buffer
-	err = readLines(t.Context(), r, func(n int64, text []byte) { fmt.Fprintf(&lines, "%d:%s ", n, text) })
+	err := ReadLog(t.Context(), bytes.NewReader(gz), func(n int64, text []byte) { fmt.Fprintf(&lines, "%d:%s ", n, text) })
 	if err == nil || lines.String() != "1:a 2:b 3:c " {
 		t.Errorf("readLines: %q, %v; want three lines and an error", lines.String(), err)
 	}
-}
-
-// writeTemp writes data to the file name in dir and returns its path.
-func writeTemp(t *testing.T, dir, name string, data []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// gzipped returns b compressed with gzip.
-func gzipped(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }

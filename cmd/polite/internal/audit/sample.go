@@ -1,6 +1,6 @@
-package main
+package audit
 
-// Bounds on the timelines of -timeline: the requests and the marks
+// Bounds on the timelines of Options.Timelines: the requests and the marks
 // (violations, and 429 or 503 answers) each crawler keeps, evenly spread
 // over its requests; the events all crawlers keep together; and how many
 // crawlers, the first of the report, get a timeline.

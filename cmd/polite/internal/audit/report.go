@@ -1,6 +1,7 @@
-package main
+package audit
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"io"
@@ -18,39 +19,41 @@ const identityNote = "Crawlers are named by the User-Agent of each line, as sent
 	"and a \"Googlebot\" line may be forged. The audit does not verify who sent a request."
 
 // maxTableRows and maxExampleRows bound the crawlers that the text
-// report's table lists, and those whose violations it shows; -format json
-// and csv list every one.
+// report's table lists, and those whose violations it shows; the JSON and
+// CSV reports list every one.
 const (
 	maxTableRows   = 50
 	maxExampleRows = 20
 )
 
-// An auditReport is what the audit found, the crawlers ranked: those that
+// A Report is what an Auditor found, the crawlers ranked: those that
 // robots.txt binds first, by most violations, then most requests; then
 // the browsers.
-type auditReport struct {
-	a    *auditor
+type Report struct {
+	a    *Auditor
 	logs []string
-	rows []*auditRow
+	rows []*crawler
 }
 
-func newAuditReport(a *auditor, logs []string) *auditReport {
+// Report returns the report of what a found in the logs, named in the
+// order they were read.
+func (a *Auditor) Report(logs []string) *Report {
 	rows := slices.Clone(a.crawlers)
-	unjudged := func(c *auditRow) int {
+	unjudged := func(c *crawler) int {
 		if c.judged() {
 			return 0
 		}
 		return 1
 	}
-	slices.SortStableFunc(rows, func(x, y *auditRow) int {
+	slices.SortStableFunc(rows, func(x, y *crawler) int {
 		return cmp.Or(cmp.Compare(unjudged(x), unjudged(y)), cmp.Compare(y.violations(), x.violations()),
 			cmp.Compare(y.requests, x.requests), strings.Compare(x.name, y.name))
 	})
-	return &auditReport{a: a, logs: logs, rows: rows}
+	return &Report{a: a, logs: logs, rows: rows}
 }
 
 // kindName returns the heading of a kind of violation, a check's too.
-func (rep *auditReport) kindName(kind int) string {
+func (rep *Report) kindName(kind int) string {
 	if kind < numKinds {
 		return kindHeads[kind]
 	}
@@ -58,18 +61,19 @@ func (rep *auditReport) kindName(kind int) string {
 }
 
 // kindKey returns the JSON and CSV key of a kind of violation.
-func (rep *auditReport) kindKey(kind int) string {
+func (rep *Report) kindKey(kind int) string {
 	if kind < numKinds {
 		return kindKeys[kind]
 	}
 	return rep.a.checks[kind-numKinds].Name()
 }
 
-// writeText writes the report for people: what was read, a table of the
-// crawlers, the first violations of each, and the lines that could not be
-// read.
-func (rep *auditReport) writeText(w io.Writer) {
+// WriteText writes the report for people: what was read, a table of the
+// first 50 crawlers, the first 3 violations of each kind of the first 20,
+// and the first 20 lines that could not be read.
+func (rep *Report) WriteText(out io.Writer) error {
 	a := rep.a
+	w := bufio.NewWriter(out)
 	fmt.Fprintf(w, "%s: %d lines, %d requests", strings.Join(rep.logs, ", "), a.lines, a.parsed)
 	if a.parsed > 0 {
 		fmt.Fprintf(w, " from %s to %s", rfc3339(a.first), rfc3339(a.last))
@@ -105,7 +109,7 @@ func (rep *auditReport) writeText(w io.Writer) {
 	}
 
 	rep.writeExamples(w)
-	if n := a.numUnparsed(); n > 0 {
+	if n := a.Unparsed(); n > 0 {
 		fmt.Fprintf(w, "\n%d lines could not be read", n)
 		if int64(len(a.unparsed)) < n {
 			fmt.Fprintf(w, "; the first %d", len(a.unparsed))
@@ -119,12 +123,29 @@ func (rep *auditReport) writeText(w io.Writer) {
 		fmt.Fprintf(w, "\n%d crawler-host pairs were forgotten for want of room: the next request of each was not judged for gaps and pauses\n", a.forgotten)
 	}
 	fmt.Fprintf(w, "\n%s\n", identityNote)
+	return w.Flush()
+}
+
+// A Crawler is a row of the report, as Crawlers gives it.
+type Crawler struct {
+	Name       string // the crawler's name: a product token, lower-cased, or a row such as "(browsers)"
+	Judged     bool   // robots.txt binds it: not the browsers
+	Violations int64  // its requests that broke a rule, of every kind
+}
+
+// Crawlers returns the rows of the report, in its order.
+func (rep *Report) Crawlers() []Crawler {
+	rows := make([]Crawler, len(rep.rows))
+	for i, c := range rep.rows {
+		rows[i] = Crawler{c.name, c.judged(), c.violations()}
+	}
+	return rows
 }
 
 // countCell is a crawler's count of violations of a kind in the table:
 // "-" when the rule cannot apply to it, the rule that most requests broke
 // beside the disallowed, the Crawl-delay beside the too soon.
-func (rep *auditReport) countCell(c *auditRow, kind int) string {
+func (rep *Report) countCell(c *crawler, kind int) string {
 	n := c.counts[kind]
 	switch {
 	case !c.judged(), kind == kindTooSoon && c.maxDelay == 0, kind != kindDisallowed && kind < numKinds && !c.pacing:
@@ -140,7 +161,7 @@ func (rep *auditReport) countCell(c *auditRow, kind int) string {
 }
 
 // robotsCell says how often a crawler fetched robots.txt.
-func robotsCell(c *auditRow) string {
+func robotsCell(c *crawler) string {
 	switch {
 	case !c.judged():
 		return "-"
@@ -166,7 +187,7 @@ func topRule(byRule map[robotstxt.Rule]int64) string {
 
 // writeExamples lists the first violations of each kind of the crawlers
 // that broke a rule.
-func (rep *auditReport) writeExamples(w io.Writer) {
+func (rep *Report) writeExamples(w io.Writer) {
 	shown := 0
 	for _, c := range rep.rows {
 		if c.violations() == 0 {
