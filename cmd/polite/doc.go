@@ -229,8 +229,11 @@
 //     product token first, the engine's own rule, is named by it.
 //  2. Otherwise its product token, the first word, unless it is Mozilla
 //     or Opera: "curl/8.5.0" is curl.
-//  3. Otherwise the product after "compatible;", unless it is MSIE:
-//     "Mozilla/5.0 (compatible; YandexBot/3.0)" is yandexbot.
+//  3. Otherwise the product after "compatible;", its first word whatever
+//     follows it, unless it is a browser's (MSIE, Konqueror) or a
+//     platform (Windows, Win32, Win64, Linux, Macintosh, X11, Android, U):
+//     "Mozilla/5.0 (compatible; YandexBot/3.0)" is yandexbot, and
+//     "Mozilla/4.5 (compatible; HTTrack 3.0x; Windows 98)" is httrack.
 //  4. Otherwise the first word with "bot", "crawl", "spider" or "slurp"
 //     in it, one followed by '/' first.
 //  5. Otherwise a browser: every browser is one row, (browsers), counted

@@ -25,6 +25,15 @@ const (
 // crawlerWords mark a word of a User-Agent as a crawler's name.
 var crawlerWords = []string{"bot", "crawl", "spider", "slurp"}
 
+// notCompatible are the words after "compatible;" that name no crawler:
+// browsers that write it ("compatible; MSIE 6.0", "compatible;
+// Konqueror/4.5"), and platforms, which some crawlers write before their
+// name ("compatible; Linux x86_64; Mail.RU_Bot/2.0").
+var notCompatible = map[string]bool{
+	"msie": true, "konqueror": true,
+	"windows": true, "win32": true, "win64": true, "linux": true, "macintosh": true, "x11": true, "android": true, "u": true,
+}
+
 // nameAgent returns the name of the crawler that sent the User-Agent ua, by
 // the rule polite audit's manual states, and its kind. named holds the
 // product tokens the groups of the robots.txt files name, lower-cased.
@@ -36,8 +45,10 @@ var crawlerWords = []string{"bot", "crawl", "spider", "slurp"}
 //     that the engine itself binds to a group is named by it.
 //  2. Otherwise the product token, unless it is "mozilla" or "opera",
 //     which browsers send: "curl/8.5" is curl.
-//  3. Otherwise the product after "compatible;", unless it is "msie":
-//     "Mozilla/5.0 (compatible; YandexBot/3.0)" is yandexbot.
+//  3. Otherwise the first word after "compatible;", whatever follows it,
+//     unless it is one of notCompatible: "Mozilla/5.0 (compatible;
+//     YandexBot/3.0)" is yandexbot, "Mozilla/4.5 (compatible; HTTrack
+//     3.0x; Windows 98)" is httrack.
 //  4. Otherwise the first word that contains "bot", "crawl", "spider" or
 //     "slurp", one followed by '/' (a product) first.
 //  5. Otherwise a browser.
@@ -62,10 +73,8 @@ func nameAgent(ua []byte, named map[string]bool) (string, agentKind) {
 	}
 	if i := indexFold(ua, "compatible;"); i >= 0 {
 		w, _ := nextWord(ua, i+len("compatible;"))
-		if end := w.start + len(w.text); len(w.text) > 0 && (end == len(ua) || strings.IndexByte("/;)", ua[end]) >= 0) {
-			if name := strings.ToLower(string(w.text)); name != "msie" {
-				return name, agentCrawler
-			}
+		if name := strings.ToLower(string(w.text)); name != "" && !notCompatible[name] {
+			return name, agentCrawler
 		}
 	}
 	fallback := ""

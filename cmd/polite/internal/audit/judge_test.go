@@ -157,6 +157,13 @@ func TestAuditRules(t *testing.T) {
 			want:   []violationKey{{2, kindDisallowed}, {3, kindDisallowed}},
 		},
 		{
+			name:   "a crawler named after compatible;, whatever follows it",
+			robots: []Robots{versionOf("User-agent: *\nDisallow: /private/\n", math.MinInt64)},
+			log: clfAt("a", 0, "/private/x", 200, "Mozilla/4.5 (compatible; HTTrack 3.0x; Windows 98)") +
+				clfAt("a", 1, "/private/y", 200, "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)"),
+			want: []violationKey{{1, kindDisallowed}},
+		},
+		{
 			name:   "no group binds",
 			robots: []Robots{versionOf("User-agent: otherbot\nDisallow: /\nCrawl-delay: 10\n", math.MinInt64)},
 			log:    clfAt("a", 0, "/x", 429, bot) + clfAt("a", 1, "/x", 200, bot),
