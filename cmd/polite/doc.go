@@ -255,16 +255,27 @@
 // break a Crawl-delay of 1s, and starts two seconds apart break none of
 // 2s. A request is in a pause when it started at least the precision after
 // the answer that asked for it, so not while that answer was on its way,
-// and before the pause ended. The time of a line is taken as the
-// request's start, as Apache's %t is. nginx's $time_local is when the
-// answer ended, so that a slow answer makes the gap before it look
-// shorter than it was, short enough at times to count as too soon: in a
-// JSON log, a duration in seconds (nginx's $request_time, Caddy's
-// duration) makes the time the answer's, and the start that time less the
-// duration. Lines are judged in the order read, so rotated logs are
-// given oldest first, as access.log.2.gz access.log.1 access.log. A start
-// logged before the crawler's latest on the host is measured from that
-// latest: a log read out of order can hide gaps, never make them up.
+// and before the pause ended.
+//
+// The time of a line is taken as the request's start, as Apache's %t is:
+// the Common and the Combined Log Format carry no duration. nginx's
+// $time_local is when the answer ended, so that a slow answer makes the
+// gap before it look shorter than it was, short enough at times to count
+// as too soon. A JSON line may carry the request's duration in seconds,
+// as "request_time" (nginx's $request_time) or "duration" (Caddy's), or
+// under the key of -fields duration=KEY: its time is then the answer's,
+// and its start that time less the duration. Such a server writes a slow
+// answer's line after the lines of requests that started later, so audit
+// judges the starts in the order they happened: a request waits, unjudged,
+// until the lines read show that no request still to come can have
+// started before it, which takes the longest duration seen so far, at most
+// 5 minutes, with at most 8 MiB of requests waiting. A request longer than
+// any before it, or than 5 minutes, or let through early when the 8 MiB
+// are full, may be judged after starts that came later. Logs are read in
+// the order given, so rotated logs are given oldest first, as
+// access.log.2.gz access.log.1 access.log. A start judged after the
+// crawler's latest on the host is measured from that latest: an order
+// that audit could not restore can hide gaps, never make them up.
 //
 // The pause that a 429 or 503 asks for is its Retry-After, when the line
 // records one (the JSON field retry_after: seconds or an HTTP-date), and
@@ -300,11 +311,12 @@
 //
 // Memory stays bounded whatever the logs' size: the audit keeps counts per
 // crawler, the state of each crawler on each host while a gap or a pause
-// may still depend on it, and a bounded cache of the engine's decisions by
-// group and path. While standard error is a terminal, a line there shows
-// how far the reading has come. With -fail-on TOKEN, repeated or with
-// commas, audit exits with 1 when the crawler named TOKEN broke a rule,
-// or, with *, any crawler that robots.txt binds: for CI and cron.
+// may still depend on it, a bounded cache of the engine's decisions by
+// group and path, and the requests waiting for their turn. While standard
+// error is a terminal, a line there shows how far the reading has come.
+// With -fail-on TOKEN, repeated or with commas, audit exits with 1 when
+// the crawler named TOKEN broke a rule, or, with *, any crawler that
+// robots.txt binds: for CI and cron.
 //
 // # Interrupts
 //

@@ -23,14 +23,30 @@
 // be read is counted, the first ones kept with their reason, and the
 // reading goes on: [Auditor.Line] never fails.
 //
+// # Order
+//
+// Gaps and pauses are judged in the order the requests started, per
+// crawler and host. A server that writes a line when the answer ends, as
+// nginx does, writes a slow answer's line after the lines of requests
+// that started later; where a line gives its request's duration (a JSON
+// log with request_time or duration), its start is its time less the
+// duration, and the requests wait in a window as long as the longest
+// duration seen, at most 5 minutes, to be judged in the order they
+// started. A request that took longer than that, or that a full window
+// (8 MiB of requests waiting) let through early, may be judged after
+// starts that came later: it is then measured from the crawler's latest
+// start on the host, so that an order the window could not restore can
+// hide a gap, and never make one up. Lines that give no duration, as the
+// Common Log Format's, are judged as they are read.
+//
 // # Memory
 //
 // Memory stays bounded whatever the logs' size: at most 5,000 crawlers,
 // 20,000 User-Agents remembered with their crawler, 100,000 hosts and
 // 100,000 crawler-host pairs (those idle longer than any Crawl-delay or
 // pause can matter are forgotten first, and the report counts the others),
-// 65,536 cached decisions of the robots.txt engine, and 400,000 timeline
-// events.
+// 65,536 cached decisions of the robots.txt engine, 400,000 timeline
+// events, and 8 MiB of requests waiting for their turn.
 //
 // An Auditor is not safe for use by multiple goroutines.
 package audit
@@ -93,6 +109,8 @@ type Auditor struct {
 	decisions *decisionCache
 	groupIDs  map[*robotstxt.Group]uint32
 	timelines *timelineBudget // nil without Options.Timelines
+	order     startOrder      // the requests waiting to be judged in the order they started
+	turn      waiting         // the request of order being judged
 
 	window    int64 // the longest a pair's state can matter: Crawl-delays, pauses, precision
 	forgotten int64 // pairs forgotten while their state could still matter
@@ -166,7 +184,9 @@ const maxUnparsedShown = 20
 // Line reads and judges the line numbered n of the log named log. A blank
 // line is skipped; one that is no request it can read, or is longer than
 // 64 KiB, is counted as unparsed, and the first 20 are kept for the
-// report.
+// report. A request whose line gives its duration may wait for the
+// requests that started before it (see Order in the package
+// documentation); Report judges those still waiting.
 func (a *Auditor) Line(log string, n int64, text []byte) {
 	if len(bytes.TrimSpace(text)) == 0 {
 		return // a blank line is no request, and nothing wrong

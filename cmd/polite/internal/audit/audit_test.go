@@ -54,18 +54,20 @@ func auditWatched(t *testing.T, path string) (*Auditor, map[audittest.Violation]
 // and no other; and that it shows every line that is no request by its
 // number.
 func TestAuditFindsEveryViolation(t *testing.T) {
-	lines := audittest.Log()
 	tests := []struct {
 		name   string
+		lines  []audittest.Line
 		format audittest.Format
 		gzip   bool
 	}{
-		{"combined with virtual hosts", audittest.Combined, false},
-		{"JSON lines", audittest.JSON, false},
-		{"combined, gzipped", audittest.Combined, true},
+		{"combined with virtual hosts", audittest.Log(), audittest.Combined, false},
+		{"JSON lines", audittest.Log(), audittest.JSON, false},
+		{"combined, gzipped", audittest.Log(), audittest.Combined, true},
+		{"nginx's JSON lines, written as the answers ended", audittest.ByEnd(audittest.Log()), audittest.NginxJSON, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			lines := tt.lines
 			var buf bytes.Buffer
 			want := audittest.Write(&buf, lines, tt.format)
 			data := buf.Bytes()

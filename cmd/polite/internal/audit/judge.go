@@ -55,7 +55,8 @@ type pairState struct {
 // for longer than any Crawl-delay or pause can matter are forgotten.
 const maxPairs = 100_000
 
-// observe judges one request.
+// observe counts one request, and judges it once no request that started
+// before it can come (see startOrder).
 func (a *Auditor) observe(loc lineLoc, r *logRecord) {
 	c := a.crawlerOf(r.ua)
 	c.requests++
@@ -65,11 +66,33 @@ func (a *Auditor) observe(loc lineLoc, r *logRecord) {
 	if !a.oneHost {
 		host = a.hosts.id(r.host)
 	}
-	robots := isRobotsPath(r.target)
-	var flags uint8
-	if c.judged() {
-		flags = a.judge(c, loc, r, host, robots)
+	if !c.judged() {
+		return
 	}
+	robots := isRobotsPath(r.target)
+	if a.order.read(r) {
+		a.settle(c, loc, r, host, robots)
+		return
+	}
+	a.order.wait(c, loc, r, host, robots)
+	for w := &a.turn; a.order.next(w); a.order.done(w) {
+		a.settle(w.c, w.loc, &w.rec, w.host, w.robots)
+	}
+}
+
+// flush judges the requests still waiting for their turn: the logs have
+// no more lines.
+func (a *Auditor) flush() {
+	for w := &a.turn; len(a.order.heap) > 0; a.order.done(w) {
+		*w = a.order.pop()
+		a.settle(w.c, w.loc, &w.rec, w.host, w.robots)
+	}
+}
+
+// settle judges a request of a crawler that robots.txt binds, and adds it
+// to the crawler's timeline.
+func (a *Auditor) settle(c *crawler, loc lineLoc, r *logRecord, host uint32, robots bool) {
+	flags := a.judge(c, loc, r, host, robots)
 	if c.timeline != nil {
 		c.timeline.add(r, host, robots, flags)
 	}
@@ -193,7 +216,7 @@ func (a *Auditor) pair(c *crawler, host uint32) *pairState {
 // sweep forgets the pairs idle for longer than their state can matter;
 // when too few are, it forgets half of the rest, and counts them.
 func (a *Auditor) sweep() {
-	stale := a.last - a.window
+	stale := a.last - a.window - a.order.window // a request still waiting may need its pair
 	for k, st := range a.pairs {
 		if st.last < stale && st.pauseUntil < a.last {
 			delete(a.pairs, k)

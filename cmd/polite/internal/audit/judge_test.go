@@ -25,8 +25,9 @@ type violationKey struct {
 	kind int
 }
 
-// auditText judges the lines of a log given as text, and returns the
-// Auditor and the violations it found, in order.
+// auditText judges the lines of a log given as text, and the requests
+// still waiting for their turn at its end, and returns the violations it
+// found, in the order it found them.
 func auditText(t *testing.T, a *Auditor, log string) []violationKey {
 	t.Helper()
 	var got []violationKey
@@ -37,6 +38,7 @@ func auditText(t *testing.T, a *Auditor, log string) []violationKey {
 	if n := a.Unparsed(); n > 0 {
 		t.Fatalf("%d lines could not be read: %+v", n, a.unparsed)
 	}
+	a.flush()
 	return got
 }
 
@@ -53,11 +55,22 @@ func jsonAt(ms int, target string, status int, ua, extra string) string {
 	return fmt.Sprintf(`{"time":%q,"path":%q,"status":%d,"ua":%q%s}`+"\n", at.Format("2006-01-02T15:04:05.000Z"), target, status, ua, extra)
 }
 
+// nginxAt writes a line of nginx's JSON log, as a log_format with
+// escape=json writes $msec, $host, $request, $status, $body_bytes_sent,
+// $http_user_agent and $request_time: the line of a request that ended ms
+// milliseconds after 10:00 and took rt seconds.
+func nginxAt(ms int, target, ua, rt string) string {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	return fmt.Sprintf(`{"msec":"%d.%03d","host":"a","request":"GET %s HTTP/1.1","status":"200","body_bytes_sent":"512","http_user_agent":%q,"request_time":%q}`+"\n",
+		at.Unix(), at.Nanosecond()/1e6, target, ua, rt)
+}
+
 // TestAuditRules checks each rule of the judging on small logs: which
 // lines break which rule, and which break none.
 func TestAuditRules(t *testing.T) {
 	const (
 		bot     = "testbot/1.0"
+		scrapy  = "Scrapy/2.8.0 (+https://scrapy.org)"
 		firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0"
 	)
 	delay := func(d string) string { return "User-agent: *\nCrawl-delay: " + d + "\n" }
@@ -143,6 +156,36 @@ func TestAuditRules(t *testing.T) {
 			robots: []Robots{versionOf("User-agent: *\nDisallow:\n", math.MinInt64)},
 			log:    jsonAt(10_000, "/", 429, bot, `,"duration":10`) + jsonAt(11_000, "/", 200, bot, `,"duration":5`) + jsonAt(17_000, "/", 200, bot, `,"duration":5`),
 			want:   []violationKey{{3, kindInPause}},
+		},
+		{
+			// Scrapy's request for a 3-second page started 0.726s after its
+			// previous start at the host, but nginx wrote its line after the
+			// lines of two later requests. An earlier fetch of the page
+			// showed that a request may take 3s.
+			name:   "starts judged in the order they happened",
+			robots: []Robots{versionOf(delay("1"), math.MinInt64)},
+			log: nginxAt(3_000, "/slow", scrapy, "3.000") + nginxAt(10_000, "/a", scrapy, "0.100") + nginxAt(11_800, "/c", scrapy, "0.100") +
+				nginxAt(12_900, "/d", scrapy, "0.100") + nginxAt(13_626, "/slow?again", scrapy, "3.000") + nginxAt(14_900, "/e", scrapy, "0.100"),
+			want: []violationKey{{5, kindTooSoon}},
+		},
+		{
+			// The same, but the slow request is the first that long: the
+			// lines before it were judged while the window was 100ms, and
+			// its start is measured from the latest, which hides its gap.
+			name:   "a duration longer than any before it",
+			robots: []Robots{versionOf(delay("1"), math.MinInt64)},
+			log: nginxAt(10_000, "/a", scrapy, "0.100") + nginxAt(11_800, "/c", scrapy, "0.100") +
+				nginxAt(12_900, "/d", scrapy, "0.100") + nginxAt(13_626, "/slow", scrapy, "3.000"),
+		},
+		{
+			// The window waits 5 minutes at most, although the first
+			// request took 700s: /b is judged when /c's line comes, and
+			// /longer, which took 745s and started 5s after /a, comes later
+			// still; it is measured from /b, which hides its gap.
+			name:   "a duration past the window's 5 minutes",
+			robots: []Robots{versionOf(delay("10"), math.MinInt64)},
+			log: nginxAt(700_000, "/huge", scrapy, "700.000") + nginxAt(1_000_000, "/a", scrapy, "0.000") + nginxAt(1_400_000, "/b", scrapy, "0.000") +
+				nginxAt(1_710_000, "/c", scrapy, "0.000") + nginxAt(1_750_000, "/longer", scrapy, "745.000"),
 		},
 		{
 			name:   "robots.txt is always allowed",

@@ -36,8 +36,10 @@ type Report struct {
 }
 
 // Report returns the report of what a found in the logs, named in the
-// order they were read.
+// order they were read, once it has judged the requests still waiting for
+// their turn.
 func (a *Auditor) Report(logs []string) *Report {
+	a.flush()
 	rows := slices.Clone(a.crawlers)
 	unjudged := func(c *crawler) int {
 		if c.judged() {

@@ -86,8 +86,12 @@ type Event struct {
 	ua     string
 	target string
 	status int
-	want   []string // the kinds of violation it is, as the JSON report names them
+	want   []string      // the kinds of violation it is, as the JSON report names them
+	took   time.Duration // from its start to its answer's end
 }
+
+// slowest is the longest an answer of the generated logs takes.
+const slowest = 3200 * time.Millisecond
 
 // A Line is a line of a generated log: a request, or text that is no
 // request at all, which the audit must count and show by its number.
@@ -104,7 +108,7 @@ type Line struct {
 func script() []Event {
 	var evs []Event
 	add := func(at time.Time, host, ua, target string, status int, want ...string) {
-		evs = append(evs, Event{at.Truncate(time.Millisecond), host, ua, target, status, want})
+		evs = append(evs, Event{at.Truncate(time.Millisecond), host, ua, target, status, want, 0})
 	}
 	after := func(at time.Time) bool { return !at.Before(Switch) }
 	end := Start.Add(Span)
@@ -145,10 +149,12 @@ func script() []Event {
 
 	// FastBot, of the "*" group and its Crawl-delay of 2s, comes too soon
 	// twice in each round of five requests; from the switch, /tmp/ is
-	// closed to it.
+	// closed to it. Its second page is slow: its answer ends after the
+	// third request's.
 	for t := Start.Add(20 * time.Second); t.Before(end); t = t.Add(10 * time.Second) {
 		add(t, "a.example", uaFast, "/list?page=1", 200)
 		add(t.Add(300*time.Millisecond), "a.example", uaFast, "/list?page=2", 200, tooSoon)
+		evs[len(evs)-1].took = slowest
 		if tt := t.Add(3300 * time.Millisecond); after(tt) {
 			add(tt, "a.example", uaFast, "/tmp/cache", 200, disallowed)
 		} else {
@@ -184,6 +190,15 @@ func script() []Event {
 	}
 
 	slices.SortStableFunc(evs, func(a, b Event) int { return a.at.Compare(b.at) })
+	for i := range evs {
+		// Answers of up to half a second, which move no answer's end
+		// across a pause's bound: a pause that breaks a rule falls short
+		// of it by a second or more.
+		if evs[i].took == 0 {
+			evs[i].took = time.Duration(i*7919%499) * time.Millisecond
+		}
+	}
+	evs[0].took = slowest // so that the first line, as answers end, shows how long an answer may take
 	return evs
 }
 
@@ -230,6 +245,39 @@ func Combined(w io.Writer, e *Event) {
 func JSON(w io.Writer, e *Event) {
 	fmt.Fprintf(w, `{"time_iso8601":%q,"remote_addr":"192.0.2.1","host":%q,"request":"GET %s HTTP/1.1","status":%d,"body_bytes_sent":%d,"http_user_agent":%q}`+"\n",
 		e.at.In(time.FixedZone("", 3600)).Format("2006-01-02T15:04:05.000-07:00"), e.host, e.target, e.status, 100+len(e.target), e.ua)
+}
+
+// NginxJSON writes a JSON line as nginx's escape=json writes one when the
+// answer has ended: the time ($msec) is the answer's end, and request_time
+// how long the request took. ByEnd orders the lines as nginx writes them.
+func NginxJSON(w io.Writer, e *Event) {
+	end := e.at.Add(e.took)
+	fmt.Fprintf(w, `{"msec":"%d.%03d","host":%q,"request":"GET %s HTTP/1.1","status":"%d","body_bytes_sent":"%d","http_user_agent":%q,"request_time":"%.3f"}`+"\n",
+		end.Unix(), end.Nanosecond()/1e6, e.host, e.target, e.status, 100+len(e.target), e.ua, e.took.Seconds())
+}
+
+// ByEnd returns the lines in the order their answers ended rather than the
+// order they started, each line that is no request after the request it
+// followed.
+func ByEnd(lines []Line) []Line {
+	type run struct {
+		end   time.Time
+		lines []Line // a request and the garbage after it
+	}
+	var runs []run
+	for _, l := range lines {
+		if l.ev == nil && len(runs) > 0 {
+			runs[len(runs)-1].lines = append(runs[len(runs)-1].lines, l)
+			continue
+		}
+		runs = append(runs, run{l.ev.at.Add(l.ev.took), []Line{l}})
+	}
+	slices.SortStableFunc(runs, func(a, b run) int { return a.end.Compare(b.end) })
+	var byEnd []Line
+	for _, r := range runs {
+		byEnd = append(byEnd, r.lines...)
+	}
+	return byEnd
 }
 
 // Write writes the lines in format, and returns the violations they
