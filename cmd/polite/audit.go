@@ -42,9 +42,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	switch {
 	case *format != "text" && *format != "json" && *format != "csv":
-		return usageError(fs, "-format must be text, json or csv")
+		return valueError(fs, "-format must be text, json or csv")
 	case *retryAfter < 0:
-		return usageError(fs, "-retry-after must not be negative")
+		return valueError(fs, "-retry-after must not be negative")
 	case len(robots) == 0:
 		return usageError(fs, "no -robots FILE given")
 	}
@@ -54,7 +54,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	versions, err := audit.LoadRobots(robots)
 	if err != nil {
-		return usageError(fs, "-robots: %v", err)
+		return valueError(fs, "-robots: %v", err)
 	}
 
 	if os.Getenv("GOMEMLIMIT") == "" {

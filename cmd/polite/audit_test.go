@@ -264,20 +264,24 @@ func TestAuditFailOn(t *testing.T) {
 		})
 	}
 
+	// A malformed command line gets the usage after its error; a value
+	// that is wrong, or a file that cannot be read, its error alone.
 	usage := []struct {
 		name       string
 		args       []string
 		wantStderr string
+		wantUsage  bool
 	}{
-		{"no -robots", []string{plain}, "no -robots FILE given"},
-		{"bad -format", []string{"-robots", html, "-format", "xml", plain}, "-format must be text, json or csv"},
-		{"HTML for robots.txt", []string{"-robots", html, plain}, "no line of it is robots.txt"},
-		{"two files from the start", []string{"-robots", good, "-robots", good, plain}, "only one file may be in force from the start"},
-		{"the same date twice", []string{"-robots", "2026-01-01=" + good, "-robots", "2026-01-01T00:00:00Z=" + good, plain}, "have the same date"},
-		{"a flag after the logs", append(append([]string{}, robots...), plain, "-format", "json"), "flags must come before the logs: -format"},
-		{"a negative pause", []string{"-robots", html, "-retry-after", "-1s", plain}, "-retry-after must not be negative"},
-		{"an unknown JSON field", []string{"-fields", "agent=ua", plain}, `unknown field "agent"`},
-		{"an unreadable robots.txt", []string{"-robots", "/nonexistent/robots.txt", plain}, "no such file"},
+		{"no -robots", []string{plain}, "no -robots FILE given", true},
+		{"bad -format", []string{"-robots", html, "-format", "xml", plain}, "-format must be text, json or csv", false},
+		{"HTML for robots.txt", []string{"-robots", html, plain}, "no line of it is robots.txt", false},
+		{"two files from the start", []string{"-robots", good, "-robots", good, plain}, "only one file may be in force from the start", false},
+		{"the same date twice", []string{"-robots", "2026-01-01=" + good, "-robots", "2026-01-01T00:00:00Z=" + good, plain}, "have the same date", false},
+		{"a flag after the logs", append(append([]string{}, robots...), plain, "-format", "json"), "flags must come before the logs: -format", true},
+		{"a negative pause", []string{"-robots", html, "-retry-after", "-1s", plain}, "-retry-after must not be negative", false},
+		{"an unknown JSON field", []string{"-fields", "agent=ua", plain}, `unknown field "agent"`, false},
+		{"an unreadable robots.txt", []string{"-robots", "/nonexistent/robots.txt", plain}, "no such file", false},
+		{"an unknown flag", []string{"-robot", good, plain}, "flag provided but not defined: -robot", true},
 	}
 	for _, tt := range usage {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,6 +291,9 @@ func TestAuditFailOn(t *testing.T) {
 			}
 			if stdout != "" {
 				t.Errorf("stdout %q; want nothing", stdout)
+			}
+			if got := strings.Contains(stderr, "Usage:\n\n\tpolite audit "); got != tt.wantUsage {
+				t.Errorf("stderr %q; want the usage: %v", stderr, tt.wantUsage)
 			}
 		})
 	}

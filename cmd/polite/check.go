@@ -43,14 +43,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *robotsFile != "" {
 		var err error
 		if body, err = os.ReadFile(*robotsFile); err != nil {
-			fmt.Fprintf(stderr, "polite check: %v\n", err)
-			return exitError
+			return valueError(fs, "%v", err)
 		}
 		base = localRobots(body)
 	}
 	tr, err := newTransport(base, opts)
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return valueError(fs, "%v", err)
 	}
 	urls, err := urlArgs(fs)
 	if err != nil {
@@ -66,13 +65,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		u, err := parseURL(arg, *robotsFile != "")
 		if err != nil {
 			if *robotsFile == "" && strings.HasPrefix(arg, "/") {
-				return usageError(fs, "%v; a bare path needs -robots FILE", err)
+				return valueError(fs, "%v; a bare path needs -robots FILE", err)
 			}
-			return usageError(fs, "%v", err)
+			return valueError(fs, "%v", err)
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
-			return usageError(fs, "%v", err)
+			return valueError(fs, "%v", err)
 		}
 		targets = append(targets, target{shown: arg, req: req})
 	}

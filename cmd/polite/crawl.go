@@ -34,23 +34,27 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	wire := &wireRecorder{base: base}
 	tr, err := newTransport(wire, c.options())
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return valueError(fs, "%v", err)
 	}
 	switch {
 	case opts.maxPages < 1:
-		return usageError(fs, "-max-pages must be at least 1")
+		return valueError(fs, "-max-pages must be at least 1")
 	case opts.maxDepth < 0:
-		return usageError(fs, "-max-depth must not be negative")
+		return valueError(fs, "-max-depth must not be negative")
 	case opts.concurrency < 1:
-		return usageError(fs, "-concurrency must be at least 1")
+		return valueError(fs, "-concurrency must be at least 1")
 	case opts.idleTimeout < 0:
-		return usageError(fs, "-idle-timeout must not be negative")
+		return valueError(fs, "-idle-timeout must not be negative")
 	case opts.retries < 0:
-		return usageError(fs, "-retries must not be negative")
+		return valueError(fs, "-retries must not be negative")
 	}
-	seeds, err := parseURLs(fs)
+	rawURLs, err := urlArgs(fs)
 	if err != nil {
 		return usageError(fs, "%v", err)
+	}
+	seeds, err := parseURLs(rawURLs)
+	if err != nil {
+		return valueError(fs, "%v", err)
 	}
 
 	floor := paceFloor{base: c.delay, maxCrawlDelay: defaultPacing.MaxCrawlDelay}

@@ -224,22 +224,27 @@ func TestCrawlExitStatus(t *testing.T) {
 
 func TestCrawlUsage(t *testing.T) {
 	tests := []struct {
-		args    []string
-		wantErr string
+		args      []string
+		wantErr   string
+		wantUsage bool // a malformed command line, rather than a value that is wrong
 	}{
-		{nil, "no URL given"},
-		{[]string{"-max-pages", "0", "http://x/"}, "-max-pages must be at least 1"},
-		{[]string{"-max-depth", "-1", "http://x/"}, "-max-depth must not be negative"},
-		{[]string{"-concurrency", "0", "http://x/"}, "-concurrency must be at least 1"},
-		{[]string{"-idle-timeout", "-1s", "http://x/"}, "-idle-timeout must not be negative"},
-		{[]string{"-retries", "-1", "http://x/"}, "-retries must not be negative"},
-		{[]string{"mailto:x@example.com"}, "not an absolute http or https URL"},
+		{nil, "no URL given", true},
+		{[]string{"-max-pages", "0", "http://x/"}, "-max-pages must be at least 1", false},
+		{[]string{"-max-depth", "-1", "http://x/"}, "-max-depth must not be negative", false},
+		{[]string{"-concurrency", "0", "http://x/"}, "-concurrency must be at least 1", false},
+		{[]string{"-idle-timeout", "-1s", "http://x/"}, "-idle-timeout must not be negative", false},
+		{[]string{"-retries", "-1", "http://x/"}, "-retries must not be negative", false},
+		{[]string{"-retries", "x", "http://x/"}, `invalid value "x" for flag -retries`, false},
+		{[]string{"mailto:x@example.com"}, "not an absolute http or https URL", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantErr, func(t *testing.T) {
 			code, stdout, stderr := runCmd(t, append([]string{"crawl"}, tt.args...)...)
 			if code != exitError || stdout != "" || !strings.Contains(stderr, tt.wantErr) {
 				t.Errorf("exit status %d, stdout %q, stderr %q; want 2, nothing, and %q", code, stdout, stderr, tt.wantErr)
+			}
+			if got := strings.Contains(stderr, "Usage:"); got != tt.wantUsage {
+				t.Errorf("stderr %q; want the usage: %v", stderr, tt.wantUsage)
 			}
 		})
 	}

@@ -26,7 +26,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "unexpected arguments: %v", fs.Args())
 	}
 	if *port < 0 || *port > 65535 {
-		return usageError(fs, "-port must be between 0 and 65535")
+		return valueError(fs, "-port must be between 0 and 65535")
 	}
 	t := demoDefault
 	if *fast {

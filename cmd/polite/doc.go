@@ -27,6 +27,10 @@
 // least time between the starts of two requests to one host (1s by
 // default, 0 for none; it must not be negative). A duration has a unit, as
 // in 5s, 500ms or 1m30s; a bare number but 0 is an error that says so.
+// A value that a command cannot use, a flag's or an argument's, or a file
+// that it cannot read, is reported alone; a malformed command line (an
+// unknown flag, a flag after the arguments, no argument) is reported with
+// the command's usage.
 //
 // # Check
 //

@@ -23,11 +23,15 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	tr, err := newTransport(&wireRecorder{base: http.DefaultTransport}, c.options())
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return valueError(fs, "%v", err)
 	}
-	urls, err := parseURLs(fs)
+	rawURLs, err := urlArgs(fs)
 	if err != nil {
 		return usageError(fs, "%v", err)
+	}
+	urls, err := parseURLs(rawURLs)
+	if err != nil {
+		return valueError(fs, "%v", err)
 	}
 
 	body := stdout
