@@ -23,7 +23,7 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once, each when the transport reports it ready: one request in flight per host")
 	fs.BoolVar(&opts.sameHost, "same-host", false, "follow only links to the hosts of the URLs given")
 	opts.idleTimeout = 30 * time.Second
-	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no new link has been found for this `duration`; 0 for none")
+	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no request has started or ended for this `duration`; 0 for none")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
 	if status := parseFlags(fs, args); status >= 0 {
@@ -80,7 +80,7 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, ", in %s", human.Duration(res.end.Sub(res.start)))
 	if res.idle {
-		fmt.Fprintf(stderr, "; stopped after no new link for %s", opts.idleTimeout)
+		fmt.Fprintf(stderr, "; stopped when no request had started or ended for %s", opts.idleTimeout)
 	}
 	fmt.Fprintln(stderr)
 	if *timeline != "" {

@@ -182,7 +182,7 @@ func TestCrawlIdleTimeout(t *testing.T) {
 	if got := decodeCrawl(t, stdout); len(got) != 1 || *got[site.URL+"/"].Status != 200 {
 		t.Errorf("records = %v; want only the seed", got)
 	}
-	if want := "stopped after no new link for 100ms"; !strings.Contains(stderr, want) {
+	if want := "stopped when no request had started or ended for 100ms"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr = %q; want it to contain %q", stderr, want)
 	}
 }

@@ -24,7 +24,7 @@ type crawlOptions struct {
 	maxDepth    int           // links followed from a seed; 0 fetches the seeds only
 	concurrency int           // workers; each works on one host at a time
 	sameHost    bool          // follow only links to the seeds' hosts
-	idleTimeout time.Duration // stop when no new link has been found for this long
+	idleTimeout time.Duration // stop when no request has started or ended for this long
 	retries     int           // times a URL answered 429 or 5xx is queued again
 }
 
@@ -74,7 +74,7 @@ type crawler struct {
 	tries     map[string]int // times a URL was queued again after a 429 or 5xx
 	seedHosts map[string]bool
 	claimed   int       // requests sent or under way, against maxPages
-	lastNew   time.Time // when a new URL was last queued
+	lastBusy  time.Time // when a request last started or ended: the idle timeout counts from it
 	idle      bool      // the crawl stopped on the idle timeout
 	counts    crawlCounts
 }
@@ -130,15 +130,15 @@ func (unpaced) Check(*http.Request) (polite.Decision, error) {
 
 func (unpaced) PacingKey(u *url.URL) string { return hostKey(u) }
 
-// run crawls from seeds until the frontier is empty, maxPages requests
-// were sent, no new link was found for idleTimeout, or ctx ends. It
-// reports whether it stopped on the idle timeout.
+// run crawls from seeds until nothing is queued or under way, maxPages
+// requests were sent, no request started or ended for idleTimeout, or ctx
+// ends. It reports whether it stopped on the idle timeout.
 func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	c.mu.Lock()
-	c.lastNew = time.Now()
+	c.lastBusy = time.Now()
 	for _, u := range seeds {
 		c.seedHosts[strings.ToLower(u.Host)] = true
 	}
@@ -163,8 +163,10 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 	return c.idle
 }
 
-// watchIdle cancels the crawl once no new URL has been queued for the idle
-// timeout.
+// watchIdle cancels the crawl once no request has started or ended for
+// the idle timeout: requests that hang, or hosts that the transport holds
+// back for longer, such as by a Crawl-delay or a Retry-After longer than
+// the timeout.
 func (c *crawler) watchIdle(ctx context.Context, cancel context.CancelFunc) {
 	t := time.NewTimer(c.opts.idleTimeout)
 	defer t.Stop()
@@ -175,7 +177,7 @@ func (c *crawler) watchIdle(ctx context.Context, cancel context.CancelFunc) {
 		case <-t.C:
 		}
 		c.mu.Lock()
-		left := c.opts.idleTimeout - time.Since(c.lastNew)
+		left := c.opts.idleTimeout - time.Since(c.lastBusy)
 		if left <= 0 {
 			c.idle = true
 		}
@@ -226,6 +228,7 @@ func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 		return crawlItem{}, false
 	}
 	c.counts.Busy++
+	c.lastBusy = time.Now()
 	u, _ := url.Parse(t.URL) // the frontier took it
 	return crawlItem{turn: t, url: t.URL, host: c.keyOf(u), depth: c.depth[t.URL]}, true
 }
@@ -297,6 +300,7 @@ func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
 	}
 	c.mu.Lock()
 	c.counts.Busy--
+	c.lastBusy = time.Now()
 	retry := false
 	switch {
 	case rec.Blocked != "":
@@ -343,14 +347,11 @@ func (c *crawler) enqueue(ctx context.Context, rawURL string, depth int) {
 	}
 	c.depth[rawURL] = depth
 	c.mu.Unlock()
-	_, err := c.frontier.Add(ctx, rawURL)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err != nil {
+	if _, err := c.frontier.Add(ctx, rawURL); err != nil {
+		c.mu.Lock()
 		delete(c.depth, rawURL) // not queued: it may be found again
-		return
+		c.mu.Unlock()
 	}
-	c.lastNew = time.Now()
 }
 
 // progress returns the crawler's counts now; a host of stats is due when

@@ -103,11 +103,13 @@
 // stylesheets; a redirect's only link is its Location. The crawl follows
 // links up to -max-depth steps (3) from the URLs given, and -same-host
 // keeps it to their hosts. It stops after -max-pages requests (100;
-// refusals by robots.txt do not count), when nothing is left to fetch, or
-// when no new link has been found for -idle-timeout (30s). -idle-timeout 0
-// means no idle timeout, for sites whose Crawl-delay or backoff is longer
-// than any timeout would be: the crawl then stops only at -max-pages, when
-// nothing is left, or when interrupted. The URLs wait in a frontier
+// refusals by robots.txt do not count), when nothing is left to fetch (no
+// URL queued, and no request under way that could find more), or when no
+// request has started or ended for -idle-timeout (30s): requests that
+// hang, or hosts that the transport holds back for longer than that.
+// -idle-timeout 0 means no idle timeout, for sites whose Crawl-delay or
+// backoff is longer than any timeout would be: the crawl then stops only
+// at -max-pages, when nothing is left, or when interrupted. The URLs wait in a frontier
 // (package github.com/polite-go/polite/frontier), which hands each of the
 // -concurrency workers (4) a URL of a host that the transport's Ready
 // reports ready to start a request now, one per host at a time, so that
