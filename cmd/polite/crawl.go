@@ -93,7 +93,11 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "polite crawl: interrupted; URLs still to crawl: %d\n", res.left)
 		return exitInterrupted
 	}
-	return res.status()
+	status := res.status()
+	if status != exitOK {
+		fmt.Fprintln(stderr, "polite crawl: no URL given could be fetched")
+	}
+	return status
 }
 
 // crawlResult is what a crawl leaves behind.
@@ -128,20 +132,28 @@ func (r crawlResult) failed() int {
 	return n
 }
 
-// status returns the crawl's exit status, that of its gravest record: an
-// error, then a refusal by robots.txt. An HTTP error status is an answer,
-// not an error.
+// status returns the crawl's exit status: exitOK when it fetched a seed, a
+// URL it was given, whatever the answer and whatever came after it.
+// Otherwise, by the seeds' records: exitBlocked when robots.txt refused
+// them, and exitError when a request for one failed, or the crawl stopped
+// before any ended.
 func (r crawlResult) status() int {
-	status := exitOK
+	refused, failed := false, false
 	for _, rec := range r.records {
 		switch {
-		case rec.Error != "":
-			status = worse(status, exitError)
+		case rec.Depth > 0:
+		case rec.Status != 0:
+			return exitOK
 		case rec.Blocked != "":
-			status = worse(status, exitBlocked)
+			refused = true
+		default:
+			failed = true
 		}
 	}
-	return status
+	if refused && !failed {
+		return exitBlocked
+	}
+	return exitError
 }
 
 // crawl crawls from seeds through tr, whose base is wire, passing each

@@ -342,21 +342,30 @@
 //
 // # Exit status
 //
-// The check, get and crawl commands exit with 0 when every URL was
-// allowed, 1 when robots.txt blocked any, and 2 on a usage or network
-// error: for check, also a robots.txt that could not be fetched; for
-// crawl, any request that got no response. With -f, get exits with 22
-// when a URL answered with a status of 400 or more. The demo exits with 1
-// when its verdict fails. Audit exits with 1 when a crawler that -fail-on
-// names broke a rule, and with 2 when a log or a robots.txt cannot be
-// read. A command that SIGINT (Ctrl-C) or SIGTERM stops exits with 130,
-// once it has reported what it did.
+// The check and get commands exit with 0 when every URL was allowed, 1
+// when robots.txt blocked any, and 2 on a usage or network error: for
+// check, also a robots.txt that could not be fetched. With -f, get exits
+// with 22 when a URL answered with a status of 400 or more. Crawl exits
+// with 0 when it fetched a URL it was given, whatever the answer and
+// whatever it met after it. When it fetched none, it exits with 1 if
+// robots.txt refused them all, and with 2 otherwise: a request that got
+// no response, or a stop before any answer. It also exits with 2 on a
+// usage error, or when its output or -timeline file cannot be written.
+// The demo exits with 1 when its verdict fails. Audit exits with 1 when a crawler that
+// -fail-on names broke a rule, and with 2 when a log or a robots.txt
+// cannot be read. A command that SIGINT (Ctrl-C) or SIGTERM stops exits
+// with 130, once it has reported what it did.
 //
-// When URLs end differently, the gravest ending sets the status: a
-// network error, then an HTTP error, then a refusal. A robots.txt that
-// could not be fetched is one that answered 429 or 5xx, or got no
-// response. For crawl, an answer with an HTTP error status, such as 404 or
-// 503, is an answer and not an error; URLs that a stop by -max-pages or
-// -idle-timeout leaves unfetched are not errors either. The demo exits
-// with 2 when its web cannot start or the timeline cannot be written.
+// For check and get, when URLs end differently, the gravest ending sets
+// the status: a network error, then an HTTP error, then a refusal. A
+// robots.txt that could not be fetched is one that answered 429 or 5xx,
+// or got no response. For crawl, the refusals and the failed requests of
+// the URLs it found are in its output and its table, and not in its
+// status, which is for a script to tell a crawl that did its work from
+// one that could not start: a normal polite crawl meets refusals. An
+// answer with an HTTP error status, such as 404 or 503, is an answer and
+// not an error; URLs that a stop by -max-pages or -idle-timeout leaves
+// unfetched are not errors either. When no URL given could be fetched,
+// crawl says so on standard error. The demo exits with 2 when its web
+// cannot start or the timeline cannot be written.
 package main
