@@ -67,7 +67,8 @@ type crawler struct {
 	keyOf    func(*url.URL) string // the transport's pacing key, or hostKey
 	emit     func(pageRecord)      // called once per record, one at a time
 
-	emitMu sync.Mutex // serialises emit
+	emitMu sync.Mutex // serialises emit, and guards closed
+	closed bool       // the crawl is over: records that come later are dropped
 
 	mu        sync.Mutex     // guards the fields below
 	depth     map[string]int // every URL queued, with its link distance from a seed
@@ -77,6 +78,9 @@ type crawler struct {
 	lastBusy  time.Time // when a request last started or ended: the idle timeout counts from it
 	idle      bool      // the crawl stopped on the idle timeout
 	counts    crawlCounts
+	pending   int        // URLs added to the frontier whose last record has not been made
+	exhausted bool       // the frontier was found empty: nothing queued, and nothing out
+	settled   *sync.Cond // on mu: pending went down
 }
 
 // A crawlItem is a URL a worker fetches: its frontier turn, and what the
@@ -112,6 +116,7 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 		ft = unpaced{}
 	}
 	c.keyOf = ft.PacingKey
+	c.settled = sync.NewCond(&c.mu)
 	c.frontier = frontier.New(ft, frontier.Options{Refused: c.refused})
 	return c
 }
@@ -157,6 +162,7 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 		wg.Go(func() { c.work(ctx) })
 	}
 	wg.Wait()
+	c.close()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -224,6 +230,7 @@ func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
+		c.exhausted = c.exhausted || errors.Is(err, frontier.ErrEmpty)
 		c.claimed--
 		return crawlItem{}, false
 	}
@@ -248,6 +255,10 @@ func (c *crawler) refused(rawURL string, d polite.Decision) {
 	c.counts.Blocked++
 	c.mu.Unlock()
 	c.emitRecord(rec)
+	c.mu.Lock()
+	c.pending--
+	c.settled.Broadcast()
+	c.mu.Unlock()
 }
 
 // fetch makes the request for it and reads the links of the answer.
@@ -301,6 +312,7 @@ func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
 	c.mu.Lock()
 	c.counts.Busy--
 	c.lastBusy = time.Now()
+	c.pending--
 	retry := false
 	switch {
 	case rec.Blocked != "":
@@ -309,6 +321,7 @@ func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
 	case backoff.Status(rec.Status) && c.tries[it.url] < c.opts.retries:
 		// The transport has backed the host off; the retry waits for it.
 		c.tries[it.url]++
+		c.pending++ // it is queued again
 		retry = true
 		c.counts.Done++
 	default:
@@ -323,11 +336,30 @@ func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
 	c.emitRecord(rec)
 }
 
-// emitRecord passes rec to emit, one record at a time.
+// emitRecord passes rec to emit, one record at a time, until the crawl is
+// over.
 func (c *crawler) emitRecord(rec pageRecord) {
 	c.emitMu.Lock()
 	defer c.emitMu.Unlock()
-	c.emit(rec)
+	if !c.closed {
+		c.emit(rec)
+	}
+}
+
+// close ends the records of a crawl whose workers have stopped. When they
+// found the frontier empty, it first waits for the records of URLs that
+// robots.txt refused on a goroutine of the frontier's, whose hook may be
+// called after the frontier has said it is empty; a crawl stopped early
+// leaves the URLs it did not end, and their late refusals are dropped.
+func (c *crawler) close() {
+	c.mu.Lock()
+	for c.exhausted && c.pending > 0 {
+		c.settled.Wait()
+	}
+	c.mu.Unlock()
+	c.emitMu.Lock()
+	c.closed = true
+	c.emitMu.Unlock()
 }
 
 // isSeedHost reports whether host, as a URL writes it, is a seed's.
@@ -347,11 +379,14 @@ func (c *crawler) enqueue(ctx context.Context, rawURL string, depth int) {
 	}
 	c.depth[rawURL] = depth
 	c.mu.Unlock()
-	if _, err := c.frontier.Add(ctx, rawURL); err != nil {
-		c.mu.Lock()
+	_, err := c.frontier.Add(ctx, rawURL)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
 		delete(c.depth, rawURL) // not queued: it may be found again
-		c.mu.Unlock()
+		return
 	}
+	c.pending++
 }
 
 // progress returns the crawler's counts now; a host of stats is due when
