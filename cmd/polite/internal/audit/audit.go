@@ -31,13 +31,13 @@
 // that started later; where a line gives its request's duration (a JSON
 // log with request_time or duration), its start is its time less the
 // duration, and the requests wait in a window as long as the longest
-// duration seen, at most 5 minutes, to be judged in the order they
-// started. A request that took longer than that, or that a full window
-// (8 MiB of requests waiting) let through early, may be judged after
-// starts that came later: it is then measured from the crawler's latest
-// start on the host, so that an order the window could not restore can
-// hide a gap, and never make one up. Lines that give no duration, as the
-// Common Log Format's, are judged as they are read.
+// duration seen so far, at most 5 minutes, to be judged in the order they
+// started. A request that took longer than any before it, or than 5
+// minutes, or that a full window (8 MiB of requests waiting) let through
+// early, may be judged after starts that came later: it is then measured
+// from the crawler's latest start on the host, so that an order the window
+// could not restore can hide a gap, and never make one up. Lines that give
+// no duration, as the Common Log Format's, are judged as they are read.
 //
 // # Memory
 //
