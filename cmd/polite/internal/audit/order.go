@@ -23,7 +23,8 @@ const (
 
 	// maxWaitingBytes bounds the memory of the requests waiting, their
 	// request-targets included. Past it, the earliest start is judged
-	// at once, so that a busy log's window holds what fits in it.
+	// at once, so that a busy log's window holds what fits in it. The
+	// heap's array, grown by doubling, may keep as much again.
 	maxWaitingBytes = 8 << 20
 
 	// waitingCost is what a waiting request holds beside its target.
