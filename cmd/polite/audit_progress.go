@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 // auditProgress is what the progress line of audit shows, updated by the
@@ -22,7 +24,7 @@ func (p *auditProgress) line(now time.Time) string {
 	lines := p.lines.Load()
 	s := ""
 	if p.total > 0 {
-		s = fmt.Sprintf("%3.0f%% of %s  ", 100*float64(p.read.Load())/float64(p.total), humanBytes(p.total))
+		s = fmt.Sprintf("%3.0f%% of %s  ", 100*float64(p.read.Load())/float64(p.total), human.Bytes(p.total))
 	}
 	s += fmt.Sprintf("%d lines", lines)
 	if el := now.Sub(p.began).Seconds(); el > 0 {

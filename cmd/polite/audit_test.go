@@ -14,122 +14,46 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polite-go/polite/cmd/polite/internal/audit/audittest"
 )
 
 // genRobotsArgs writes the generated logs' two robots.txt files and
 // returns the -robots values that switch from one to the other.
 func genRobotsArgs(t *testing.T) []string {
 	t.Helper()
-	dir := t.TempDir()
-	v1 := writeTemp(t, dir, "robots-v1.txt", []byte(genRobotsV1))
-	v2 := writeTemp(t, dir, "robots-v2.txt", []byte(genRobotsV2))
-	return []string{"-robots", v1, "-robots", genSwitch.Format(time.RFC3339) + "=" + v2}
-}
-
-// auditWatched reads logs as audit does, with the robots.txt values of
-// robotsArgs, and returns the auditor and every violation it found.
-func auditWatched(t *testing.T, robotsArgs []string, checks []requestCheck, logs ...string) (*auditor, map[violationKey]bool) {
-	t.Helper()
-	var robots robotsFlag
-	for i := 1; i < len(robotsArgs); i += 2 {
-		if err := robots.Set(robotsArgs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	versions, err := loadRobots(robots)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := newAuditor(versions, defaultRetryAfter, false, checks)
-	got := make(map[violationKey]bool)
-	a.onViolation = func(v violation) {
-		k := violationKey{v.line, v.kind}
-		if got[k] {
-			t.Errorf("line %d: %s found twice", v.line, kindKeys[v.kind])
-		}
-		got[k] = true
-	}
-	var stderr bytes.Buffer
-	if status, _ := auditLogs(t.Context(), a, logs, &stderr); status != exitOK {
-		t.Fatalf("auditLogs: status %d: %s", status, stderr.String())
-	}
-	return a, got
-}
-
-// TestAuditFindsEveryViolation reads the generated logs, in each format,
-// and checks that the audit finds every violation they hold, on its line,
-// and no other; and that it shows every line that is no request by its
-// number.
-func TestAuditFindsEveryViolation(t *testing.T) {
-	lines := genLines(genScript())
-	tests := []struct {
-		name   string
-		format genFormat
-		gzip   bool
-	}{
-		{"combined with virtual hosts", genCombined, false},
-		{"JSON lines", genJSON, false},
-		{"combined, gzipped", genCombined, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			want := writeGen(&buf, lines, tt.format)
-			data := buf.Bytes()
-			if tt.gzip {
-				data = gzipped(t, data)
-			}
-			log := writeTemp(t, t.TempDir(), "access.log", data)
-			a, got := auditWatched(t, genRobotsArgs(t), nil, log)
-
-			for _, k := range sortedKeys(want) {
-				if !got[k] {
-					t.Errorf("line %d: %s not found", k.line, kindKeys[k.kind])
-				}
-			}
-			for _, k := range sortedKeys(got) {
-				if !want[k] {
-					t.Errorf("line %d: %s found, and is none", k.line, kindKeys[k.kind])
-				}
-			}
-			var kinds [numKinds]int
-			for k := range want {
-				kinds[k.kind]++
-			}
-			for k, n := range kinds {
-				if n < 10 {
-					t.Errorf("the generated log has %d violations of kind %s; want more to test", n, kindKeys[k])
-				}
-			}
-
-			var unparsed []int64
-			for _, u := range a.unparsed {
-				unparsed = append(unparsed, u.line)
-			}
-			wantBad := garbageLines(lines)
-			if !slices.Equal(unparsed, wantBad[:maxUnparsedShown]) || a.numUnparsed() != int64(len(wantBad)) {
-				t.Errorf("unparsed lines %v, %d in all; want %v, %d in all", unparsed, a.numUnparsed(), wantBad[:maxUnparsedShown], len(wantBad))
-			}
-		})
-	}
+	v1, v2 := audittest.WriteRobots(t)
+	return []string{"-robots", v1, "-robots", audittest.Switch.Format(time.RFC3339) + "=" + v2}
 }
 
 // genFiles writes the generated log, combined, plain and gzipped, and
 // returns their paths and the log's text.
-func genFiles(t *testing.T) (plain, gz string, text []byte, lines []genLine) {
+func genFiles(t *testing.T) (plain, gz string, text []byte, lines []audittest.Line) {
 	t.Helper()
-	lines = genLines(genScript())
+	lines = audittest.Log()
 	var buf bytes.Buffer
-	writeGen(&buf, lines, genCombined)
+	audittest.Write(&buf, lines, audittest.Combined)
 	dir := t.TempDir()
-	return writeTemp(t, dir, "access.log", buf.Bytes()), writeTemp(t, dir, "access.log.1", gzipped(t, buf.Bytes())), buf.Bytes(), lines
+	return audittest.WriteFile(t, dir, "access.log", buf.Bytes()), audittest.WriteFile(t, dir, "access.log.1", audittest.Gzip(buf.Bytes())), buf.Bytes(), lines
+}
+
+// auditJSON is the JSON report, as far as the tests read it.
+type auditJSON struct {
+	Lines    int64 `json:"lines"`
+	Unparsed int64 `json:"unparsed"`
+	Crawlers []struct {
+		Crawler    string           `json:"crawler"`
+		Group      string           `json:"group"`
+		Violations map[string]int64 `json:"violations"`
+		Examples   []struct{}       `json:"examples"`
+	} `json:"crawlers"`
 }
 
 // decodeAuditJSON decodes the JSON report into the violations of each
 // crawler by kind.
-func decodeAuditJSON(t *testing.T, stdout string) (jsonAuditReport, map[string]map[string]int64) {
+func decodeAuditJSON(t *testing.T, stdout string) (auditJSON, map[string]map[string]int64) {
 	t.Helper()
-	var rep jsonAuditReport
+	var rep auditJSON
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("the report is not JSON: %v\n%s", err, stdout)
 	}
@@ -145,7 +69,7 @@ func decodeAuditJSON(t *testing.T, stdout string) (jsonAuditReport, map[string]m
 // violations of each crawler in the JSON report.
 func TestAuditInputs(t *testing.T) {
 	plain, gz, text, lines := genFiles(t)
-	want := wantCounts(lines)
+	want := audittest.Counts(lines)
 	tests := []struct {
 		name  string
 		stdin []byte
@@ -155,7 +79,7 @@ func TestAuditInputs(t *testing.T) {
 		{"file", nil, []string{plain}, 1},
 		{"gzipped file", nil, []string{gz}, 1},
 		{"standard input", text, nil, 1},
-		{"gzipped standard input", gzipped(t, text), []string{"-"}, 1},
+		{"gzipped standard input", audittest.Gzip(text), []string{"-"}, 1},
 		{"two logs", nil, []string{gz, plain}, 2},
 	}
 	for _, tt := range tests {
@@ -172,7 +96,7 @@ func TestAuditInputs(t *testing.T) {
 			}
 			rep, got := decodeAuditJSON(t, stdout)
 			for name, kinds := range want {
-				if name == browsersName {
+				if name == audittest.Browsers {
 					continue
 				}
 				for kind, n := range kinds {
@@ -186,7 +110,7 @@ func TestAuditInputs(t *testing.T) {
 					}
 				}
 			}
-			if wantBad := int64(len(garbageLines(lines))) * tt.times; rep.Unparsed != wantBad {
+			if wantBad := int64(len(audittest.GarbageLines(lines))) * tt.times; rep.Unparsed != wantBad {
 				t.Errorf("%d unparsed lines; want %d", rep.Unparsed, wantBad)
 			}
 		})
@@ -196,7 +120,7 @@ func TestAuditInputs(t *testing.T) {
 // bytesFile returns a file that reads b, as standard input would.
 func bytesFile(t *testing.T, b []byte) *os.File {
 	t.Helper()
-	f, err := os.Open(writeTemp(t, t.TempDir(), "stdin", b))
+	f, err := os.Open(audittest.WriteFile(t, t.TempDir(), "stdin", b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +132,7 @@ func bytesFile(t *testing.T, b []byte) *os.File {
 // log: the crawlers ranked by violations, each with its group.
 func TestAuditFormats(t *testing.T) {
 	plain, _, _, lines := genFiles(t)
-	want := wantCounts(lines)
+	want := audittest.Counts(lines)
 	robots := genRobotsArgs(t)
 	run := func(t *testing.T, format string) string {
 		args := append(append([]string{"audit", "-format", format}, robots...), plain)
@@ -218,9 +142,9 @@ func TestAuditFormats(t *testing.T) {
 		}
 		return stdout
 	}
-	wantOrder := wantRanking(lines)
+	wantOrder := audittest.Ranking(lines)
 	wantGroups := map[string]string{"badbot": "badbot", "fastbot": "*", "pausebot": "*", "curl": "*",
-		"googlebot": "*", "goodbot": "goodbot", browsersName: "-"}
+		"googlebot": "*", "goodbot": "goodbot", audittest.Browsers: "-"}
 
 	t.Run("text", func(t *testing.T) {
 		out := run(t, "text")
@@ -244,8 +168,8 @@ func TestAuditFormats(t *testing.T) {
 			t.Errorf("crawlers ranked %v; want %v", order, wantOrder)
 		}
 		for _, s := range []string{
-			"(Disallow: /)", "(Crawl-delay 2s)", "robots-v2.txt from " + genSwitch.Format(time.RFC3339),
-			"21 lines could not be read; the first 20:", "access.log:998  " + badFormat, "may be forged", `badbot (group badbot), User-Agent "BadBot/2.0":`,
+			"(Disallow: /)", "(Crawl-delay 2s)", "robots-v2.txt from " + audittest.Switch.Format(time.RFC3339),
+			"21 lines could not be read; the first 20:", "access.log:998  neither the Common nor the Combined Log Format, nor JSON", "may be forged", `badbot (group badbot), User-Agent "BadBot/2.0":`,
 		} {
 			if !strings.Contains(out, s) {
 				t.Errorf("the report lacks %q:\n%s", s, out)
@@ -260,7 +184,7 @@ func TestAuditFormats(t *testing.T) {
 			if c.Group != wantGroups[c.Crawler] {
 				t.Errorf("%s: group %s; want %s", c.Crawler, c.Group, wantGroups[c.Crawler])
 			}
-			if c.Crawler != browsersName && len(c.Examples) != min(int(c.Violations["disallowed"]), 3)+
+			if c.Crawler != audittest.Browsers && len(c.Examples) != min(int(c.Violations["disallowed"]), 3)+
 				min(int(c.Violations["too_soon"]), 3)+min(int(c.Violations["in_pause"]), 3) {
 				t.Errorf("%s: %d examples; want up to 3 of each kind", c.Crawler, len(c.Examples))
 			}
@@ -269,7 +193,7 @@ func TestAuditFormats(t *testing.T) {
 			t.Errorf("crawlers ranked %v; want %v", order, wantOrder)
 		}
 		for name, kinds := range want {
-			if name != browsersName && !equalMaps(got[name], kinds) {
+			if name != audittest.Browsers && !equalMaps(got[name], kinds) {
 				t.Errorf("%s: violations %v; want %v", name, got[name], kinds)
 			}
 		}
@@ -288,7 +212,7 @@ func TestAuditFormats(t *testing.T) {
 			if r[0] != wantOrder[i] {
 				t.Errorf("row %d: %s; want %s", i+1, r[0], wantOrder[i])
 			}
-			if r[0] == browsersName {
+			if r[0] == audittest.Browsers {
 				continue
 			}
 			for kind, n := range want[r[0]] {
@@ -305,7 +229,7 @@ func TestAuditFailOn(t *testing.T) {
 	plain, _, _, _ := genFiles(t)
 	robots := genRobotsArgs(t)
 	html := writeFile(t, "<html><body>not robots.txt</body></html>\n")
-	good := writeFile(t, genRobotsV1)
+	good := writeFile(t, audittest.RobotsV1)
 	tests := []struct {
 		name       string
 		args       []string
@@ -340,20 +264,24 @@ func TestAuditFailOn(t *testing.T) {
 		})
 	}
 
+	// A malformed command line gets the usage after its error; a value
+	// that is wrong, or a file that cannot be read, its error alone.
 	usage := []struct {
 		name       string
 		args       []string
 		wantStderr string
+		wantUsage  bool
 	}{
-		{"no -robots", []string{plain}, "no -robots FILE given"},
-		{"bad -format", []string{"-robots", html, "-format", "xml", plain}, "-format must be text, json or csv"},
-		{"HTML for robots.txt", []string{"-robots", html, plain}, "no line of it is robots.txt"},
-		{"two files from the start", []string{"-robots", good, "-robots", good, plain}, "only one file may be in force from the start"},
-		{"the same date twice", []string{"-robots", "2026-01-01=" + good, "-robots", "2026-01-01T00:00:00Z=" + good, plain}, "have the same date"},
-		{"a flag after the logs", append(append([]string{}, robots...), plain, "-format", "json"), "flags must come before the logs: -format"},
-		{"a negative pause", []string{"-robots", html, "-retry-after", "-1s", plain}, "-retry-after must not be negative"},
-		{"an unknown JSON field", []string{"-fields", "agent=ua", plain}, `unknown field "agent"`},
-		{"an unreadable robots.txt", []string{"-robots", "/nonexistent/robots.txt", plain}, "no such file"},
+		{"no -robots", []string{plain}, "no -robots FILE given", true},
+		{"bad -format", []string{"-robots", html, "-format", "xml", plain}, "-format must be text, json or csv", false},
+		{"HTML for robots.txt", []string{"-robots", html, plain}, "no line of it is robots.txt", false},
+		{"two files from the start", []string{"-robots", good, "-robots", good, plain}, "only one file may be in force from the start", false},
+		{"the same date twice", []string{"-robots", "2026-01-01=" + good, "-robots", "2026-01-01T00:00:00Z=" + good, plain}, "have the same date", false},
+		{"a flag after the logs", append(append([]string{}, robots...), plain, "-format", "json"), "flags must come before the logs: -format", true},
+		{"a negative pause", []string{"-robots", html, "-retry-after", "-1s", plain}, "-retry-after must not be negative", false},
+		{"an unknown JSON field", []string{"-fields", "agent=ua", plain}, `unknown field "agent"`, false},
+		{"an unreadable robots.txt", []string{"-robots", "/nonexistent/robots.txt", plain}, "no such file", false},
+		{"an unknown flag", []string{"-robot", good, plain}, "flag provided but not defined: -robot", true},
 	}
 	for _, tt := range usage {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,6 +291,9 @@ func TestAuditFailOn(t *testing.T) {
 			}
 			if stdout != "" {
 				t.Errorf("stdout %q; want nothing", stdout)
+			}
+			if got := strings.Contains(stderr, "Usage:\n\n\tpolite audit "); got != tt.wantUsage {
+				t.Errorf("stderr %q; want the usage: %v", stderr, tt.wantUsage)
 			}
 		})
 	}
@@ -388,13 +319,13 @@ func TestAuditTimelines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := svgElements(t, doc)["line.req"]; n == 0 || n > timelineTicks {
-			t.Errorf("%s: %d requests drawn; want some, at most %d", e.Name(), n, timelineTicks)
+		if n := svgElements(t, doc)["line.req"]; n == 0 || n > 2000 {
+			t.Errorf("%s: %d requests drawn; want some, at most 2,000", e.Name(), n)
 		}
 	}
 	var want []string
-	for _, name := range wantRanking(lines) {
-		if name != browsersName {
+	for _, name := range audittest.Ranking(lines) {
+		if name != audittest.Browsers {
 			want = append(want, name+".svg")
 		}
 	}
@@ -425,14 +356,15 @@ func (c *cancelReader) Read(p []byte) (int, error) {
 // it stopped, and exit with 130.
 func TestAuditInterrupt(t *testing.T) {
 	_, _, text, _ := genFiles(t)
-	for len(text) < 4*blockSize {
+	const block = 1 << 20 // what the audit reads of a log at a time
+	for len(text) < 4*block {
 		text = append(text, text...)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	old := auditStdin
 	defer func() { auditStdin = old }()
-	auditStdin = &cancelReader{r: bytes.NewReader(text), after: blockSize, cancel: cancel}
+	auditStdin = &cancelReader{r: bytes.NewReader(text), after: block, cancel: cancel}
 
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, append(append([]string{"audit", "-format", "json"}, genRobotsArgs(t)...), "-"), &stdout, &stderr)
@@ -446,5 +378,60 @@ func TestAuditInterrupt(t *testing.T) {
 	}
 	if want := fmt.Sprintf("polite audit: interrupted at -:%d\n", rep.Lines); !strings.HasSuffix(stderr.String(), want) {
 		t.Errorf("stderr %q; want it to end with %q", stderr.String(), want)
+	}
+}
+
+func TestRobotsFlag(t *testing.T) {
+	tests := []struct {
+		value string
+		path  string
+		from  string // RFC 3339; "" for the start
+		bad   bool
+	}{
+		{"robots.txt", "robots.txt", "", false},
+		{"2026-03-01=robots.txt", "robots.txt", "2026-03-01T00:00:00Z", false},
+		{"2026-03-01T12:30:00+02:00=old=robots.txt", "old=robots.txt", "2026-03-01T10:30:00Z", false},
+		{"a=b.txt", "a=b.txt", "", false},
+		{"2026-03-01=", "", "", true},
+		{"", "", "", true},
+	}
+	for _, tt := range tests {
+		var f robotsFlag
+		err := f.Set(tt.value)
+		if tt.bad {
+			if err == nil {
+				t.Errorf("Set(%q) = %+v; want an error", tt.value, f)
+			}
+			continue
+		}
+		from := ""
+		if err == nil && !f[0].From.IsZero() {
+			from = f[0].From.UTC().Format(time.RFC3339)
+		}
+		if err != nil || f[0].Path != tt.path || from != tt.from {
+			t.Errorf("Set(%q) = %+v (from %q), %v; want %q from %q", tt.value, f, from, err, tt.path, tt.from)
+		}
+	}
+}
+
+// TestAuditUse checks -use through the command: the usage_pref column, and
+// -fail-on, for a crawler that declares train-ai and fetches content whose
+// preference is train-ai=n; and a -use that names no use.
+func TestAuditUse(t *testing.T) {
+	robots := writeFile(t, usageRobots)
+	log := audittest.WriteFile(t, t.TempDir(), "access.log", []byte(
+		`a 192.0.2.1 - - [01/Mar/2026:10:00:00 +0000] "GET /test HTTP/1.1" 200 10 "-" "GPTBot/1.0"`+"\n"+
+			`a 192.0.2.1 - - [01/Mar/2026:10:00:10 +0000] "GET /ai-ok/test HTTP/1.1" 200 10 "-" "GPTBot/1.0"`+"\n"))
+	code, stdout, stderr := runCmd(t, "audit", "-robots", robots, "-use", "gptbot=train-ai", "-fail-on", "gptbot", "-format", "csv", log)
+	records, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil || code != exitBlocked {
+		t.Fatalf("audit: %d, %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	col := slices.Index(records[0], "usage_pref")
+	if col < 0 || records[1][0] != "gptbot" || records[1][col] != "1" {
+		t.Errorf("CSV %v; want gptbot's usage_pref 1", records)
+	}
+	if code, _, stderr := runCmd(t, "audit", "-robots", robots, "-use", "gptbot", log); code != exitError || !strings.Contains(stderr, "TOKEN=USES") {
+		t.Errorf("audit -use gptbot: %d, %q; want a usage error", code, stderr)
 	}
 }

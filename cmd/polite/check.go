@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -42,14 +43,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *robotsFile != "" {
 		var err error
 		if body, err = os.ReadFile(*robotsFile); err != nil {
-			fmt.Fprintf(stderr, "polite check: %v\n", err)
-			return exitError
+			return valueError(fs, "%v", err)
 		}
 		base = localRobots(body)
 	}
 	tr, err := newTransport(base, opts)
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return valueError(fs, "%v", err)
 	}
 	urls, err := urlArgs(fs)
 	if err != nil {
@@ -65,13 +65,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		u, err := parseURL(arg, *robotsFile != "")
 		if err != nil {
 			if *robotsFile == "" && strings.HasPrefix(arg, "/") {
-				return usageError(fs, "%v; a bare path needs -robots FILE", err)
+				return valueError(fs, "%v; a bare path needs -robots FILE", err)
 			}
-			return usageError(fs, "%v", err)
+			return valueError(fs, "%v", err)
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
-			return usageError(fs, "%v", err)
+			return valueError(fs, "%v", err)
 		}
 		targets = append(targets, target{shown: arg, req: req})
 	}
@@ -110,8 +110,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			usage = "\tusage " + d.Usage.String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s%s\n", verdict, t.shown,
-			"group "+orNone(d.Group), "rule "+orNone(quoteRule(d.Rule)),
-			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+short(d.Pace), usage, reason(why))
+			"group "+human.OrNone(d.Group), "rule "+human.OrNone(quoteRule(d.Rule)),
+			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+human.Duration(d.Pace), usage, reason(why))
 		if d.Robots.Err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", d.Robots.URL, d.Robots.Err)
@@ -272,13 +272,6 @@ func (b localRobots) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
 func quoteRule(rule string) string {
 	if rule == "" {
 		return ""
@@ -290,7 +283,7 @@ func durationOrNone(d time.Duration) string {
 	if d == 0 {
 		return "none"
 	}
-	return short(d)
+	return human.Duration(d)
 }
 
 func reason(r string) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -22,7 +23,7 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&opts.concurrency, "concurrency", 4, "hosts crawled at once, each when the transport reports it ready: one request in flight per host")
 	fs.BoolVar(&opts.sameHost, "same-host", false, "follow only links to the hosts of the URLs given")
 	opts.idleTimeout = 30 * time.Second
-	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no new link has been found for this `duration`; 0 for none")
+	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no request has started or ended for this `duration`; 0 for none")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
 	if status := parseFlags(fs, args); status >= 0 {
@@ -33,23 +34,27 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	wire := &wireRecorder{base: base}
 	tr, err := newTransport(wire, c.options())
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return valueError(fs, "%v", err)
 	}
 	switch {
 	case opts.maxPages < 1:
-		return usageError(fs, "-max-pages must be at least 1")
+		return valueError(fs, "-max-pages must be at least 1")
 	case opts.maxDepth < 0:
-		return usageError(fs, "-max-depth must not be negative")
+		return valueError(fs, "-max-depth must not be negative")
 	case opts.concurrency < 1:
-		return usageError(fs, "-concurrency must be at least 1")
+		return valueError(fs, "-concurrency must be at least 1")
 	case opts.idleTimeout < 0:
-		return usageError(fs, "-idle-timeout must not be negative")
+		return valueError(fs, "-idle-timeout must not be negative")
 	case opts.retries < 0:
-		return usageError(fs, "-retries must not be negative")
+		return valueError(fs, "-retries must not be negative")
 	}
-	seeds, err := parseURLs(fs)
+	rawURLs, err := urlArgs(fs)
 	if err != nil {
 		return usageError(fs, "%v", err)
+	}
+	seeds, err := parseURLs(rawURLs)
+	if err != nil {
+		return valueError(fs, "%v", err)
 	}
 
 	floor := paceFloor{base: c.delay, maxCrawlDelay: defaultPacing.MaxCrawlDelay}
@@ -73,9 +78,9 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if n := res.failed(); n > 0 {
 		fmt.Fprintf(stderr, ", %d failed", n)
 	}
-	fmt.Fprintf(stderr, ", in %s", short(res.end.Sub(res.start)))
+	fmt.Fprintf(stderr, ", in %s", human.Duration(res.end.Sub(res.start)))
 	if res.idle {
-		fmt.Fprintf(stderr, "; stopped after no new link for %s", opts.idleTimeout)
+		fmt.Fprintf(stderr, "; stopped when no request had started or ended for %s", opts.idleTimeout)
 	}
 	fmt.Fprintln(stderr)
 	if *timeline != "" {
@@ -88,7 +93,11 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "polite crawl: interrupted; URLs still to crawl: %d\n", res.left)
 		return exitInterrupted
 	}
-	return res.status()
+	status := res.status()
+	if status != exitOK {
+		fmt.Fprintln(stderr, "polite crawl: no URL given could be fetched")
+	}
+	return status
 }
 
 // crawlResult is what a crawl leaves behind.
@@ -123,20 +132,28 @@ func (r crawlResult) failed() int {
 	return n
 }
 
-// status returns the crawl's exit status, that of its gravest record: an
-// error, then a refusal by robots.txt. An HTTP error status is an answer,
-// not an error.
+// status returns the crawl's exit status: exitOK when it fetched a seed, a
+// URL it was given, whatever the answer and whatever came after it.
+// Otherwise, by the seeds' records: exitBlocked when robots.txt refused
+// them, and exitError when a request for one failed, or the crawl stopped
+// before any ended.
 func (r crawlResult) status() int {
-	status := exitOK
+	refused, failed := false, false
 	for _, rec := range r.records {
 		switch {
-		case rec.Error != "":
-			status = worse(status, exitError)
+		case rec.Depth > 0:
+		case rec.Status != 0:
+			return exitOK
 		case rec.Blocked != "":
-			status = worse(status, exitBlocked)
+			refused = true
+		default:
+			failed = true
 		}
 	}
-	return status
+	if refused && !failed {
+		return exitBlocked
+	}
+	return exitError
 }
 
 // crawl crawls from seeds through tr, whose base is wire, passing each

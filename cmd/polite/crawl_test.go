@@ -89,7 +89,7 @@ func TestCrawl(t *testing.T) {
 		{
 			name:     "depth 1",
 			flags:    []string{"-max-depth", "1"},
-			wantCode: exitBlocked,
+			wantCode: exitOK,
 			want: map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0,
 				s + "/old": 301, other.URL + "/": 200},
 			wantLinks: map[string][]string{s + "/old": {s + "/b"}, s + "/private/x": {}},
@@ -99,7 +99,7 @@ func TestCrawl(t *testing.T) {
 		{
 			name:     "same host",
 			flags:    []string{"-max-depth", "5", "-same-host"},
-			wantCode: exitBlocked,
+			wantCode: exitOK,
 			want: map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0,
 				s + "/old": 301, s + "/b": 200, s + "/c": 200, s + "/d": 404},
 			wantDepth: map[string]int{s + "/b": 2, s + "/d": 4},
@@ -107,14 +107,14 @@ func TestCrawl(t *testing.T) {
 		{
 			name:     "max pages",
 			flags:    []string{"-max-pages", "4", "-same-host"},
-			wantCode: exitBlocked,
+			wantCode: exitOK,
 			// The blocked URL costs no request, so it does not count.
 			want: map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0, s + "/old": 301},
 		},
 		{
 			name:       "table on stderr",
 			flags:      []string{"-max-depth", "1", "-same-host"},
-			wantCode:   exitBlocked,
+			wantCode:   exitOK,
 			want:       map[string]int{s + "/": 200, s + "/home": 200, s + "/a": 200, s + "/private/x": 0, s + "/old": 301},
 			wantStderr: "host       requests  blocked  robots.txt  crawl-delay  pace  min gap  mean gap  backoffs  retry-after\n127.0.0.1  5         1        200         none         0     ",
 		},
@@ -182,11 +182,15 @@ func TestCrawlIdleTimeout(t *testing.T) {
 	if got := decodeCrawl(t, stdout); len(got) != 1 || *got[site.URL+"/"].Status != 200 {
 		t.Errorf("records = %v; want only the seed", got)
 	}
-	if want := "stopped after no new link for 100ms"; !strings.Contains(stderr, want) {
+	if want := "stopped when no request had started or ended for 100ms"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr = %q; want it to contain %q", stderr, want)
 	}
 }
 
+// TestCrawlExitStatus checks that a crawl that fetched a URL it was given
+// exits with 0, whatever it found after it; and that one that fetched
+// none exits with 1 when robots.txt refused them, and 2 when a request
+// failed.
 func TestCrawlExitStatus(t *testing.T) {
 	site := newTestSite(t, "User-agent: *\nDisallow: /private/\n", map[string]http.HandlerFunc{
 		"/fine":    htmlPage("/b"),
@@ -199,24 +203,36 @@ func TestCrawlExitStatus(t *testing.T) {
 		"/hangup":  hangUp,
 	})
 	tests := []struct {
-		seed       string
+		seeds      []string
 		wantCode   int
 		wantStderr string
 	}{
-		{"/fine", exitOK, "3 requests, 0 refused by robots.txt, in "},
-		{"/broken", exitOK, "4 requests, 0 refused by robots.txt, in "}, // a 404 and a 500 are answers
-		{"/refused", exitBlocked, "3 requests, 1 refused by robots.txt, in "},
-		{"/fails", exitError, ", 0 refused by robots.txt, 1 failed, in "},
-		{"/both", exitError, ", 1 refused by robots.txt, 1 failed, in "},
+		{[]string{"/fine"}, exitOK, "3 requests, 0 refused by robots.txt, in "},
+		{[]string{"/broken"}, exitOK, "4 requests, 0 refused by robots.txt, in "}, // a 404 and a 500 are answers
+		{[]string{"/refused"}, exitOK, "3 requests, 1 refused by robots.txt, in "},
+		{[]string{"/fails"}, exitOK, ", 0 refused by robots.txt, 1 failed, in "},
+		{[]string{"/both"}, exitOK, ", 1 refused by robots.txt, 1 failed, in "},
+		{[]string{"/busy"}, exitOK, "2 requests, 0 refused by robots.txt, in "}, // a 500 is an answer
+		{[]string{"/private/x", "/b"}, exitOK, "2 requests, 1 refused by robots.txt, in "},
+		{[]string{"/private/x"}, exitBlocked, "1 requests, 1 refused by robots.txt, in "},
+		{[]string{"/hangup"}, exitError, ", 0 refused by robots.txt, 1 failed, in "},
+		{[]string{"/private/x", "/hangup"}, exitError, ", 1 refused by robots.txt, 1 failed, in "},
 	}
 	for _, tt := range tests {
-		t.Run(tt.seed, func(t *testing.T) {
-			code, _, stderr := runCmd(t, "crawl", "-delay", "0", "-retries", "0", site.URL+tt.seed)
+		t.Run(strings.Join(tt.seeds, " "), func(t *testing.T) {
+			args := []string{"crawl", "-delay", "0", "-retries", "0", "-max-depth", "1"}
+			for _, s := range tt.seeds {
+				args = append(args, site.URL+s)
+			}
+			code, _, stderr := runCmd(t, args...)
 			if code != tt.wantCode {
 				t.Errorf("exit status = %d; want %d\nstderr:\n%s", code, tt.wantCode, stderr)
 			}
 			if !strings.Contains(stderr, tt.wantStderr) {
 				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantStderr)
+			}
+			if said := strings.Contains(stderr, "polite crawl: no URL given could be fetched\n"); said != (tt.wantCode != exitOK) {
+				t.Errorf("stderr = %q; want it to say that no URL given could be fetched: %v", stderr, tt.wantCode != exitOK)
 			}
 		})
 	}
@@ -224,22 +240,27 @@ func TestCrawlExitStatus(t *testing.T) {
 
 func TestCrawlUsage(t *testing.T) {
 	tests := []struct {
-		args    []string
-		wantErr string
+		args      []string
+		wantErr   string
+		wantUsage bool // a malformed command line, rather than a value that is wrong
 	}{
-		{nil, "no URL given"},
-		{[]string{"-max-pages", "0", "http://x/"}, "-max-pages must be at least 1"},
-		{[]string{"-max-depth", "-1", "http://x/"}, "-max-depth must not be negative"},
-		{[]string{"-concurrency", "0", "http://x/"}, "-concurrency must be at least 1"},
-		{[]string{"-idle-timeout", "-1s", "http://x/"}, "-idle-timeout must not be negative"},
-		{[]string{"-retries", "-1", "http://x/"}, "-retries must not be negative"},
-		{[]string{"mailto:x@example.com"}, "not an absolute http or https URL"},
+		{nil, "no URL given", true},
+		{[]string{"-max-pages", "0", "http://x/"}, "-max-pages must be at least 1", false},
+		{[]string{"-max-depth", "-1", "http://x/"}, "-max-depth must not be negative", false},
+		{[]string{"-concurrency", "0", "http://x/"}, "-concurrency must be at least 1", false},
+		{[]string{"-idle-timeout", "-1s", "http://x/"}, "-idle-timeout must not be negative", false},
+		{[]string{"-retries", "-1", "http://x/"}, "-retries must not be negative", false},
+		{[]string{"-retries", "x", "http://x/"}, `invalid value "x" for flag -retries`, false},
+		{[]string{"mailto:x@example.com"}, "not an absolute http or https URL", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantErr, func(t *testing.T) {
 			code, stdout, stderr := runCmd(t, append([]string{"crawl"}, tt.args...)...)
 			if code != exitError || stdout != "" || !strings.Contains(stderr, tt.wantErr) {
 				t.Errorf("exit status %d, stdout %q, stderr %q; want 2, nothing, and %q", code, stdout, stderr, tt.wantErr)
+			}
+			if got := strings.Contains(stderr, "Usage:"); got != tt.wantUsage {
+				t.Errorf("stderr %q; want the usage: %v", stderr, tt.wantUsage)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/backoff"
 	"github.com/polite-go/polite/frontier"
 )
 
@@ -23,7 +24,7 @@ type crawlOptions struct {
 	maxDepth    int           // links followed from a seed; 0 fetches the seeds only
 	concurrency int           // workers; each works on one host at a time
 	sameHost    bool          // follow only links to the seeds' hosts
-	idleTimeout time.Duration // stop when no new link has been found for this long
+	idleTimeout time.Duration // stop when no request has started or ended for this long
 	retries     int           // times a URL answered 429 or 5xx is queued again
 }
 
@@ -66,16 +67,20 @@ type crawler struct {
 	keyOf    func(*url.URL) string // the transport's pacing key, or hostKey
 	emit     func(pageRecord)      // called once per record, one at a time
 
-	emitMu sync.Mutex // serialises emit
+	emitMu sync.Mutex // serialises emit, and guards closed
+	closed bool       // the crawl is over: records that come later are dropped
 
 	mu        sync.Mutex     // guards the fields below
 	depth     map[string]int // every URL queued, with its link distance from a seed
 	tries     map[string]int // times a URL was queued again after a 429 or 5xx
 	seedHosts map[string]bool
 	claimed   int       // requests sent or under way, against maxPages
-	lastNew   time.Time // when a new URL was last queued
+	lastBusy  time.Time // when a request last started or ended: the idle timeout counts from it
 	idle      bool      // the crawl stopped on the idle timeout
 	counts    crawlCounts
+	pending   int        // URLs added to the frontier whose last record has not been made
+	exhausted bool       // the frontier was found empty: nothing queued, and nothing out
+	settled   *sync.Cond // on mu: pending went down
 }
 
 // A crawlItem is a URL a worker fetches: its frontier turn, and what the
@@ -111,6 +116,7 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 		ft = unpaced{}
 	}
 	c.keyOf = ft.PacingKey
+	c.settled = sync.NewCond(&c.mu)
 	c.frontier = frontier.New(ft, frontier.Options{Refused: c.refused})
 	return c
 }
@@ -129,15 +135,15 @@ func (unpaced) Check(*http.Request) (polite.Decision, error) {
 
 func (unpaced) PacingKey(u *url.URL) string { return hostKey(u) }
 
-// run crawls from seeds until the frontier is empty, maxPages requests
-// were sent, no new link was found for idleTimeout, or ctx ends. It
-// reports whether it stopped on the idle timeout.
+// run crawls from seeds until nothing is queued or under way, maxPages
+// requests were sent, no request started or ended for idleTimeout, or ctx
+// ends. It reports whether it stopped on the idle timeout.
 func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	c.mu.Lock()
-	c.lastNew = time.Now()
+	c.lastBusy = time.Now()
 	for _, u := range seeds {
 		c.seedHosts[strings.ToLower(u.Host)] = true
 	}
@@ -156,14 +162,17 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 		wg.Go(func() { c.work(ctx) })
 	}
 	wg.Wait()
+	c.close()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.idle
 }
 
-// watchIdle cancels the crawl once no new URL has been queued for the idle
-// timeout.
+// watchIdle cancels the crawl once no request has started or ended for
+// the idle timeout: requests that hang, or hosts that the transport holds
+// back for longer, such as by a Crawl-delay or a Retry-After longer than
+// the timeout.
 func (c *crawler) watchIdle(ctx context.Context, cancel context.CancelFunc) {
 	t := time.NewTimer(c.opts.idleTimeout)
 	defer t.Stop()
@@ -174,7 +183,7 @@ func (c *crawler) watchIdle(ctx context.Context, cancel context.CancelFunc) {
 		case <-t.C:
 		}
 		c.mu.Lock()
-		left := c.opts.idleTimeout - time.Since(c.lastNew)
+		left := c.opts.idleTimeout - time.Since(c.lastBusy)
 		if left <= 0 {
 			c.idle = true
 		}
@@ -221,10 +230,12 @@ func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
+		c.exhausted = c.exhausted || errors.Is(err, frontier.ErrEmpty)
 		c.claimed--
 		return crawlItem{}, false
 	}
 	c.counts.Busy++
+	c.lastBusy = time.Now()
 	u, _ := url.Parse(t.URL) // the frontier took it
 	return crawlItem{turn: t, url: t.URL, host: c.keyOf(u), depth: c.depth[t.URL]}, true
 }
@@ -244,6 +255,10 @@ func (c *crawler) refused(rawURL string, d polite.Decision) {
 	c.counts.Blocked++
 	c.mu.Unlock()
 	c.emitRecord(rec)
+	c.mu.Lock()
+	c.pending--
+	c.settled.Broadcast()
+	c.mu.Unlock()
 }
 
 // fetch makes the request for it and reads the links of the answer.
@@ -296,14 +311,17 @@ func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
 	}
 	c.mu.Lock()
 	c.counts.Busy--
+	c.lastBusy = time.Now()
+	c.pending--
 	retry := false
 	switch {
 	case rec.Blocked != "":
 		c.claimed-- // nothing was sent
 		c.counts.Blocked++
-	case backoffStatus(rec.Status) && c.tries[it.url] < c.opts.retries:
+	case backoff.Status(rec.Status) && c.tries[it.url] < c.opts.retries:
 		// The transport has backed the host off; the retry waits for it.
 		c.tries[it.url]++
+		c.pending++ // it is queued again
 		retry = true
 		c.counts.Done++
 	default:
@@ -318,11 +336,30 @@ func (c *crawler) finish(ctx context.Context, it crawlItem, rec pageRecord) {
 	c.emitRecord(rec)
 }
 
-// emitRecord passes rec to emit, one record at a time.
+// emitRecord passes rec to emit, one record at a time, until the crawl is
+// over.
 func (c *crawler) emitRecord(rec pageRecord) {
 	c.emitMu.Lock()
 	defer c.emitMu.Unlock()
-	c.emit(rec)
+	if !c.closed {
+		c.emit(rec)
+	}
+}
+
+// close ends the records of a crawl whose workers have stopped. When they
+// found the frontier empty, it first waits for the records of URLs that
+// robots.txt refused on a goroutine of the frontier's, whose hook may be
+// called after the frontier has said it is empty; a crawl stopped early
+// leaves the URLs it did not end, and their late refusals are dropped.
+func (c *crawler) close() {
+	c.mu.Lock()
+	for c.exhausted && c.pending > 0 {
+		c.settled.Wait()
+	}
+	c.mu.Unlock()
+	c.emitMu.Lock()
+	c.closed = true
+	c.emitMu.Unlock()
 }
 
 // isSeedHost reports whether host, as a URL writes it, is a seed's.
@@ -349,7 +386,7 @@ func (c *crawler) enqueue(ctx context.Context, rawURL string, depth int) {
 		delete(c.depth, rawURL) // not queued: it may be found again
 		return
 	}
-	c.lastNew = time.Now()
+	c.pending++
 }
 
 // progress returns the crawler's counts now; a host of stats is due when

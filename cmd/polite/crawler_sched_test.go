@@ -237,3 +237,71 @@ func TestCrawlerPollsBusyHost(t *testing.T) {
 		}
 	})
 }
+
+// TestCrawlerIdleTimeout checks what the idle timeout counts: the time
+// since a request last started or ended. 55 URLs of one host paced 1s
+// apart are all fetched, well past a timeout of 20s, although no new URL
+// comes after the first; a request that hangs stops the crawl 20s after
+// it started.
+func TestCrawlerIdleTimeout(t *testing.T) {
+	const idle = 20 * time.Second
+	tests := []struct {
+		name      string
+		hang      bool // b/hang never answers, and is the last URL
+		wantPages int
+		wantIdle  bool
+	}{
+		{"paced URLs", false, 55, false},
+		{"a request that hangs", true, 55, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				web := &schedWeb{chain: 100}
+				var base http.RoundTripper = web
+				if tt.hang {
+					base = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+						if req.URL.Path == "/hang" {
+							<-req.Context().Done()
+							return nil, req.Context().Err()
+						}
+						return web.RoundTrip(req)
+					})
+				}
+				tr := polite.New(base, polite.WithPacing(pace.Policy{BaseDelay: time.Second, Jitter: pace.None, LatencyFactor: pace.None}))
+				var mu sync.Mutex
+				pages := 0
+				c := newCrawler(tr, crawlOptions{maxPages: 1000, maxDepth: 0, concurrency: 4, idleTimeout: idle}, func(r pageRecord) {
+					mu.Lock()
+					defer mu.Unlock()
+					if r.Status == http.StatusOK {
+						pages++
+					}
+				})
+				var seeds []*url.URL
+				for i := 1; i <= 55; i++ {
+					seeds = append(seeds, mustParse(t, fmt.Sprintf("http://b/%d", i)))
+				}
+				if tt.hang {
+					seeds = append(seeds, mustParse(t, "http://b/hang"))
+				}
+				t0 := time.Now()
+				idled := c.run(context.Background(), seeds)
+				took := time.Since(t0)
+
+				if pages != tt.wantPages || idled != tt.wantIdle {
+					t.Errorf("%d pages fetched, stopped on the idle timeout: %v; want %d, %v", pages, idled, tt.wantPages, tt.wantIdle)
+				}
+				// robots.txt at 0, then a URL a second; after one that hangs,
+				// the idle timeout.
+				want := time.Duration(len(seeds)) * time.Second
+				if tt.hang {
+					want += idle
+				}
+				if took != want {
+					t.Errorf("the crawl took %v; want %v", took, want)
+				}
+			})
+		})
+	}
+}

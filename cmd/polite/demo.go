@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 	"github.com/polite-go/polite/pace"
 )
 
@@ -26,7 +27,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "unexpected arguments: %v", fs.Args())
 	}
 	if *port < 0 || *port > 65535 {
-		return usageError(fs, "-port must be between 0 and 65535")
+		return valueError(fs, "-port must be between 0 and 65535")
 	}
 	t := demoDefault
 	if *fast {
@@ -194,7 +195,7 @@ func writeWireLog(w io.Writer, res crawlResult) {
 		if r.RetryAfter > 0 {
 			what += fmt.Sprintf(" Retry-After %s", r.RetryAfter)
 		}
-		lines = append(lines, line{r.Start, fmt.Sprintf("%-10s GET %s → %s (%s)", r.Host, pathOf(r.URL), what, short(r.Latency()))})
+		lines = append(lines, line{r.Start, fmt.Sprintf("%-10s GET %s → %s (%s)", r.Host, pathOf(r.URL), what, human.Duration(r.Latency()))})
 	}
 	for _, rec := range res.records {
 		if rec.Blocked != "" {

@@ -27,6 +27,10 @@
 // least time between the starts of two requests to one host (1s by
 // default, 0 for none; it must not be negative). A duration has a unit, as
 // in 5s, 500ms or 1m30s; a bare number but 0 is an error that says so.
+// A value that a command cannot use, a flag's or an argument's, or a file
+// that it cannot read, is reported alone; a malformed command line (an
+// unknown flag, a flag after the arguments, no argument) is reported with
+// the command's usage.
 //
 // # Check
 //
@@ -99,11 +103,13 @@
 // stylesheets; a redirect's only link is its Location. The crawl follows
 // links up to -max-depth steps (3) from the URLs given, and -same-host
 // keeps it to their hosts. It stops after -max-pages requests (100;
-// refusals by robots.txt do not count), when nothing is left to fetch, or
-// when no new link has been found for -idle-timeout (30s). -idle-timeout 0
-// means no idle timeout, for sites whose Crawl-delay or backoff is longer
-// than any timeout would be: the crawl then stops only at -max-pages, when
-// nothing is left, or when interrupted. The URLs wait in a frontier
+// refusals by robots.txt do not count), when nothing is left to fetch (no
+// URL queued, and no request under way that could find more), or when no
+// request has started or ended for -idle-timeout (30s): requests that
+// hang, or hosts that the transport holds back for longer than that.
+// -idle-timeout 0 means no idle timeout, for sites whose Crawl-delay or
+// backoff is longer than any timeout would be: the crawl then stops only
+// at -max-pages, when nothing is left, or when interrupted. The URLs wait in a frontier
 // (package github.com/polite-go/polite/frontier), which hands each of the
 // -concurrency workers (4) a URL of a host that the transport's Ready
 // reports ready to start a request now, one per host at a time, so that
@@ -229,8 +235,11 @@
 //     product token first, the engine's own rule, is named by it.
 //  2. Otherwise its product token, the first word, unless it is Mozilla
 //     or Opera: "curl/8.5.0" is curl.
-//  3. Otherwise the product after "compatible;", unless it is MSIE:
-//     "Mozilla/5.0 (compatible; YandexBot/3.0)" is yandexbot.
+//  3. Otherwise the product after "compatible;", its first word whatever
+//     follows it, unless it is a browser's (MSIE, Konqueror) or a
+//     platform (Windows, Win32, Win64, Linux, Macintosh, X11, Android, U):
+//     "Mozilla/5.0 (compatible; YandexBot/3.0)" is yandexbot, and
+//     "Mozilla/4.5 (compatible; HTTrack 3.0x; Windows 98)" is httrack.
 //  4. Otherwise the first word with "bot", "crawl", "spider" or "slurp"
 //     in it, one followed by '/' first.
 //  5. Otherwise a browser: every browser is one row, (browsers), counted
@@ -252,16 +261,27 @@
 // break a Crawl-delay of 1s, and starts two seconds apart break none of
 // 2s. A request is in a pause when it started at least the precision after
 // the answer that asked for it, so not while that answer was on its way,
-// and before the pause ended. The time of a line is taken as the
-// request's start, as Apache's %t is. nginx's $time_local is when the
-// answer ended, so that a slow answer makes the gap before it look
-// shorter than it was, short enough at times to count as too soon: in a
-// JSON log, a duration in seconds (nginx's $request_time, Caddy's
-// duration) makes the time the answer's, and the start that time less the
-// duration. Lines are judged in the order read, so rotated logs are
-// given oldest first, as access.log.2.gz access.log.1 access.log. A start
-// logged before the crawler's latest on the host is measured from that
-// latest: a log read out of order can hide gaps, never make them up.
+// and before the pause ended.
+//
+// The time of a line is taken as the request's start, as Apache's %t is:
+// the Common and the Combined Log Format carry no duration. nginx's
+// $time_local is when the answer ended, so that a slow answer makes the
+// gap before it look shorter than it was, short enough at times to count
+// as too soon. A JSON line may carry the request's duration in seconds,
+// as "request_time" (nginx's $request_time) or "duration" (Caddy's), or
+// under the key of -fields duration=KEY: its time is then the answer's,
+// and its start that time less the duration. Such a server writes a slow
+// answer's line after the lines of requests that started later, so audit
+// judges the starts in the order they happened: a request waits, unjudged,
+// until the lines read show that no request still to come can have
+// started before it, which takes the longest duration seen so far, at most
+// 5 minutes, with at most 8 MiB of requests waiting. A request longer than
+// any before it, or than 5 minutes, or let through early when the 8 MiB
+// are full, may be judged after starts that came later. Logs are read in
+// the order given, so rotated logs are given oldest first, as
+// access.log.2.gz access.log.1 access.log. A start judged after the
+// crawler's latest on the host is measured from that latest: an order
+// that audit could not restore can hide gaps, never make them up.
 //
 // The pause that a 429 or 503 asks for is its Retry-After, when the line
 // records one (the JSON field retry_after: seconds or an HTTP-date), and
@@ -297,11 +317,12 @@
 //
 // Memory stays bounded whatever the logs' size: the audit keeps counts per
 // crawler, the state of each crawler on each host while a gap or a pause
-// may still depend on it, and a bounded cache of the engine's decisions by
-// group and path. While standard error is a terminal, a line there shows
-// how far the reading has come. With -fail-on TOKEN, repeated or with
-// commas, audit exits with 1 when the crawler named TOKEN broke a rule,
-// or, with *, any crawler that robots.txt binds: for CI and cron.
+// may still depend on it, a bounded cache of the engine's decisions by
+// group and path, and the requests waiting for their turn. While standard
+// error is a terminal, a line there shows how far the reading has come.
+// With -fail-on TOKEN, repeated or with commas, audit exits with 1 when
+// the crawler named TOKEN broke a rule, or, with *, any crawler that
+// robots.txt binds: for CI and cron.
 //
 // # Interrupts
 //
@@ -321,21 +342,30 @@
 //
 // # Exit status
 //
-// The check, get and crawl commands exit with 0 when every URL was
-// allowed, 1 when robots.txt blocked any, and 2 on a usage or network
-// error: for check, also a robots.txt that could not be fetched; for
-// crawl, any request that got no response. With -f, get exits with 22
-// when a URL answered with a status of 400 or more. The demo exits with 1
-// when its verdict fails. Audit exits with 1 when a crawler that -fail-on
-// names broke a rule, and with 2 when a log or a robots.txt cannot be
-// read. A command that SIGINT (Ctrl-C) or SIGTERM stops exits with 130,
-// once it has reported what it did.
+// The check and get commands exit with 0 when every URL was allowed, 1
+// when robots.txt blocked any, and 2 on a usage or network error: for
+// check, also a robots.txt that could not be fetched. With -f, get exits
+// with 22 when a URL answered with a status of 400 or more. Crawl exits
+// with 0 when it fetched a URL it was given, whatever the answer and
+// whatever it met after it. When it fetched none, it exits with 1 if
+// robots.txt refused them all, and with 2 otherwise: a request that got
+// no response, or a stop before any answer. It also exits with 2 on a
+// usage error, or when its output or -timeline file cannot be written.
+// The demo exits with 1 when its verdict fails. Audit exits with 1 when a crawler that
+// -fail-on names broke a rule, and with 2 when a log or a robots.txt
+// cannot be read. A command that SIGINT (Ctrl-C) or SIGTERM stops exits
+// with 130, once it has reported what it did.
 //
-// When URLs end differently, the gravest ending sets the status: a
-// network error, then an HTTP error, then a refusal. A robots.txt that
-// could not be fetched is one that answered 429 or 5xx, or got no
-// response. For crawl, an answer with an HTTP error status, such as 404 or
-// 503, is an answer and not an error; URLs that a stop by -max-pages or
-// -idle-timeout leaves unfetched are not errors either. The demo exits
-// with 2 when its web cannot start or the timeline cannot be written.
+// For check and get, when URLs end differently, the gravest ending sets
+// the status: a network error, then an HTTP error, then a refusal. A
+// robots.txt that could not be fetched is one that answered 429 or 5xx,
+// or got no response. For crawl, the refusals and the failed requests of
+// the URLs it found are in its output and its table, and not in its
+// status, which is for a script to tell a crawl that did its work from
+// one that could not start: a normal polite crawl meets refusals. An
+// answer with an HTTP error status, such as 404 or 503, is an answer and
+// not an error; URLs that a stop by -max-pages or -idle-timeout leaves
+// unfetched are not errors either. When no URL given could be fetched,
+// crawl says so on standard error. The demo exits with 2 when its web
+// cannot start or the timeline cannot be written.
 package main

@@ -123,22 +123,49 @@ func newTransport(base http.RoundTripper, opts []flagOption) (*polite.PoliteTran
 }
 
 // parseFlags parses args into fs. It returns the exit status to stop with,
-// or -1 to go on: 0 after -h, 2 after a usage error, which the flag package
-// has reported.
+// or -1 to go on: 0 after -h, which prints the command's usage; 2 after an
+// error, which the flag package has reported, followed by the usage when
+// the command line is malformed (an unknown flag, a flag without its
+// value) and alone when a flag's value is wrong, as valueError has it.
 func parseFlags(fs *flag.FlagSet, args []string) int {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitError
+	usage := fs.Usage
+	fs.Usage = func() {} // printed below, when the error calls for it
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return -1
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return exitOK
+	case !isValueError(err):
+		usage()
 	}
-	return -1
+	return exitError
 }
 
-// usageError reports a usage error of fs's command and returns exitError.
+// isValueError reports whether err, an error of flag.FlagSet.Parse, is a
+// flag's value that its Set refused, which the flag package writes
+// "invalid value ..." or, for a boolean, "invalid boolean value ...".
+func isValueError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "invalid value ") || strings.HasPrefix(msg, "invalid boolean value ")
+}
+
+// usageError reports a malformed command line of fs's command, such as
+// flags after the arguments or a missing argument, and returns exitError:
+// the error, then the command's usage.
 func usageError(fs *flag.FlagSet, format string, args ...any) int {
-	fmt.Fprintf(fs.Output(), "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
+	valueError(fs, format, args...)
 	fs.Usage()
+	return exitError
+}
+
+// valueError reports a value that fs's command cannot use, a flag's or an
+// argument's, or a file that it cannot read, and returns exitError: the
+// error alone, which the usage would bury.
+func valueError(fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(fs.Output(), "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
 	return exitError
 }
 
@@ -188,12 +215,8 @@ func parseURL(s string, paths bool) (*url.URL, error) {
 	return nil, errors.New(msg)
 }
 
-// parseURLs parses the URL arguments of fs.
-func parseURLs(fs *flag.FlagSet) ([]*url.URL, error) {
-	args, err := urlArgs(fs)
-	if err != nil {
-		return nil, err
-	}
+// parseURLs parses URL arguments, as urlArgs returns them.
+func parseURLs(args []string) ([]*url.URL, error) {
 	urls := make([]*url.URL, 0, len(args))
 	for _, s := range args {
 		u, err := parseURL(s, false)
@@ -261,18 +284,4 @@ func robotsRule(e *polite.RobotsBlockedError) string {
 		return e.Reason
 	}
 	return "robots.txt"
-}
-
-// short formats d for tables and log lines: tens of microseconds below 1ms,
-// milliseconds below 10s, tenths of a second above, and "0" for zero.
-func short(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d < time.Millisecond && d > -time.Millisecond:
-		return d.Round(10 * time.Microsecond).String()
-	case d < 10*time.Second && d > -10*time.Second:
-		return d.Round(time.Millisecond).String()
-	}
-	return d.Round(100 * time.Millisecond).String()
 }

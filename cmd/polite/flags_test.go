@@ -25,45 +25,56 @@ func TestArgumentErrors(t *testing.T) {
 		args    []string
 		want    string // in stderr
 		notWant string // not in stderr, when set
+		usage   bool   // the command's usage follows: the command line is malformed
 	}{
 		{"no scheme", []string{"get", "example.com/x"},
-			`"example.com/x" is not an absolute http or https URL; did you mean http://example.com/x?`, ""},
+			`"example.com/x" is not an absolute http or https URL; did you mean http://example.com/x?`, "", false},
 		{"no scheme, a host alone", []string{"crawl", "www.example.com"},
-			"did you mean http://www.example.com?", ""},
+			"did you mean http://www.example.com?", "", false},
 		{"no scheme, a host and port", []string{"get", "localhost:8080/x"},
-			"did you mean http://localhost:8080/x?", ""},
+			"did you mean http://localhost:8080/x?", "", false},
 		{"no scheme, an address and port", []string{"check", "127.0.0.1:8080/x"},
-			"did you mean http://127.0.0.1:8080/x?", ""},
+			"did you mean http://127.0.0.1:8080/x?", "", false},
 		{"no scheme, a network-path reference", []string{"get", "//example.com/x"},
-			"did you mean http://example.com/x?", ""},
+			"did you mean http://example.com/x?", "", false},
 		{"a word", []string{"get", "-"},
-			`"-" is not an absolute http or https URL`, "did you mean"},
+			`"-" is not an absolute http or https URL`, "did you mean", false},
 		{"another scheme", []string{"get", "ftp://example.com/x"},
-			`"ftp://example.com/x" is not an absolute http or https URL`, "did you mean"},
+			`"ftp://example.com/x" is not an absolute http or https URL`, "did you mean", false},
 		{"an opaque URL", []string{"crawl", "mailto:me@example.com"},
-			`"mailto:me@example.com" is not an absolute http or https URL`, "did you mean"},
+			`"mailto:me@example.com" is not an absolute http or https URL`, "did you mean", false},
 		{"a path without -robots", []string{"check", "/private/x"},
-			`"/private/x" is not an absolute http or https URL; a bare path needs -robots FILE`, "did you mean"},
+			`"/private/x" is not an absolute http or https URL; a bare path needs -robots FILE`, "did you mean", false},
 		{"a path without its slash", []string{"check", "-robots", robots, "private/x"},
-			`"private/x" is not an absolute http or https URL, nor a path: a path must start with "/"; did you mean /private/x?`, ""},
+			`"private/x" is not an absolute http or https URL, nor a path: a path must start with "/"; did you mean /private/x?`, "", false},
 		{"a host without a scheme, with -robots", []string{"check", "-robots", robots, "example.com/x"},
-			`a path must start with "/"; did you mean http://example.com/x?`, ""},
+			`a path must start with "/"; did you mean http://example.com/x?`, "", false},
+		{"an unknown flag", []string{"crawl", "-depth", "2", "http://example.com/"},
+			"flag provided but not defined: -depth\n", "", true},
+		{"a flag without its value", []string{"get", "http://example.com/", "-o"},
+			"flags must come before the URLs: -o\n", "", true},
+		{"a last flag without its value", []string{"get", "-o"},
+			"flag needs an argument: -o\n", "", true},
+		{"no URL", []string{"check", "-delay", "2s"},
+			"polite check: no URL given\n", "", true},
+		{"a robots.txt that cannot be read", []string{"check", "-robots", "/nonexistent/robots.txt", "/a"},
+			"polite check: open /nonexistent/robots.txt: no such file or directory\n", "", false},
 		{"a flag after the URLs", []string{"get", "http://example.com/", "-delay", "2s"},
-			"flags must come before the URLs: -delay\n", "is not an absolute"},
+			"flags must come before the URLs: -delay\n", "is not an absolute", true},
 		{"flags after the URLs", []string{"crawl", "http://example.com/", "-same-host", "-max-depth=2", "http://example.org/"},
-			"flags must come before the URLs: -same-host -max-depth\n", "is not an absolute"},
+			"flags must come before the URLs: -same-host -max-depth\n", "is not an absolute", true},
 		{"a flag after a path", []string{"check", "-robots", robots, "/a", "-ua", "Bot"},
-			"flags must come before the URLs: -ua\n", "is not an absolute"},
-		{"a usage error before the file's warnings", []string{"check", "-robots", robots, "private/x"},
-			"did you mean /private/x?", "skipped"},
+			"flags must come before the URLs: -ua\n", "is not an absolute", true},
+		{"an error before the file's warnings", []string{"check", "-robots", robots, "private/x"},
+			"did you mean /private/x?", "skipped", false},
 		{"a delay without a unit", []string{"check", "-delay", "5", "http://example.com/"},
-			`invalid value "5" for flag -delay: a duration needs a unit, such as 5s or 500ms` + "\n", "parse error"},
+			`invalid value "5" for flag -delay: a duration needs a unit, such as 5s or 500ms` + "\n", "parse error", false},
 		{"a fraction without a unit", []string{"get", "-delay", "0.5", "http://example.com/"},
-			"a duration needs a unit, such as 0.5s or 500ms", "parse error"},
+			"a duration needs a unit, such as 0.5s or 500ms", "parse error", false},
 		{"not a duration", []string{"get", "-delay", "soon", "http://example.com/"},
-			`invalid value "soon" for flag -delay: not a duration, such as 5s or 500ms`, "parse error"},
+			`invalid value "soon" for flag -delay: not a duration, such as 5s or 500ms`, "parse error", false},
 		{"an idle timeout without a unit", []string{"crawl", "-idle-timeout", "30", "http://example.com/"},
-			"a duration needs a unit, such as 30s or 500ms", "parse error"},
+			"a duration needs a unit, such as 30s or 500ms", "parse error", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,8 +88,8 @@ func TestArgumentErrors(t *testing.T) {
 			if tt.notWant != "" && strings.Contains(stderr, tt.notWant) {
 				t.Errorf("stderr = %q; want it not to contain %q", stderr, tt.notWant)
 			}
-			if !strings.Contains(stderr, "Usage:\n\n\tpolite "+tt.args[0]+" ") {
-				t.Errorf("stderr = %q; want the command's usage", stderr)
+			if got := strings.Contains(stderr, "Usage:\n\n\tpolite "+tt.args[0]+" "); got != tt.usage {
+				t.Errorf("stderr = %q; want the command's usage: %v", stderr, tt.usage)
 			}
 		})
 	}

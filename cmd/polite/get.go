@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/human"
 )
 
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -22,11 +23,15 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	tr, err := newTransport(&wireRecorder{base: http.DefaultTransport}, c.options())
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return valueError(fs, "%v", err)
 	}
-	urls, err := parseURLs(fs)
+	rawURLs, err := urlArgs(fs)
 	if err != nil {
 		return usageError(fs, "%v", err)
+	}
+	urls, err := parseURLs(rawURLs)
+	if err != nil {
+		return valueError(fs, "%v", err)
 	}
 
 	body := stdout
@@ -101,7 +106,7 @@ func getOne(ctx context.Context, client *http.Client, u *url.URL, w, stderr io.W
 		via = "  → " + final
 	}
 	if fail && resp.StatusCode >= 400 {
-		fmt.Fprintf(stderr, "%-8d %s  waited %s, answered in %s, HTTP error: body not written%s\n", resp.StatusCode, u, short(waited), short(latency), via)
+		fmt.Fprintf(stderr, "%-8d %s  waited %s, answered in %s, HTTP error: body not written%s\n", resp.StatusCode, u, human.Duration(waited), human.Duration(latency), via)
 		return exitHTTP
 	}
 	n, err := io.Copy(w, resp.Body)
@@ -113,7 +118,7 @@ func getOne(ctx context.Context, client *http.Client, u *url.URL, w, stderr io.W
 		fmt.Fprintf(stderr, "error    %s  %d, reading the body: %v\n", u, resp.StatusCode, err)
 		return exitError
 	}
-	fmt.Fprintf(stderr, "%-8d %s  waited %s, answered in %s, %d bytes%s\n", resp.StatusCode, u, short(waited), short(latency), n, via)
+	fmt.Fprintf(stderr, "%-8d %s  waited %s, answered in %s, %d bytes%s\n", resp.StatusCode, u, human.Duration(waited), human.Duration(latency), n, via)
 	return exitOK
 }
 

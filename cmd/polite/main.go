@@ -13,8 +13,8 @@ import (
 
 // Exit statuses.
 const (
-	exitOK      = 0  // every URL allowed; the demo's verdict holds
-	exitBlocked = 1  // robots.txt blocked a URL; the demo's verdict failed
+	exitOK      = 0  // every URL allowed; a crawl fetched a URL given; the demo's verdict holds
+	exitBlocked = 1  // robots.txt blocked a URL, or every URL given to crawl; the demo's verdict failed
 	exitError   = 2  // a usage or network error
 	exitHTTP    = 22 // get -f: an HTTP error status, as curl -f exits
 
@@ -97,15 +97,19 @@ func synopsis(indent string, names ...string) string {
 const manual = "go doc github.com/polite-go/polite/cmd/polite"
 
 // exitStatus is the first paragraph of doc.go's Exit status.
-const exitStatus = `The check, get and crawl commands exit with 0 when every URL was
-allowed, 1 when robots.txt blocked any, and 2 on a usage or network error:
-for check, also a robots.txt that could not be fetched; for crawl, any
-request that got no response. With -f, get exits with 22 when a URL
-answered with a status of 400 or more. The demo exits with 1 when its
-verdict fails. Audit exits with 1 when a crawler that -fail-on names broke
-a rule, and with 2 when a log or a robots.txt cannot be read. A command
-that SIGINT (Ctrl-C) or SIGTERM stops exits with 130, once it has
-reported what it did.`
+const exitStatus = `The check and get commands exit with 0 when every URL was allowed, 1
+when robots.txt blocked any, and 2 on a usage or network error: for
+check, also a robots.txt that could not be fetched. With -f, get exits
+with 22 when a URL answered with a status of 400 or more. Crawl exits
+with 0 when it fetched a URL it was given, whatever the answer and
+whatever it met after it. When it fetched none, it exits with 1 if
+robots.txt refused them all, and with 2 otherwise: a request that got
+no response, or a stop before any answer. It also exits with 2 on a
+usage error, or when its output or -timeline file cannot be written.
+The demo exits with 1 when its verdict fails. Audit exits with 1 when a crawler that
+-fail-on names broke a rule, and with 2 when a log or a robots.txt
+cannot be read. A command that SIGINT (Ctrl-C) or SIGTERM stops exits
+with 130, once it has reported what it did.`
 
 // usage is the text of polite -h.
 var usage = "Polite is a robots.txt tester, a polite curl, a small crawler, a demo,\nand an auditor of access logs.\n\n" +

@@ -95,7 +95,7 @@ func TestRunDispatch(t *testing.T) {
 		{"check -h", []string{"check", "-h"}, exitOK, "", "Usage:\n\n\tpolite check ["},
 		{"get -h", []string{"get", "-h"}, exitOK, "", "Usage:\n\n\tpolite get ["},
 		{"crawl -h", []string{"crawl", "-h"}, exitOK, "", "Usage:\n\n\tpolite crawl ["},
-		{"crawl -h: no idle timeout", []string{"crawl", "-h"}, exitOK, "", "-idle-timeout duration\n    \tstop when no new link has been found for this duration; 0 for none"},
+		{"crawl -h: no idle timeout", []string{"crawl", "-h"}, exitOK, "", "-idle-timeout duration\n    \tstop when no request has started or ended for this duration; 0 for none"},
 		{"demo -h", []string{"demo", "-h"}, exitOK, "", "Usage:\n\n\tpolite demo ["},
 		{"bad flag", []string{"get", "-nope"}, exitError, "", "flag provided but not defined: -nope"},
 		{"demo arguments", []string{"demo", "extra"}, exitError, "", "unexpected arguments"},

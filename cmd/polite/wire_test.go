@@ -9,49 +9,9 @@ import (
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/cmd/polite/internal/backoff"
 	"github.com/polite-go/polite/pace"
 )
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	date := now.Add(-time.Hour).Format(http.TimeFormat) // the server's clock is an hour behind
-	gmt, pst := time.FixedZone("GMT", 0), time.FixedZone("PST", -8*3600)
-	tests := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"none", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"8"}}, 8 * time.Second},
-		{"spaces", http.Header{"Retry-After": {" 8 "}}, 8 * time.Second},
-		{"leading zeros", http.Header{"Retry-After": {"0008"}}, 8 * time.Second},
-		{"zero", http.Header{"Retry-After": {"0"}}, 0},
-		{"plus sign", http.Header{"Retry-After": {"+8"}}, 0},
-		{"negative", http.Header{"Retry-After": {"-5"}}, 0},
-		{"fraction", http.Header{"Retry-After": {"8.5"}}, 0},
-		{"capped", http.Header{"Retry-After": {"99999"}}, time.Hour},
-		{"too large for any integer", http.Header{"Retry-After": {"99999999999999999999"}}, time.Hour},
-		{"junk", http.Header{"Retry-After": {"soon"}}, 0},
-		{"junk after digits", http.Header{"Retry-After": {"99999x"}}, 0},
-		{"date against now", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
-		{"date against Date", http.Header{"Retry-After": {now.Add(-time.Hour + 30*time.Second).Format(http.TimeFormat)}, "Date": {date}}, 30 * time.Second},
-		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
-		{"date beyond the cap", http.Header{"Retry-After": {now.Add(2 * time.Hour).Format(http.TimeFormat)}}, time.Hour},
-		{"RFC 850 date", http.Header{"Retry-After": {now.Add(90 * time.Second).In(gmt).Format(time.RFC850)}}, 90 * time.Second},
-		{"asctime date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(time.ANSIC)}}, 90 * time.Second},
-		{"RFC 1123 date in UTC", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(time.RFC1123)}}, 90 * time.Second},
-		{"RFC 1123 date in PST", http.Header{"Retry-After": {now.Add(90 * time.Second).In(pst).Format(time.RFC1123)}}, 0},
-		{"RFC 850 date in PST", http.Header{"Retry-After": {now.Add(90 * time.Second).In(pst).Format(time.RFC850)}}, 0},
-		{"date with an offset", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(time.RFC1123Z)}}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.header, now); got != tt.want {
-				t.Errorf("retryAfter(%q) = %v; want %v", tt.header, got, tt.want)
-			}
-		})
-	}
-}
 
 // firstPause is the transport's first backoff pause with jitter off
 // (5s·2^(level−1) at level 1, as the package documentation says). A
@@ -178,9 +138,9 @@ func TestRetryAfterAgreesWithTransport(t *testing.T) {
 	}
 }
 
-// TestBackoffStatusAgreesWithTransport holds backsOff to the statuses the
+// TestBackoffStatusAgreesWithTransport holds backoff.On to the statuses the
 // transport backs off on, each answered with Retry-After: 120, and
-// backoffStatus to those it backs off on without one.
+// backoff.Status to those it backs off on without one.
 func TestBackoffStatusAgreesWithTransport(t *testing.T) {
 	for _, status := range []int{200, 204, 301, 304, 400, 403, 404, 410, 418, 429, 499, 500, 501, 502, 503, 504, 505, 507, 511, 599, 600} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
@@ -195,8 +155,8 @@ func TestBackoffStatusAgreesWithTransport(t *testing.T) {
 				if r.Backoff != backsOff {
 					t.Errorf("the recorder's Backoff for %d = %v; the transport's Level is %d", status, r.Backoff, st.Level)
 				}
-				if got := backoffStatus(status); got && !backsOff {
-					t.Errorf("backoffStatus(%d) = true; the transport's Level is %d", status, st.Level)
+				if got := backoff.Status(status); got && !backsOff {
+					t.Errorf("backoff.Status(%d) = true; the transport's Level is %d", status, st.Level)
 				}
 				wantRetryAfter, wantPause := time.Duration(0), time.Duration(0)
 				if backsOff {
