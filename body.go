@@ -2,7 +2,6 @@ package polite
 
 import (
 	"io"
-	"net/http"
 )
 
 // drainBytes is how much of a body is read before closing it, so that a
@@ -15,12 +14,4 @@ const drainBytes = 4 << 10
 func closeBody(body io.ReadCloser) {
 	io.CopyN(io.Discard, body, drainBytes)
 	body.Close()
-}
-
-// closeRequestBody closes req's body, if it has one, as a RoundTripper
-// must on every path that does not hand req on.
-func closeRequestBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
-	}
 }

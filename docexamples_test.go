@@ -49,36 +49,37 @@ func TestDocCodeIsExampleCode(t *testing.T) {
 // documentation of the non-test files of dir, each as trimmed gives it.
 func docCodeBlocks(t *testing.T, dir string) [][]string {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments|parser.PackageClauseOnly)
-	if err != nil {
-		t.Fatal(err)
-	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 	var blocks [][]string
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			if f.Doc == nil {
-				continue
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc == nil {
+			continue
+		}
+		var cur []string
+		flush := func() {
+			if len(cur) > 0 && isGo(strings.Join(cur, "\n")) {
+				blocks = append(blocks, trimmed(cur))
 			}
-			var cur []string
-			flush := func() {
-				if len(cur) > 0 && isGo(strings.Join(cur, "\n")) {
-					blocks = append(blocks, trimmed(cur))
-				}
-				cur = nil
-			}
-			for _, line := range strings.Split(f.Doc.Text(), "\n") {
-				if strings.HasPrefix(line, "\t") {
-					cur = append(cur, line[1:])
-					continue
-				}
-				if line == "" && len(cur) > 0 {
-					cur = append(cur, "")
-					continue
-				}
+			cur = nil
+		}
+		for _, line := range strings.Split(f.Doc.Text(), "\n") {
+			switch {
+			case strings.HasPrefix(line, "\t"):
+				cur = append(cur, line[1:])
+			case line == "" && len(cur) > 0:
+				cur = append(cur, "")
+			default:
 				flush()
 			}
-			flush()
 		}
+		flush()
 	}
 	return blocks
 }

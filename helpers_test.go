@@ -121,7 +121,6 @@ var (
 	outSuccess = pace.Outcome{Class: pace.Success}
 	outNeutral = pace.Outcome{Class: pace.Neutral}
 	outSignal  = pace.Outcome{Class: pace.Signal}
-	outIgnore  = pace.Outcome{Class: pace.Ignore}
 )
 
 // quick is the options for tests where pacing does not matter.
