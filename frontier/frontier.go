@@ -142,6 +142,12 @@ type Options struct {
 	// records it as seen. Add queues only the URLs it reports unseen, and
 	// returns its error.
 	Seen func(ctx context.Context, rawURL string) (seen bool, err error)
+	// Dedup, when set, queues each URL once: Add reports a URL it queued
+	// before as not queued, whether or not it is still held. A Frontier
+	// keeps a [SeenSet] for it, asked after Seen; a Queue that a fleet
+	// shares keeps its own set beside its queues, so that no process can
+	// mark a URL seen and die before queueing it.
+	Dedup bool
 	// Refused, if not nil, receives every URL that robots.txt refuses,
 	// with the decision, before it is dropped.
 	Refused func(rawURL string, d polite.Decision)
@@ -273,6 +279,18 @@ func New(t Transport, o Options) *Frontier {
 	}
 	if f.prefetch == 0 {
 		f.prefetch = defaultPrefetch
+	}
+	if o.Dedup {
+		set, seen := new(SeenSet), f.seen
+		f.seen = set.Seen
+		if seen != nil {
+			f.seen = func(ctx context.Context, rawURL string) (bool, error) {
+				if s, err := seen(ctx, rawURL); s || err != nil {
+					return s, err
+				}
+				return set.Seen(ctx, rawURL)
+			}
+		}
 	}
 	return f
 }
@@ -447,7 +465,7 @@ func (f *Frontier) handOut(h *host, u string) Turn {
 	f.queued--
 	h.state = out
 	h.turn++
-	return Turn{URL: u, f: f, h: h, turn: h.turn}
+	return Turn{URL: u, Queue: f, Ref: h, Seq: int64(h.turn)}
 }
 
 // putBack puts h, which a Next call asked about, back into due at at.
@@ -540,12 +558,23 @@ func (f *Frontier) prefetchLoop(ctx context.Context, h *host) {
 	}
 }
 
+// Done implements [Queue]: it ends t, and its URL leaves the frontier. A
+// Turn that another Queue handed out, or that has ended, is left alone.
+func (f *Frontier) Done(t Turn) { f.end(t, false) }
+
+// Requeue implements [Queue]: it ends t, and gives its URL back to the
+// head of its host's queue.
+func (f *Frontier) Requeue(t Turn) { f.end(t, true) }
+
 // end ends turn t: Done, or Requeue when requeue is set.
 func (f *Frontier) end(t Turn, requeue bool) {
+	h, ok := t.Ref.(*host)
+	if !ok || t.Queue != Queue(f) {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := t.h
-	if h.state != out || h.turn != t.turn {
+	if h.state != out || int64(h.turn) != t.Seq {
 		return // ended already
 	}
 	f.busy--
@@ -658,27 +687,3 @@ func (f *Frontier) HostLen(key string) int {
 	}
 	return 0
 }
-
-// A Turn is a URL that [Frontier.Next] handed out, and its host's turn:
-// the host has no other URL out until the Turn ends, by Done or Requeue.
-// Ending a Turn a second time does nothing.
-type Turn struct {
-	// URL is the URL to fetch, as it was added.
-	URL string
-
-	f    *Frontier
-	h    *host
-	turn uint32
-}
-
-// Done ends the turn: the URL leaves the frontier, and its host is asked
-// about again, its state having changed. Add the links found at the URL
-// before Done, so that a Next call waiting on an otherwise empty frontier
-// does not return [ErrEmpty] first.
-func (t Turn) Done() { t.f.end(t, false) }
-
-// Requeue ends the turn and gives the URL back to the head of its host's
-// queue, to be handed out again when the host is next ready: after a 429 or
-// a 503, whose backoff the transport keeps, or a fetch cut short. The
-// Seen hook is not asked again.
-func (t Turn) Requeue() { t.f.end(t, true) }
