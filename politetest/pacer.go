@@ -246,7 +246,8 @@ var cases = []struct {
 	{"MaxInFlight requests at most", func(p *polite.PacingPolicy) { p.LatencyFactor = polite.None }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
 		done := make(chan time.Duration)
-		go func() { _, at := s.start("a", 0); done <- at }()
+		second := make(chan polite.Lease, 1)
+		go func() { l, at := s.start("a", 0); second <- l; done <- at }()
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		select {
@@ -256,6 +257,7 @@ var cases = []struct {
 		}
 		l.Release(success)
 		want(t, "second start", <-done, 10*time.Second)
+		(<-second).Release(success) // every Lease is released once
 	}},
 	{"keys are paced apart", nil, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, signal)
@@ -381,7 +383,8 @@ var ownCases = []struct {
 			leases = append(leases, l)
 		}
 		done := make(chan time.Duration)
-		go func() { _, at := s.start("wide", 0); done <- at }()
+		fourth := make(chan polite.Lease, 1)
+		go func() { l, at := s.start("wide", 0); fourth <- l; done <- at }()
 		time.Sleep(time.Second)
 		synctest.Wait()
 		select {
@@ -391,7 +394,7 @@ var ownCases = []struct {
 		}
 		leases[0].Release(success)
 		want(t, "fourth start", <-done, time.Second)
-		for _, l := range leases[1:] {
+		for _, l := range append(leases[1:], <-fourth) {
 			l.Release(success)
 		}
 	}},

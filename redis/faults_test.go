@@ -104,13 +104,15 @@ func TestLeaseExpires(t *testing.T) {
 		prefix := freshPrefix()
 		opts := []PacerOption{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
 		crashed := NewPacer(c, opts...)(polite.Policies{Default: policy})
-		if _, err := crashed.Acquire(context.Background(), "a", "", 0); err != nil {
+		l, err := crashed.Acquire(context.Background(), "a", "", 0)
+		if err != nil {
 			t.Fatal(err)
 		}
-		// The process that holds the slot dies: another one waits for the
-		// lease to expire.
+		// The process that holds the slot dies: its lease is no longer
+		// renewed, and another process waits for it to expire.
+		crashed.(*pacer).keep.drop(leaseRef{"a", l.(*lease).id})
 		t0 := time.Now()
-		l, err := NewPacer(c, opts...)(polite.Policies{Default: policy}).Acquire(context.Background(), "a", "", 0)
+		l, err = NewPacer(c, opts...)(polite.Policies{Default: policy}).Acquire(context.Background(), "a", "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,7 @@ type options struct {
 
 // defaults returns the options that no Option changed.
 func defaults() options {
-	return options{prefix: "polite", lease: 2 * time.Minute, poll: 50 * time.Millisecond,
+	return options{prefix: "polite", lease: 10 * time.Second, poll: 50 * time.Millisecond,
 		timeout: time.Second, probe: time.Second, claim: 10 * time.Second}
 }
 
@@ -72,10 +72,12 @@ func WithKeyPrefix(prefix string) Option {
 }
 
 // WithLeaseDuration sets how long a Pacer's in-flight slot stays taken
-// when its request is never released, as when its process dies: 2 minutes
-// by default. A request that outlives its lease no longer counts against
-// MaxInFlight, so d should exceed the longest time a request takes to its
-// response headers. A d that is not positive makes NewPacer panic with a
+// once its process stops renewing it, as when the process dies: 10s by
+// default. The Pacer renews the leases of its requests in flight every
+// third of d, in one pipeline to each server, until each request's
+// response headers come (or for an hour at most), so d bounds how long a
+// dead process holds a host's slots, not how long a request may take. A
+// d that is not positive makes NewPacer panic with a
 // [*polite.ConfigError].
 func WithLeaseDuration(d time.Duration) PacerOption {
 	return pacerOption(func(o *options) error {

@@ -69,6 +69,8 @@ type pacer struct {
 	orphanMu sync.Mutex // guards orphans and sweeping
 	orphans  []orphan
 	sweeping bool
+
+	keep *keeper // renews the leases of this process's requests in flight
 }
 
 // A watch lets the goroutines of this process that wait on a key learn
@@ -126,6 +128,7 @@ func newPacer(client redis.UniversalClient, ps polite.Policies, o options) *pace
 		carries: make(map[string]uint64),
 		rand:    rand.Float64,
 	}
+	p.keep = newKeeper(p)
 	d := watchDials(client)
 	p.servers = newServers(client, func(node string) *health {
 		return &health{logger: o.logger, probe: o.probe, node: node, up: p.carryLater, dials: d,
@@ -257,6 +260,7 @@ func (p *pacer) Acquire(ctx context.Context, key, partition string, crawlDelay t
 			p.carryLater()
 		}
 		if r[0] == 1 {
+			p.keep.add(leaseRef{key, id})
 			p.touch(key, crawlDelay)
 			return &lease{p: p, ctx: ctx, key: key, partition: partition, id: id, start: strconv.FormatInt(r[1], 10)}, nil
 		}
@@ -477,6 +481,7 @@ type lease struct {
 // for a server known to be down.
 func (l *lease) Release(o polite.Outcome) polite.Change {
 	p := l.p
+	p.keep.drop(leaseRef{l.key, l.id})
 	defer p.notify(l.key)
 	keys := p.keys(l.key)
 	h := p.servers.of(l.ctx, keys[0])

@@ -467,11 +467,17 @@ type scripts struct {
 // newScripts returns the scripts of a default policy and a lease
 // duration: each after the line that sets their constants.
 func newScripts(policy polite.PacingPolicy, lease time.Duration) scripts {
-	head := "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = " + strings.Join(policyValues(policy), ", ") + "\n" +
-		"local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
+	head := scriptHead(policy, lease)
 	return scripts{admit: redis.NewScript(head + admitLua), release: redis.NewScript(head + releaseLua),
 		cancel: redis.NewScript(head + cancelLua), carry: redis.NewScript(head + carryLua),
 		peek: redis.NewScript(head + peekLua)}
+}
+
+// scriptHead returns the lines that set the constants of a script of a
+// default policy and a lease duration, before stateLua.
+func scriptHead(policy polite.PacingPolicy, lease time.Duration) string {
+	return "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = " + strings.Join(policyValues(policy), ", ") + "\n" +
+		"local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
 }
 
 // policyValues returns the fields of an Effective policy but MaxBandwidth,
