@@ -13,10 +13,11 @@ type PacerOption interface{ applyPacer(*options) error }
 // A RobotsOption configures the robots stores that [NewRobotsStore] makes.
 type RobotsOption interface{ applyRobots(*options) error }
 
-// An Option configures both Pacers and robots stores.
+// An Option configures Pacers, robots stores and Frontiers alike.
 type Option interface {
 	PacerOption
 	RobotsOption
+	FrontierOption
 }
 
 // The three kinds of option, each made of the function that applies it.
@@ -28,6 +29,7 @@ type (
 
 func (f bothOption) applyPacer(o *options) error    { return f(o) }
 func (f bothOption) applyRobots(o *options) error   { return f(o) }
+func (f bothOption) applyFrontier(o *options) error { return f(o) }
 func (f pacerOption) applyPacer(o *options) error   { return f(o) }
 func (f robotsOption) applyRobots(o *options) error { return f(o) }
 
@@ -41,12 +43,13 @@ type options struct {
 	failClose bool
 	clock     func() time.Time // nil: the server's TIME
 	claim     time.Duration
+	turnLease time.Duration
 }
 
 // defaults returns the options that no Option changed.
 func defaults() options {
 	return options{prefix: "polite", lease: 10 * time.Second, poll: 50 * time.Millisecond,
-		timeout: time.Second, probe: time.Second, claim: 10 * time.Second}
+		timeout: time.Second, probe: time.Second, claim: 10 * time.Second, turnLease: defaultTurnLease}
 }
 
 // apply applies opts, through the method of their kind, to the defaults,
@@ -132,7 +135,8 @@ func WithLogger(l *slog.Logger) Option {
 // FailWhenUnreachable makes a Pacer's Acquire and a robots store's Load
 // fail with an error naming Redis when Redis is unreachable, instead of
 // pacing, or fetching robots.txt, in this process until Redis answers
-// again.
+// again. A Frontier, which has nothing to do without Redis, is the same
+// with it or without.
 func FailWhenUnreachable() Option {
 	return bothOption(func(o *options) error {
 		o.failClose = true

@@ -56,6 +56,17 @@ func (r *renewer[T]) drop(x T) {
 	}
 }
 
+// close stops renewing every lease.
+func (r *renewer[T]) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.live)
+	if r.quit != nil {
+		close(r.quit)
+		r.quit = nil
+	}
+}
+
 // loop renews the leases every interval until quit is closed, or no
 // lease is left to renew.
 func (r *renewer[T]) loop(quit chan struct{}) {
