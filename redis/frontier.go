@@ -347,8 +347,7 @@ func (f *Frontier) take(ctx context.Context, ref *turnRef) (u string, empty bool
 		}
 	}
 	set, counts, _ := f.shardKeys(tag)
-	var orphan func(*redis.Cmd)
-	orphan = func(cmd *redis.Cmd) { // the caller stopped waiting: give back what the call took
+	orphan := func(cmd *redis.Cmd) { // the caller stopped waiting: give back what the call took
 		if cmd == nil {
 			return
 		}
