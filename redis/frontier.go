@@ -90,7 +90,7 @@ func NewFrontier(client redis.UniversalClient, t frontier.Transport, o frontier.
 	op := apply(opts, FrontierOption.applyFrontier)
 	f := &Frontier{client: client, t: t, o: op, max: o.MaxURLs, maxHost: o.MaxHostURLs, dedup: o.Dedup,
 		seen: o.Seen, refused: o.Refused,
-		scripts: newFrontierScripts(op.prefix+":", op.prefix+":f:", op.turnLease, op.poll),
+		scripts: newFrontierScripts(op.prefix+":", op.prefix+":f:", op.turnLease, op.poll, isCluster(client)),
 		policy:  strings.Join(policyValues(polite.PacingPolicy{}.Effective()), " "),
 		calls:   &batcher{client: client, timeout: op.timeout, detach: isCluster(client)}}
 	if f.max <= 0 {
@@ -152,20 +152,20 @@ func (f *Frontier) argv(extra ...string) []any {
 	return a
 }
 
-// A shardReply is what a script's reply ends with: its shard's first
-// score (when to look at it next, -1 when it holds nothing), version and
+// A shardReply is what a script's reply ends with: a score (when to look
+// at a host next, -1 for never: see frontierLua), its shard's version and
 // URLs queued or leased, and its now, all as the script saw them.
 type shardReply struct {
 	earliest, version, held, now int64
 }
 
-// due returns when the shard's first host is due, on this process's
-// clock, and whether the shard holds nothing.
+// due returns when the score is due, on this process's clock (far off for
+// never), and whether the shard holds nothing.
 func (r shardReply) due() (time.Time, bool) {
 	if r.earliest < 0 {
-		return time.Time{}, true
+		return time.Now().Add(100 * 365 * 24 * time.Hour), r.held <= 0
 	}
-	return time.Now().Add(time.Duration(r.earliest-r.now) * time.Microsecond), false
+	return time.Now().Add(time.Duration(r.earliest-r.now) * time.Microsecond), r.held <= 0
 }
 
 // run runs script on keys with args, by the batcher, on the server that
@@ -196,7 +196,7 @@ func (f *Frontier) run(ctx context.Context, script *redis.Script, keys []string,
 func tailOf(r []any) shardReply {
 	n := len(r)
 	if n < 4 {
-		return shardReply{earliest: -1}
+		return shardReply{earliest: -1, held: 1}
 	}
 	i := func(v any) int64 { x, _ := v.(int64); return x }
 	return shardReply{earliest: i(r[n-4]), version: i(r[n-3]), held: i(r[n-2]), now: i(r[n-1])}
@@ -537,9 +537,9 @@ func (f *Frontier) renewAll(batch []*turnRef) {
 	hs := make([]*health, 0, len(batch))
 	for _, ref := range batch {
 		_, hash, _, _ := f.hostKeys(ref.key)
-		set, counts, _ := f.shardOf(ref.key)
+		set, _, _ := f.shardOf(ref.key)
 		h := f.servers.of(ctx, hash)
-		calls = append(calls, &call{script: f.scripts.renew, keys: []string{hash, set, counts}, args: f.argv(ref.key, ref.id), server: h.node})
+		calls = append(calls, &call{script: f.scripts.renew, keys: []string{hash, set}, args: f.argv(ref.key, ref.id), server: h.node})
 		hs = append(hs, h)
 	}
 	sent := time.Now()

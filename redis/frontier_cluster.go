@@ -38,14 +38,7 @@ import (
 //
 // It returns {tag of a shard due or ”, the top's first score or -1, the
 // URLs the shards hold, now}.
-const topLua = `
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+const topLua = nowLua + `
 local i = 3
 while i + 3 <= #ARGV do
   local tag, e, v, h = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])

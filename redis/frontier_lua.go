@@ -10,33 +10,38 @@ import (
 )
 
 // The frontier's scripts. Each is the head of its Frontier (scriptHead,
-// with polite's default policy and the turn lease; then the key prefixes
-// and the poll interval), stateLua, frontierLua, and its own part: the
-// frontier reads a host's pacing state through stateLua's load,
-// nextAllowed and live, and never writes it, so that what the pacer adds
-// to its state stays the pacer's business.
+// with polite's default policy and the turn lease; then the key prefixes,
+// the poll interval, and whether the shards are a Cluster's), stateLua,
+// frontierLua, and its own part: the frontier reads a host's pacing state
+// through stateLua's load, nextAllowed and live, and never writes it, so
+// that what the pacer adds to its state stays the pacer's business.
 //
 // A host k has three keys, all tagged {k} like its pacing state, so that
 // they and the state share a Cluster slot: FP{k}, a hash of the host's
-// frontier (o, the origin of its first URL; l, x and u, the lease of the
-// URL out, when it expires, and that URL; a, d, r and e, counts of URLs
-// added, done, refused by robots.txt and handed out again after a lease
-// ran out; p, the host's own policy, when the transport said it has one;
-// b and c, the level of its seen filter and the URLs in that level);
-// FP{k}:q, a list of its queued URLs, each written after its host's
-// origin when it has it; and FP{k}:s, its seen filter.
+// frontier (o, the origin of its first URL; n, its URLs queued; l, x and
+// u, the lease id of the URL out, when the lease ends, and that URL, l
+// empty when none is out; a, d, r and e, counts of URLs added, done,
+// refused by robots.txt and handed out again after a lease ran out; p,
+// the host's own policy, when the transport said it has one; b and c, the
+// top level of its seen filter and the URLs in that level); FP{k}:q, a
+// list of its queued URLs, each written after its host's origin when it
+// has it; and FP{k}:s, its seen filter.
 //
 // A shard is a sorted set of hosts, each scored by when to look at it
 // next: the instant its pace allows a start, when its URL out's lease
-// ends, or +inf when it holds no URL; and a hash of counts (q queued, l
-// leased, d done, r refused, e handed out again, a added, h hosts, v a
-// version raised at each change of the set or the counts). On a server that is not a
-// Cluster there is one shard, FPsched and FPn; on a Cluster, one per slot
-// that holds hosts, tagged with a string of that slot (slotTag), so that
-// a host's keys, its pacing state and its shard are one slot.
+// ends, or +inf when it holds no URL; and its counts, one string of
+// MessagePack values: a version raised by every script that writes, then
+// the URLs queued, leased, done, refused and handed out again, the URLs
+// added, and the hosts. On a server that is not a Cluster there is one
+// shard, FPsched and FPn; on a Cluster, one per slot that holds hosts,
+// tagged with a string of that slot (slotTag), so that a host's keys, its
+// pacing state and its shard are one slot.
 //
-// Replies end with the shard's earliest score (-1 when no host of it holds
-// a URL), its version, its URLs queued or leased, and the script's now.
+// Replies end with a score, the shard's version, its URLs queued or
+// leased, and the script's now. The score is the shard's first (-1 when
+// no host of it holds a URL) on a Cluster, and in the reply of a Next
+// that took nothing; elsewhere it is the score the script gave its host,
+// which is all that can have come sooner.
 const frontierLua = `
 local D = {BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER}
 -- usePolicy sets the policy's locals to a host's own, its nine values as
@@ -72,31 +77,43 @@ local function hostKeys(k)
   local f = FP .. '{' .. k .. '}'
   return PP .. '{' .. k .. '}', f, f .. ':q', f .. ':s'
 end
--- earliest returns the first score of shard s, -1 when none is finite.
-local function earliest(s)
+-- The shard's counts.
+local V, CQ, CL, CD, CR, CE, CA, CH = 0, 0, 0, 0, 0, 0, 0, 0
+local function loadCounts(n)
+  local s = redis.call('GET', n)
+  if s then
+    local ok, v, q, l, d, r, e, a, h = pcall(cmsgpack.unpack, s)
+    if ok and tonumber(h) then V, CQ, CL, CD, CR, CE, CA, CH = v, q, l, d, r, e, a, h end
+  end
+end
+local function saveCounts(n)
+  V = V + 1
+  redis.call('SET', n, cmsgpack.pack(V, CQ, CL, CD, CR, CE, CA, CH))
+end
+-- first returns the first score of shard s, -1 when none is finite.
+local function first(s)
   local e = redis.call('ZRANGE', s, 0, 0, 'WITHSCORES')
   if #e == 0 or e[2] == 'inf' then return -1 end
   return tonumber(e[2])
 end
--- schedule scores host k at at in shard s, and raises its version.
-local function schedule(s, n, k, at)
-  redis.call('ZADD', s, at, k)
-  redis.call('HINCRBY', n, 'v', 1)
-end
--- tail ends a reply with what the shard holds, and the script's now.
-local function tail(r, s, n)
-  local c = redis.call('HMGET', n, 'v', 'q', 'l')
-  r[#r + 1] = earliest(s)
-  r[#r + 1] = tonumber(c[1]) or 0
-  r[#r + 1] = (tonumber(c[2]) or 0) + (tonumber(c[3]) or 0)
+-- tail ends reply r of a script on shard s: score is the score it gave
+-- its host ('+inf' or a number), or nil for the shard's first.
+local function tail(r, s, score)
+  if score == nil or SHARDED then
+    score = first(s)
+  elseif score == '+inf' then
+    score = -1
+  end
+  r[#r + 1] = score
+  r[#r + 1] = V
+  r[#r + 1] = CQ + CL
   r[#r + 1] = now
   return r
 end
--- count adds d to the shard's count f, and raises its version.
-local function count(n, f, d)
-  redis.call('HINCRBY', n, f, d)
-  redis.call('HINCRBY', n, 'v', 1)
-end
+`
+
+// urlLua writes and reads the URLs of a host's queue.
+const urlLua = `
 -- originOf returns the part of URL u before its path, query or fragment.
 local function originOf(u)
   local i = string.find(u, '//', 1, true)
@@ -106,7 +123,7 @@ local function originOf(u)
   return u
 end
 -- encode returns u as its host's queue keeps it: what follows origin o
--- when u is of that origin, else u.
+-- when u is of that origin, else u; decode undoes it.
 local function encode(u, o)
   if o ~= '' and string.sub(u, 1, #o) == o then
     local c = string.sub(u, #o + 1, #o + 1)
@@ -119,6 +136,10 @@ local function decode(e, o)
   if c == '' or c == '/' or c == '?' or c == '#' then return (o or '') .. e end
   return e
 end
+`
+
+// seenLua is the seen filter.
+const seenLua = `
 -- The seen filter: a scalable Bloom filter in one string, level after
 -- level, each of 64-octet blocks. Level j holds SEEN0 * 2^j URLs at
 -- SEENB + 1.5j bits each, SEENK + j bits a URL in one block, so that each
@@ -138,7 +159,7 @@ local function inBlock(b, w2, w3, k)
   return true
 end
 -- seen reports whether the filter s, of levels 0 to top, holds the URL
--- of w1, w2, w3; mark adds it to level top, which starts at octet off.
+-- of w1, w2, w3; mark adds it to level top.
 local function seen(s, top, w1, w2, w3)
   local off = 0
   for j = 0, top do
@@ -166,29 +187,48 @@ local function mark(s, top, w1, w2, w3)
   end
   redis.call('SETRANGE', s, at, string.char(unpack(b)))
 end
--- take hands out the next URL of host k in shard s (counts n) with lease
--- id, when its host can start now. It returns the URL and when its lease
--- ends, or false and when to look at the host again ('+inf': never, it
--- holds nothing). A lease that ran out gives its URL back first.
-local function take(s, n, k, id)
+`
+
+// takeLua hands out a URL of a host.
+const takeLua = `
+-- take hands out the next URL of host k with lease id, when its host can
+-- start now. It returns the URL and when its lease ends, or false and
+-- when to look at the host again ('+inf': never, it holds nothing). A
+-- lease that ran out gives its URL back first, to be handed out at once
+-- when the host can start.
+local function take(k, id)
   local P, M, QK = hostKeys(k)
-  local f = redis.call('HMGET', M, 'l', 'x', 'u', 'o', 'p')
-  if f[1] then
+  local f = redis.call('HMGET', M, 'l', 'x', 'u', 'o', 'p', 'n', 'e')
+  local n, e = tonumber(f[6]) or 0, tonumber(f[7]) or 0
+  local back = false
+  if f[1] and f[1] ~= '' then
     local x = tonumber(f[2])
     if x > now then return false, x end
-    redis.call('LPUSH', QK, f[3])
-    redis.call('HDEL', M, 'l', 'x', 'u')
-    redis.call('HINCRBY', M, 'e', 1)
-    count(n, 'l', -1); count(n, 'q', 1); count(n, 'e', 1)
+    back, e, CL, CE = f[3], e + 1, CL - 1, CE + 1
   end
-  if redis.call('LLEN', QK) == 0 then return false, '+inf' end
+  if n == 0 and not back then return false, '+inf' end
   local at = startAt(P, f[5])
-  if at > now then return false, at end
-  local e = redis.call('LPOP', QK)
+  if at > now then
+    if back then
+      redis.call('LPUSH', QK, back)
+      redis.call('HSET', M, 'l', '', 'x', 0, 'u', '', 'n', n + 1, 'e', e)
+      CQ = CQ + 1
+    end
+    return false, at
+  end
+  local u = back
+  if not u then
+    u = redis.call('LPOP', QK)
+    if not u then
+      redis.call('HSET', M, 'n', 0)
+      return false, '+inf'
+    end
+    n, CQ = n - 1, CQ - 1
+  end
   local x = now + LEASE
-  redis.call('HSET', M, 'l', id, 'x', x, 'u', e)
-  count(n, 'q', -1); count(n, 'l', 1)
-  return decode(e, f[4]), x
+  redis.call('HSET', M, 'l', id, 'x', x, 'u', u, 'n', n, 'e', e)
+  CL = CL + 1
+  return decode(u, f[4]), x
 end
 `
 
@@ -204,33 +244,35 @@ end
 // full, 3 the host is full.
 const frontierAddLua = `
 local S, N, k, u = KEYS[5], KEYS[6], ARGV[2], ARGV[3]
-local f = redis.call('HMGET', KEYS[2], 'l', 'o', 'b', 'c', 'p')
-local nq = redis.call('LLEN', KEYS[3])
-if arg(6) > 0 then
-  local c = redis.call('HMGET', N, 'q', 'l')
-  if (tonumber(c[1]) or 0) + (tonumber(c[2]) or 0) >= arg(6) then return tail({2}, S, N) end
-end
-if nq + (f[1] and 1 or 0) >= arg(5) then return tail({3}, S, N) end
+local f = redis.call('HMGET', KEYS[2], 'l', 'o', 'b', 'c', 'p', 'n', 'a')
+local n, out = tonumber(f[6]) or 0, f[1] and f[1] ~= ''
+loadCounts(N)
+if arg(6) > 0 and CQ + CL >= arg(6) then return tail({2}, S, '+inf') end
+if n + (out and 1 or 0) >= arg(5) then return tail({3}, S, '+inf') end
+local h = {'n', n + 1, 'a', (tonumber(f[7]) or 0) + 1}
 if ARGV[4] == '1' then
   local top, c = tonumber(f[3]) or 0, tonumber(f[4]) or 0
-  if seen(KEYS[4], top, arg(7), arg(8), arg(9)) then return tail({1}, S, N) end
+  if seen(KEYS[4], top, arg(7), arg(8), arg(9)) then return tail({1}, S, '+inf') end
   if c >= level(top) then top, c = top + 1, 0 end
   mark(KEYS[4], top, arg(7), arg(8), arg(9))
-  redis.call('HSET', KEYS[2], 'b', top, 'c', c + 1)
+  h[#h + 1], h[#h + 2], h[#h + 3], h[#h + 4] = 'b', top, 'c', c + 1
 end
 local o = f[2]
 if not o then
   o = originOf(u)
-  redis.call('HSET', KEYS[2], 'o', o)
+  h[#h + 1], h[#h + 2] = 'o', o
+  CH = CH + 1
 end
 redis.call('RPUSH', KEYS[3], encode(u, o))
-redis.call('HINCRBY', KEYS[2], 'a', 1)
-count(N, 'q', 1); count(N, 'a', 1)
-if nq == 0 and not f[1] then
-  if not redis.call('ZSCORE', S, k) then count(N, 'h', 1) end
-  schedule(S, N, k, startAt(KEYS[1], f[5]))
+redis.call('HSET', KEYS[2], unpack(h))
+CQ, CA = CQ + 1, CA + 1
+local at = '+inf'
+if n == 0 and not out then
+  at = startAt(KEYS[1], f[5])
+  redis.call('ZADD', S, at, k)
 end
-return tail({0}, S, N)
+saveCounts(N)
+return tail({0}, S, at)
 `
 
 // frontierNextLua hands out the next URL of a shard whose host can start
@@ -241,15 +283,22 @@ return tail({0}, S, N)
 // It returns {1, host, URL, lease end, ...tail} or {0, ”, ”, 0, ...tail}.
 const frontierNextLua = `
 local S, N = KEYS[1], KEYS[2]
+loadCounts(N)
+local wrote = false
 for _ = 1, MAXLOOK do
   local due = redis.call('ZRANGEBYSCORE', S, '-inf', now, 'LIMIT', 0, 1)
   if #due == 0 then break end
   local k = due[1]
-  local u, at = take(S, N, k, ARGV[2])
-  schedule(S, N, k, at)
-  if u then return tail({1, k, u, at}, S, N) end
+  local u, at = take(k, ARGV[2])
+  redis.call('ZADD', S, at, k)
+  wrote = true
+  if u then
+    saveCounts(N)
+    return tail({1, k, u, at}, S, at)
+  end
 end
-return tail({0, '', '', 0}, S, N)
+if wrote then saveCounts(N) end
+return tail({0, '', '', 0}, S)
 `
 
 // frontierEndLua ends a turn.
@@ -263,38 +312,40 @@ return tail({0, '', '', 0}, S, N)
 // It returns {1, ...tail}, or {0, ...tail} when the turn had ended, or its
 // lease had run out.
 const frontierEndLua = `
-local M, QK, S, N, k = KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2]
-local f = redis.call('HMGET', M, 'l', 'u', 'p')
-if f[1] ~= ARGV[3] then return tail({0}, S, N) end
-redis.call('HDEL', M, 'l', 'x', 'u')
-count(N, 'l', -1)
-local how = ARGV[4]
-if how == 'd' or how == 'r' then
-  redis.call('HINCRBY', M, how, 1)
-  count(N, how, 1)
+local M, QK, S, N, k, how = KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2], ARGV[4]
+local f = redis.call('HMGET', M, 'l', 'u', 'p', 'n', 'd', 'r')
+loadCounts(N)
+if f[1] ~= ARGV[3] then return tail({0}, S, '+inf') end
+local n, p = tonumber(f[4]) or 0, f[3]
+local h = {'l', '', 'x', 0, 'u', ''}
+CL = CL - 1
+if how == 'd' then
+  h[#h + 1], h[#h + 2], CD = 'd', (tonumber(f[5]) or 0) + 1, CD + 1
+elseif how == 'r' then
+  h[#h + 1], h[#h + 2], CR = 'r', (tonumber(f[6]) or 0) + 1, CR + 1
 else
   redis.call('LPUSH', QK, f[2])
-  count(N, 'q', 1)
+  n, CQ = n + 1, CQ + 1
+  h[#h + 1], h[#h + 2] = 'n', n
 end
-local p = f[3]
-if ARGV[5] == '=' and p then
-  redis.call('HDEL', M, 'p')
-  p = false
+if ARGV[5] == '=' and p and p ~= '' then
+  h[#h + 1], h[#h + 2], p = 'p', '', false
 elseif ARGV[5] ~= '' and ARGV[5] ~= '=' and ARGV[5] ~= p then
-  redis.call('HSET', M, 'p', ARGV[5])
-  p = ARGV[5]
+  h[#h + 1], h[#h + 2], p = 'p', ARGV[5], ARGV[5]
 end
+redis.call('HSET', M, unpack(h))
 local at = '+inf'
-if redis.call('LLEN', QK) > 0 then at = startAt(KEYS[1], p) end
-schedule(S, N, k, at)
-return tail({1}, S, N)
+if n > 0 then at = startAt(KEYS[1], p) end
+redis.call('ZADD', S, at, k)
+saveCounts(N)
+return tail({1}, S, at)
 `
 
 // frontierRenewLua extends the lease of a turn whose worker still runs.
 //
-// KEYS: 1 the host's hash, 2 its shard, 3 the shard's counts. ARGV after
-// the first: 2 the host, 3 the lease id. It returns {1} when it renewed
-// the lease, {0} when the turn had ended or its lease had run out.
+// KEYS: 1 the host's hash, 2 its shard. ARGV after the first: 2 the
+// host, 3 the lease id. It returns {1} when it renewed the lease, {0}
+// when the turn had ended or its lease had run out.
 const frontierRenewLua = `
 local f = redis.call('HMGET', KEYS[1], 'l', 'x')
 if f[1] ~= ARGV[3] or tonumber(f[2]) <= now then return {0} end
@@ -308,12 +359,16 @@ return {1}
 // counts. It returns {q, l, d, r, e, a, h, first score or -1, version,
 // q + l, 0}.
 const frontierPeekLua = `
-local r = {}
-for _, v in ipairs(redis.call('HMGET', KEYS[2], 'q', 'l', 'd', 'r', 'e', 'a', 'h', 'v')) do r[#r + 1] = tonumber(v) or 0 end
-local e = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local v, q, l, d, r, e, a, h = 0, 0, 0, 0, 0, 0, 0, 0
+local s = redis.call('GET', KEYS[2])
+if s then
+  local ok, v1, q1, l1, d1, r1, e1, a1, h1 = pcall(cmsgpack.unpack, s)
+  if ok and tonumber(h1) then v, q, l, d, r, e, a, h = v1, q1, l1, d1, r1, e1, a1, h1 end
+end
+local x = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local first = -1
-if #e > 0 and e[2] ~= 'inf' then first = tonumber(e[2]) end
-return {r[1], r[2], r[3], r[4], r[5], r[6], r[7], first, r[8], r[1] + r[2], 0}
+if #x > 0 and x[2] ~= 'inf' then first = tonumber(x[2]) end
+return {q, l, d, r, e, a, h, first, v, q + l, 0}
 `
 
 // frontierScripts are the scripts of a Frontier.
@@ -329,14 +384,18 @@ const maxLook = 16
 // newFrontierScripts returns the scripts of a Frontier whose pacing
 // states are at pacerPrefix{k} and whose own keys at frontierPrefix{k},
 // with turns leased for lease and hosts whose slots are all taken looked
-// at again after poll.
-func newFrontierScripts(pacerPrefix, frontierPrefix string, lease, poll time.Duration) frontierScripts {
+// at again after poll; sharded for a Cluster's.
+func newFrontierScripts(pacerPrefix, frontierPrefix string, lease, poll time.Duration, sharded bool) frontierScripts {
 	head := scriptHead(polite.PacingPolicy{}.Effective(), lease) +
-		"local PP, FP, POLL, MAXLOOK = " + luaString(pacerPrefix) + ", " + luaString(frontierPrefix) + ", " +
-		us(poll) + ", " + strconv.Itoa(maxLook) + "\n" + stateLua + frontierLua
-	script := func(body string) *redis.Script { return redis.NewScript(head + body) }
-	return frontierScripts{add: script(frontierAddLua), next: script(frontierNextLua), end: script(frontierEndLua),
-		renew: script(frontierRenewLua), peek: redis.NewScript(frontierPeekLua)}
+		"local PP, FP, POLL, MAXLOOK, SHARDED = " + luaString(pacerPrefix) + ", " + luaString(frontierPrefix) + ", " +
+		us(poll) + ", " + strconv.Itoa(maxLook) + ", " + strconv.FormatBool(sharded) + "\n"
+	script := func(parts ...string) *redis.Script { return redis.NewScript(head + strings.Join(parts, "")) }
+	return frontierScripts{
+		add:   script(stateLua, frontierLua, urlLua, seenLua, frontierAddLua),
+		next:  script(stateLua, frontierLua, urlLua, takeLua, frontierNextLua),
+		end:   script(stateLua, frontierLua, frontierEndLua),
+		renew: script(nowLua, frontierRenewLua),
+		peek:  redis.NewScript(frontierPeekLua)}
 }
 
 // luaString returns s as a Lua string literal: each octet a decimal

@@ -67,9 +67,10 @@ func (g *gate) open(n int) {
 	g.wakeLocked(n)
 }
 
-// learn takes in a reply's news: the first instant a host is due (now or
-// earlier: one call may ask now), or that the frontier holds nothing, for
-// which every waiting call asks, to return ErrEmpty.
+// learn takes in a reply's news: that a host is due at due (now or
+// earlier: one call may ask now; later: the calls hushed until after it
+// are hushed until then), or that the frontier holds nothing, for which
+// every waiting call asks, to return ErrEmpty.
 func (g *gate) learn(due time.Time, empty bool) {
 	switch {
 	case empty:
@@ -79,7 +80,7 @@ func (g *gate) learn(due time.Time, empty bool) {
 	default:
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if g.quiet.IsZero() || due.Before(g.quiet) {
+		if due.Before(g.quiet) {
 			g.quiet = due
 			g.armLocked()
 		}

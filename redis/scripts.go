@@ -47,14 +47,7 @@ import (
 // ownPolicyMark, the nine before it are the key's own policy, RecoverAfter
 // among them; a script's own argument that was not sent before them counts
 // as 0, or as the empty string for a string (sarg).
-const stateLua = `
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+const stateLua = nowLua + `
 local MAXRA, MAXLEVEL, MAXPART, QN = 3600000000, 8, 32, 7
 local NARG = #ARGV
 if ARGV[NARG] == '=policy' then
@@ -457,6 +450,17 @@ return run(function()
     math.max(pace(now, math.max(arg(2), fl)), quotaField(part, 3, now)),
     levelAt(now), math.max(math.max(bu, quotaField(part, 2, now)) - now, 0), est, now - ls, n, nb, nra}
 end, false)
+`
+
+// nowLua sets now: ARGV[1], the instant for tests, or the server's TIME.
+const nowLua = `
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 `
 
 // scripts are the Lua scripts of a default policy and a lease duration.

@@ -1,0 +1,112 @@
+package politeredis
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/frontier"
+	"github.com/polite-go/polite/internal/cputime"
+	"github.com/redis/go-redis/v9"
+)
+
+// allowAll is a frontier.Transport whose every URL robots.txt allows at
+// no cost, whose hosts have the default policy, and whose pacing key is
+// the host name: what a benchmark measures is the frontier.
+type allowAll struct{}
+
+func (allowAll) Ready(*http.Request) (polite.Readiness, error) {
+	return polite.Readiness{RobotsKnown: true}, nil
+}
+
+func (allowAll) Check(*http.Request) (polite.Decision, error) {
+	return polite.Decision{Mode: polite.RobotsEnforce, Allowed: true, Policy: polite.PacingPolicy{}.Effective()}, nil
+}
+
+func (allowAll) PacingKey(u *url.URL) string { return u.Hostname() }
+
+// benchFrontierURL is URL i of host h: 58 to 66 bytes, as package
+// frontier's benchmarks have them.
+func benchFrontierURL(h, i int) string {
+	return fmt.Sprintf("https://www.host-%d.example.com/articles/2024/%d/a-page-title", h, i)
+}
+
+// fill adds n URLs over hosts hosts, round robin, from 64 goroutines.
+func fill(b *testing.B, f *Frontier, hosts, n int) {
+	var wg sync.WaitGroup
+	const adders = 64
+	for w := range adders {
+		wg.Go(func() {
+			for i := w; i < n; i += adders {
+				if ok, err := f.Add(context.Background(), benchFrontierURL(i%hosts, i/hosts)); !ok || err != nil {
+					b.Errorf("Add = %v, %v", ok, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkFrontierNextDone measures turns through one Redis primary: 256
+// goroutines (128 × GOMAXPROCS) each take a URL with Next and end its turn
+// with Done, over 10,000 hosts that robots.txt allows and no pace holds,
+// which b.N URLs fill. It reports Next+Done pairs per second, the server's
+// CPU per pair (INFO cpu, I/O included) and what a primary with a CPU of
+// its own would take, the client's CPU per pair, and Redis calls and
+// round trips per pair. Client and server share the machine's CPUs.
+//
+//	go test -run '^$' -bench FrontierNextDone -benchtime 3s -count 3
+func BenchmarkFrontierNextDone(b *testing.B) {
+	newClient(b) // skips without a server
+	opts := clientOptions(sock)
+	opts.PoolSize = 32
+	c := redis.NewClient(opts)
+	defer c.Close()
+	var calls counter
+	c.AddHook(&calls)
+	f := NewFrontier(c, allowAll{}, frontier.Options{MaxURLs: 1 << 30}, WithKeyPrefix(freshPrefix()), WithTimeout(time.Minute))
+	defer f.Close()
+	fill(b, f, 10_000, b.N)
+	if err := c.ConfigResetStat(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	calls.n.Store(0)
+	calls.trips.Store(0)
+	cpu0 := serverCPU(b, c)
+	client0, _ := cputime.Process()
+	b.SetParallelism(128)
+	b.ResetTimer()
+	t0 := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			t, err := f.Next(ctx)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			t.Done()
+		}
+	})
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	client1, ok := cputime.Process()
+	server := serverCPU(b, c) - cpu0
+	n := float64(b.N)
+	b.ReportMetric(n/elapsed.Seconds(), "pairs/s")
+	perPair := float64(server.Microseconds()) / n
+	b.ReportMetric(perPair, "server-cpu-µs/pair")
+	b.ReportMetric(1e6/perPair, "primary-pairs/s")
+	if ok {
+		b.ReportMetric(float64((client1-client0).Microseconds())/n, "client-cpu-µs/pair")
+	}
+	b.ReportMetric(float64(calls.n.Load())/n, "calls/pair")
+	b.ReportMetric(float64(calls.trips.Load())/n, "trips/pair")
+	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
+}
