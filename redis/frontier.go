@@ -2,7 +2,7 @@ package politeredis
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto/sha512"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -43,6 +43,7 @@ type Frontier struct {
 	gate    gate
 	adding  atomic.Int64 // Add calls under way in this process
 	top     *top         // the shards' schedule, for a Cluster; nil otherwise
+	fetched fetches      // the robots.txt fetches that turns were given back for
 
 	endMu  sync.Mutex // guards ends and ending
 	ends   []pendingEnd
@@ -233,7 +234,7 @@ func (f *Frontier) Add(ctx context.Context, rawURL string) (bool, error) {
 	if f.dedup {
 		dedup = "1"
 	}
-	w1, w2, w3 := seenWords(rawURL)
+	digest := sha512.Sum512([]byte(rawURL))
 	maxAll := f.max
 	if f.top != nil {
 		if maxAll = f.top.allowance(tag, f.max); maxAll <= 0 {
@@ -243,7 +244,7 @@ func (f *Frontier) Add(ctx context.Context, rawURL string) (bool, error) {
 	f.adding.Add(1)
 	defer f.adding.Add(-1)
 	r, err := f.run(ctx, f.scripts.add, []string{pacing, hash, queue, seen, set, counts},
-		f.argv(key, rawURL, dedup, strconv.Itoa(f.maxHost), strconv.Itoa(maxAll), w1, w2, w3), nil)
+		f.argv(key, rawURL, dedup, strconv.Itoa(f.maxHost), strconv.Itoa(maxAll), string(digest[:])), nil)
 	if err != nil {
 		return false, err
 	}
@@ -269,15 +270,6 @@ func (f *Frontier) news(tag string, r shardReply) {
 	}
 	due, empty := r.due()
 	f.gate.learn(due, empty)
-}
-
-// seenWords returns the words of rawURL's hash that the seen filter reads,
-// as script arguments: the block, the first bit, and the step, odd.
-func seenWords(rawURL string) (w1, w2, w3 string) {
-	b := sha256.Sum256([]byte(rawURL))
-	word := func(i int) uint32 { return uint32(b[i])<<24 | uint32(b[i+1])<<16 | uint32(b[i+2])<<8 | uint32(b[i+3]) }
-	return strconv.FormatUint(uint64(word(0)), 10), strconv.FormatUint(uint64(word(4)), 10),
-		strconv.FormatUint(uint64(word(8)|1), 10)
 }
 
 // Next implements [frontier.Queue]: it returns the next URL of a host that
@@ -413,7 +405,7 @@ func (f *Frontier) allowed(ctx context.Context, turn frontier.Turn) bool {
 			f.refused(turn.URL, d)
 		}
 		return false
-	case !d.Robots.FetchedAt.IsZero() && !d.Robots.FetchedAt.Before(before):
+	case !d.Robots.FetchedAt.IsZero() && !d.Robots.FetchedAt.Before(before) && f.fetched.first(ref.key, d.Robots.FetchedAt):
 		f.end(ref, "g")
 		return false
 	}
@@ -426,6 +418,36 @@ func earlier(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// fetches are the robots.txt fetches that turns were given back for, by
+// pacing key: a fetch ended during a Check took the host's turn, but
+// only once, however many Checks see it end (a clock that does not move,
+// as in a test, sees it end at every Check).
+type fetches struct {
+	mu sync.Mutex           // guards at
+	at map[string]time.Time // when the fetch ended, until the host's next Check; at most maxFetches
+}
+
+// maxFetches bounds the fetches remembered: one per host between a turn
+// given back and the host's next Check in this process.
+const maxFetches = 10_000
+
+// first reports whether a fetch of key's robots.txt that ended at is new:
+// no turn was given back for it yet. It forgets a fetch that it has seen
+// twice.
+func (f *fetches) first(key string, at time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if prev, ok := f.at[key]; ok && prev.Equal(at) {
+		delete(f.at, key)
+		return false
+	}
+	if f.at == nil || len(f.at) >= maxFetches {
+		f.at = make(map[string]time.Time)
+	}
+	f.at[key] = at
+	return true
 }
 
 // policyArg returns the argument that tells the end of a turn the host's

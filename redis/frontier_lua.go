@@ -142,46 +142,54 @@ end
 const seenLua = `
 -- The seen filter: a scalable Bloom filter in one string, level after
 -- level, each of 64-octet blocks. Level j holds SEEN0 * 2^j URLs at
--- SEENB + 1.5j bits each, SEENK + j bits a URL in one block, so that each
--- level's false positives are about half the level before's. A URL's
--- block is w1 modulo the level's blocks; its bits w2 + i*w3 modulo 512.
-local SEEN0, SEENB, SEENK = 32, 20, 14
+-- SEENB + j/2 bits each (the bits of a level grow by half a bit a URL,
+-- so that the levels' false positives, which add up, grow slowly), and a
+-- URL sets k of them in one block, k the bits a URL times ln 2. A URL's
+-- digest d, 64 octets, names its block, its first four octets modulo the
+-- level's blocks, and its bits, each two octets after them modulo 512.
+local SEEN0, SEENB = 16, 20
 local function level(j)
-  local n = SEEN0 * 2 ^ j
-  return n, math.ceil(n * (SEENB + 1.5 * j) / 512), SEENK + j
+  local n, b = SEEN0 * 2 ^ j, SEENB + j / 2
+  return n, math.ceil(n * b / 512), math.floor(0.693 * b + 0.5)
 end
-local function inBlock(b, w2, w3, k)
+local function blockOf(d)
+  local a, b, c, e = string.byte(d, 1, 4)
+  return ((a * 256 + b) * 256 + c) * 256 + e
+end
+local function inBlock(b, d, k)
   for i = 0, k - 1 do
-    local p = (w2 + i * w3) % 512
+    local h, l = string.byte(d, 5 + 2 * i, 6 + 2 * i)
+    local p = (h * 256 + l) % 512
     local c = string.byte(b, math.floor(p / 8) + 1) or 0
     if bit.band(c, bit.lshift(1, p % 8)) == 0 then return false end
   end
   return true
 end
 -- seen reports whether the filter s, of levels 0 to top, holds the URL
--- of w1, w2, w3; mark adds it to level top.
-local function seen(s, top, w1, w2, w3)
-  local off = 0
+-- of digest d; mark adds it to level top.
+local function seen(s, top, d)
+  local off, w = 0, blockOf(d)
   for j = 0, top do
     local _, blocks, k = level(j)
-    local at = off + (w1 % blocks) * 64
-    if inBlock(redis.call('GETRANGE', s, at, at + 63), w2, w3, k) then return true end
+    local at = off + (w % blocks) * 64
+    if inBlock(redis.call('GETRANGE', s, at, at + 63), d, k) then return true end
     off = off + blocks * 64
   end
   return false
 end
-local function mark(s, top, w1, w2, w3)
+local function mark(s, top, d)
   local off = 0
   for j = 0, top - 1 do
     local _, blocks = level(j)
     off = off + blocks * 64
   end
   local _, blocks, k = level(top)
-  local at = off + (w1 % blocks) * 64
+  local at = off + (blockOf(d) % blocks) * 64
   local b = {string.byte(redis.call('GETRANGE', s, at, at + 63), 1, -1)}
   for i = #b + 1, 64 do b[i] = 0 end
   for i = 0, k - 1 do
-    local p = (w2 + i * w3) % 512
+    local h, l = string.byte(d, 5 + 2 * i, 6 + 2 * i)
+    local p = (h * 256 + l) % 512
     local x = math.floor(p / 8) + 1
     b[x] = bit.bor(b[x], bit.lshift(1, p % 8))
   end
@@ -237,8 +245,8 @@ end
 // KEYS: 1 the host's pacing state, 2 its hash, 3 its queue, 4 its seen
 // filter, 5 its shard, 6 the shard's counts. ARGV after the first: 2 the
 // host, 3 the URL, 4 "1" to queue it only if unseen, 5 the most URLs the
-// host may hold, 6 the most URLs the shard may hold (0: no bound), 7 to 9
-// the URL's hash words.
+// host may hold, 6 the most URLs the shard may hold (0: no bound), 7 the
+// URL's digest (SHA-512).
 //
 // It returns {status, ...tail}: 0 queued, 1 seen before, 2 the shard is
 // full, 3 the host is full.
@@ -252,9 +260,9 @@ if n + (out and 1 or 0) >= arg(5) then return tail({3}, S, '+inf') end
 local h = {'n', n + 1, 'a', (tonumber(f[7]) or 0) + 1}
 if ARGV[4] == '1' then
   local top, c = tonumber(f[3]) or 0, tonumber(f[4]) or 0
-  if seen(KEYS[4], top, arg(7), arg(8), arg(9)) then return tail({1}, S, '+inf') end
+  if seen(KEYS[4], top, ARGV[7]) then return tail({1}, S, '+inf') end
   if c >= level(top) then top, c = top + 1, 0 end
-  mark(KEYS[4], top, arg(7), arg(8), arg(9))
+  mark(KEYS[4], top, ARGV[7])
   h[#h + 1], h[#h + 2], h[#h + 3], h[#h + 4] = 'b', top, 'c', c + 1
 end
 local o = f[2]
