@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(benchEnv) != "" { // a process of BenchmarkAcquireReleaseProcesses
 		os.Exit(benchChild())
 	}
+	if os.Getenv(frontierCrashEnv) != "" { // the process that TestFrontierCrashedProcess kills
+		os.Exit(frontierCrashChild())
+	}
 	dir, err := os.MkdirTemp("", "politeredis")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
