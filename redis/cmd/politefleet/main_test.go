@@ -106,3 +106,72 @@ func TestFleet(t *testing.T) {
 		t.Errorf("the fleet printed %d refusals; want 1, for /private/x", refused)
 	}
 }
+
+// cancelAfter is a writer that cancels a context at its second line: a
+// process of one worker has added the links of its first page by then.
+type cancelAfter struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelAfter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Count(w.b.Bytes(), []byte("\n")) == 1 {
+		w.cancel()
+	}
+	return w.b.Write(p)
+}
+
+// TestFleetJoins runs one process of a fleet of one worker until it has
+// fetched the seed page and one of its links, and stops it; then another
+// process, started with the same seed, crawls the rest from the fleet's
+// frontier, though it added nothing itself: every page is fetched once by
+// the two.
+func TestFleetJoins(t *testing.T) {
+	addr := startRedis(t)
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/" {
+			for i := range 10 {
+				fmt.Fprintf(w, `<a href="/p%d">page</a> `, i)
+			}
+		}
+	}))
+	defer srv.Close()
+	args := []string{"-redis", addr, "-status", "", "-delay", "10ms", "-workers", "1", srv.URL + "/"}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	first := &cancelAfter{cancel: cancel}
+	var stderr bytes.Buffer
+	if code := run(ctx, args, first, &stderr); code != 0 {
+		t.Fatalf("the first process exited with %d:\n%s", code, stderr.String())
+	}
+	var second bytes.Buffer
+	if code := run(context.Background(), args, &second, &stderr); code != 0 {
+		t.Fatalf("the second process exited with %d:\n%s", code, stderr.String())
+	}
+	if got := strings.Count(first.b.String(), "\n"); got != 2 {
+		t.Errorf("the first process fetched %d pages; want 2, the seed and a link:\n%s", got, first.b.String())
+	}
+	if got := strings.Count(second.String(), "\n"); got != 9 {
+		t.Errorf("the second process fetched %d pages; want the 9 left of the 10 the first found:\n%s", got, second.String())
+	}
+	for path, n := range hits {
+		if n != 1 {
+			t.Errorf("%s fetched %d times; want once", path, n)
+		}
+	}
+	if len(hits) != 11 {
+		t.Errorf("%d pages fetched; want 11", len(hits))
+	}
+}
