@@ -110,3 +110,39 @@ func BenchmarkFrontierNextDone(b *testing.B) {
 	b.ReportMetric(float64(calls.trips.Load())/n, "trips/pair")
 	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
 }
+
+// BenchmarkFrontierMemory reports what Redis holds for a frontier's
+// queued URLs, from INFO memory: 10,000 hosts of one URL each, then of ten
+// URLs each (the URLs of package frontier's BenchmarkMemory, 58 to 66
+// bytes, a host's sharing its origin). B/URL is the memory over the URLs,
+// hosts and all; B/URL-alone what each URL beyond a host's first adds;
+// B/host-alone what a host with one URL costs beyond that URL. With
+// Dedup, each includes the seen filter.
+//
+//	go test -run '^$' -bench FrontierMemory -benchtime 1x
+func BenchmarkFrontierMemory(b *testing.B) {
+	c := newClient(b)
+	ctx := context.Background()
+	const hosts = 10_000
+	for _, dedup := range []bool{false, true} {
+		b.Run(fmt.Sprintf("Dedup=%v", dedup), func(b *testing.B) {
+			fillHosts := func(perHost int) float64 {
+				if err := c.FlushAll(ctx).Err(); err != nil {
+					b.Fatal(err)
+				}
+				f := NewFrontier(c, allowAll{}, frontier.Options{MaxURLs: 1 << 30, Dedup: dedup}, WithKeyPrefix("polite"), WithTimeout(time.Minute))
+				defer f.Close()
+				before := usedMemory(b, c)
+				fill(b, f, hosts, hosts*perHost)
+				return float64(usedMemory(b, c) - before)
+			}
+			for range b.N {
+				one, ten := fillHosts(1), fillHosts(10)
+				perURL := (ten - one) / (9 * hosts)
+				b.ReportMetric(ten/(10*hosts), "B/URL")
+				b.ReportMetric(perURL, "B/URL-alone")
+				b.ReportMetric(one/hosts-perURL, "B/host-alone")
+			}
+		})
+	}
+}

@@ -43,34 +43,6 @@ import (
 // that took nothing; elsewhere it is the score the script gave its host,
 // which is all that can have come sooner.
 const frontierLua = `
-local D = {BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER}
--- usePolicy sets the policy's locals to a host's own, its nine values as
--- text, or to the head's when p is false or ''.
-local function usePolicy(p)
-  local v = D
-  if p and p ~= '' then
-    v = {}
-    for x in string.gmatch(p, '%S+') do v[#v + 1] = tonumber(x) end
-    if #v ~= 9 then v = D end
-  end
-  BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]
-end
--- startAt returns when a request to the host whose pacing state is at
--- pkey, of policy p, may start: now when it may start now, or has no
--- state, or a state the pacer will repair; when its pace or a pause
--- allows; or after a poll when its slots are all taken by requests that
--- are not the frontier's.
-local function startAt(pkey, p)
-  usePolicy(p)
-  KEYS[1] = pkey
-  if not pcall(load) then return now end
-  if ls == 0 and bu == 0 and not Q then return now end
-  local at = nextAllowed(now, 0, '')
-  if at > now then return at end
-  local K = live()
-  if K and #K / 2 >= MAXIN then return now + POLL end
-  return now
-end
 -- hostKeys returns the keys of host k: its pacing state, its hash, its
 -- queue and its seen filter.
 local function hostKeys(k)
@@ -109,6 +81,39 @@ local function tail(r, s, score)
   r[#r + 1] = CQ + CL
   r[#r + 1] = now
   return r
+end
+`
+
+// readyLua finds when a host can start, by its pacing state: after
+// stateLua, whose load, nextAllowed and live it uses.
+const readyLua = `
+local D = {BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER}
+-- usePolicy sets the policy's locals to a host's own, its nine values as
+-- text, or to the head's when p is false or ''.
+local function usePolicy(p)
+  local v = D
+  if p and p ~= '' then
+    v = {}
+    for x in string.gmatch(p, '%S+') do v[#v + 1] = tonumber(x) end
+    if #v ~= 9 then v = D end
+  end
+  BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]
+end
+-- startAt returns when a request to the host whose pacing state is at
+-- pkey, of policy p, may start: now when it may start now, or has no
+-- state, or a state the pacer will repair; when its pace or a pause
+-- allows; or after a poll when its slots are all taken by requests that
+-- are not the frontier's.
+local function startAt(pkey, p)
+  usePolicy(p)
+  KEYS[1] = pkey
+  if not pcall(load) then return now end
+  if ls == 0 and bu == 0 and not Q then return now end
+  local at = nextAllowed(now, 0, '')
+  if at > now then return at end
+  local K = live()
+  if K and #K / 2 >= MAXIN then return now + POLL end
+  return now
 end
 `
 
@@ -199,33 +204,25 @@ end
 
 // takeLua hands out a URL of a host.
 const takeLua = `
--- take hands out the next URL of host k with lease id, when its host can
--- start now. It returns the URL and when its lease ends, or false and
--- when to look at the host again ('+inf': never, it holds nothing). A
--- lease that ran out gives its URL back first, to be handed out at once
--- when the host can start.
+-- take hands out the next URL of host k with lease id. It returns the
+-- URL and when its lease ends, or false and when to look at the host
+-- again ('+inf': never, it holds nothing). A lease that ran out gives its
+-- URL back first, to be handed out at once. It trusts the host's score:
+-- the scripts that set it from the host's pacing state (an Add that
+-- starts the host, the end of a turn) follow every request the frontier
+-- makes, so that take needs no stateLua.
 local function take(k, id)
   local P, M, QK = hostKeys(k)
-  local f = redis.call('HMGET', M, 'l', 'x', 'u', 'o', 'p', 'n', 'e')
-  local n, e = tonumber(f[6]) or 0, tonumber(f[7]) or 0
-  local back = false
+  local f = redis.call('HMGET', M, 'l', 'x', 'u', 'o', 'n', 'e')
+  local n, e = tonumber(f[5]) or 0, tonumber(f[6]) or 0
+  local u = false
   if f[1] and f[1] ~= '' then
     local x = tonumber(f[2])
     if x > now then return false, x end
-    back, e, CL, CE = f[3], e + 1, CL - 1, CE + 1
+    u, e, CL, CE = f[3], e + 1, CL - 1, CE + 1
   end
-  if n == 0 and not back then return false, '+inf' end
-  local at = startAt(P, f[5])
-  if at > now then
-    if back then
-      redis.call('LPUSH', QK, back)
-      redis.call('HSET', M, 'l', '', 'x', 0, 'u', '', 'n', n + 1, 'e', e)
-      CQ = CQ + 1
-    end
-    return false, at
-  end
-  local u = back
   if not u then
+    if n == 0 then return false, '+inf' end
     u = redis.call('LPOP', QK)
     if not u then
       redis.call('HSET', M, 'n', 0)
@@ -399,9 +396,9 @@ func newFrontierScripts(pacerPrefix, frontierPrefix string, lease, poll time.Dur
 		us(poll) + ", " + strconv.Itoa(maxLook) + ", " + strconv.FormatBool(sharded) + "\n"
 	script := func(parts ...string) *redis.Script { return redis.NewScript(head + strings.Join(parts, "")) }
 	return frontierScripts{
-		add:   script(stateLua, frontierLua, urlLua, seenLua, frontierAddLua),
-		next:  script(stateLua, frontierLua, urlLua, takeLua, frontierNextLua),
-		end:   script(stateLua, frontierLua, frontierEndLua),
+		add:   script(stateLua, readyLua, frontierLua, urlLua, seenLua, frontierAddLua),
+		next:  script(nowLua, frontierLua, urlLua, takeLua, frontierNextLua),
+		end:   script(stateLua, readyLua, frontierLua, frontierEndLua),
 		renew: script(nowLua, frontierRenewLua),
 		peek:  redis.NewScript(frontierPeekLua)}
 }

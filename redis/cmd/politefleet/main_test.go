@@ -21,7 +21,7 @@ import (
 // startRedis starts a redis-server on a loopback port, stopped by its
 // process id when t ends, and returns its address. Without redis-server
 // the test skips, unless CI=true: then it fails.
-func startRedis(t *testing.T) string {
+func startRedis(t testing.TB) string {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
