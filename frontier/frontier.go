@@ -16,7 +16,7 @@
 // Done, or with Requeue to have the URL handed out again. A host has at
 // most one URL out at a time, from Next to the end of its turn:
 //
-//	f := frontier.New(tr, frontier.Options{Seen: new(frontier.SeenSet).Seen})
+//	f := frontier.New(tr, frontier.Options{Dedup: true})
 //	f.Add(ctx, "https://example.com/")
 //	for {
 //		t, err := f.Next(ctx)
@@ -90,12 +90,23 @@
 //
 // # Seen URLs
 //
-// A crawler finds the same links again and again. Options.Seen, when set,
-// is asked about every URL that Add would queue, after the bounds and
-// before queueing, and a URL it reports seen is not queued: [SeenSet] keeps
-// the set in memory; a hook of the crawler's own can keep it in Redis, or
-// anywhere. Without it, every URL added is queued. A URL that Next hands
-// out again after Requeue is not asked about.
+// A crawler finds the same links again and again. Options.Dedup queues
+// each URL once: the frontier keeps a [SeenSet] of the URLs it queued.
+// Options.Seen, when set, is asked about every URL that Add would queue,
+// after the bounds and before queueing (and before Dedup's set), and a
+// URL it reports seen is not queued: a hook of the crawler's own can keep
+// the set anywhere. Without either, every URL added is queued. A URL that
+// Next hands out again after Requeue is not asked about.
+//
+// # A fleet
+//
+// A [Frontier] serves the workers of one process. A fleet of processes
+// that share hosts shares its frontier instead: the Frontier of package
+// politeredis keeps the queues, the turns and the seen URLs in Redis,
+// with this contract, and both are a [Queue], the seam a crawler is
+// written against, so that it moves from one process to a fleet by the
+// line that makes its frontier. politetest.RunQueue holds both to the
+// same cases.
 //
 // A Frontier is safe for use by multiple goroutines. Its hooks are called
 // outside its lock, and may be called from several goroutines at once.

@@ -60,8 +60,8 @@ type web struct {
 	hits []hit
 }
 
-// startWeb serves the web until b ends.
-func startWeb(b *testing.B) *web {
+// startWeb serves the web until b ends, each page after latency.
+func startWeb(b *testing.B, latency time.Duration) *web {
 	w := &web{}
 	for h := range webHosts {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", h+2))
@@ -77,6 +77,7 @@ func startWeb(b *testing.B) *web {
 				fmt.Fprint(rw, "User-agent: *\nDisallow: /private/\n")
 				return
 			}
+			time.Sleep(latency)
 			n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p"))
 			for _, next := range []int{2*n + 1, 2*n + 2} {
 				if next < webPages {
@@ -139,7 +140,7 @@ func (c *child) pages() int {
 type crawl struct {
 	pages, requests, dups, missing, private int
 	ratio                                   float64       // requests a second over the politeness limit
-	minGap                                  time.Duration // the least gap between two requests to a host
+	minGap, maxGap                          time.Duration // the least and the most gap between two requests to a host
 }
 
 // judge reads the web's hits: pages fetched, twice or not at all, requests
@@ -174,6 +175,7 @@ func (w *web) judge() crawl {
 		slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
 		for i := 1; i < len(at); i++ {
 			c.minGap = min(c.minGap, at[i].Sub(at[i-1]))
+			c.maxGap = max(c.maxGap, at[i].Sub(at[i-1]))
 		}
 		first, last = earliest(first, at[0]), latest(last, at[len(at)-1])
 	}
@@ -196,12 +198,13 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// runFleet starts the fleet on a new redis-server and a new web, kills
-// process 0 (SIGKILL) after kill when kill is not 0, waits for the others
-// to end, and returns the crawl and each process's pages.
-func runFleet(b *testing.B, kill time.Duration) (crawl, []int) {
+// runFleet starts the fleet on a new redis-server and a new web whose
+// pages answer after latency, kills process 0 (SIGKILL) after kill when
+// kill is not 0, waits for the others to end, and returns the crawl and
+// each process's pages.
+func runFleet(b *testing.B, latency, kill time.Duration) (crawl, []int) {
 	addr := startRedis(b)
-	w := startWeb(b)
+	w := startWeb(b, latency)
 	args := []string{"-redis", addr, "-status", "", "-delay", webPace.String(), "-workers", strconv.Itoa(webWork),
 		"-max-pages", "100000"}
 	var kids []*child
@@ -234,20 +237,24 @@ func runFleet(b *testing.B, kill time.Duration) (crawl, []int) {
 // requests to a host, and pages fetched twice or never.
 func BenchmarkFleet(b *testing.B) {
 	for range b.N {
-		c, shares := runFleet(b, 0)
+		c, shares := runFleet(b, 0, 0)
 		report(b, c, shares)
 	}
 }
 
 // BenchmarkFleetKill is BenchmarkFleet with one process killed (SIGKILL)
-// 5s into the crawl: every page must still be fetched, none closer to the
-// last at its host than the pace, and no more twice than the dead
-// process's workers.
+// 5s into the crawl, and pages that answer after 100ms, so that the dead
+// process likely has turns out, and requests in flight: every page must
+// still be fetched, none closer to the last at its host than the pace,
+// and no more twice than the dead process's workers. max-gap-s is the
+// longest a host waited, for a turn or a slot of the dead process to run
+// out: 10s.
 func BenchmarkFleetKill(b *testing.B) {
 	for range b.N {
-		c, shares := runFleet(b, 5*time.Second)
+		c, shares := runFleet(b, 100*time.Millisecond, 5*time.Second)
 		report(b, c, shares)
 		b.ReportMetric(float64(shares[0]), "killed-pages")
+		b.ReportMetric(c.maxGap.Seconds(), "max-gap-s")
 	}
 }
 
@@ -268,8 +275,8 @@ func report(b *testing.B, c crawl, shares []int) {
 	b.ReportMetric(float64(c.minGap.Microseconds())/1000, "min-gap-ms")
 	b.ReportMetric(float64(c.dups), "dups")
 	b.ReportMetric(float64(c.missing), "missing")
-	b.Logf("pages %d (per process %v), requests %d, %.3f of the limit, least share %.2f, least gap %v, fetched twice %d, never %d, private %d",
-		c.pages, shares, c.requests, c.ratio, least, c.minGap, c.dups, c.missing, c.private)
+	b.Logf("pages %d (per process %v), requests %d, %.3f of the limit, least share %.2f, least gap %v, most %v, fetched twice %d, never %d, private %d",
+		c.pages, shares, c.requests, c.ratio, least, c.minGap, c.maxGap, c.dups, c.missing, c.private)
 	if c.missing > 0 || c.private > 0 || c.dups > webWork || c.minGap < webPace {
 		b.Errorf("missing %d, private %d, twice %d (at most %d), least gap %v (at least %v)", c.missing, c.private, c.dups, webWork, c.minGap, webPace)
 	}
