@@ -140,18 +140,7 @@ func (f *Frontier) shardKeys(tag string) (set, counts, same string) {
 
 // argv returns the arguments of a script: the instant for tests or "",
 // then extra.
-func (f *Frontier) argv(extra ...string) []any {
-	a := make([]any, 0, 1+len(extra))
-	if f.o.clock != nil {
-		a = append(a, strconv.FormatInt(f.o.clock().UnixMicro(), 10))
-	} else {
-		a = append(a, "")
-	}
-	for _, s := range extra {
-		a = append(a, s)
-	}
-	return a
-}
+func (f *Frontier) argv(extra ...string) []any { return scriptArgs(f.o.clock, 0, extra...) }
 
 // A shardReply is what a script's reply ends with: a score (when to look
 // at a host next, -1 for never: see frontierLua), its shard's version and

@@ -11,7 +11,6 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/frontier"
-	"github.com/polite-go/polite/internal/cputime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -73,16 +72,8 @@ func BenchmarkFrontierNextDone(b *testing.B) {
 	f := NewFrontier(c, allowAll{}, frontier.Options{MaxURLs: 1 << 30}, WithKeyPrefix(freshPrefix()), WithTimeout(time.Minute))
 	defer f.Close()
 	fill(b, f, 10_000, b.N)
-	if err := c.ConfigResetStat(context.Background()).Err(); err != nil {
-		b.Fatal(err)
-	}
-	calls.n.Store(0)
-	calls.trips.Store(0)
-	cpu0 := serverCPU(b, c)
-	client0, _ := cputime.Process()
+	m := startLoad(b, c, &calls)
 	b.SetParallelism(128)
-	b.ResetTimer()
-	t0 := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
@@ -94,21 +85,7 @@ func BenchmarkFrontierNextDone(b *testing.B) {
 			t.Done()
 		}
 	})
-	elapsed := time.Since(t0)
-	b.StopTimer()
-	client1, ok := cputime.Process()
-	server := serverCPU(b, c) - cpu0
-	n := float64(b.N)
-	b.ReportMetric(n/elapsed.Seconds(), "pairs/s")
-	perPair := float64(server.Microseconds()) / n
-	b.ReportMetric(perPair, "server-cpu-µs/pair")
-	b.ReportMetric(1e6/perPair, "primary-pairs/s")
-	if ok {
-		b.ReportMetric(float64((client1-client0).Microseconds())/n, "client-cpu-µs/pair")
-	}
-	b.ReportMetric(float64(calls.n.Load())/n, "calls/pair")
-	b.ReportMetric(float64(calls.trips.Load())/n, "trips/pair")
-	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
+	m.report(b.N, "pair")
 }
 
 // BenchmarkFrontierMemory reports what Redis holds for a frontier's

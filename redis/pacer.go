@@ -146,16 +146,7 @@ func (p *pacer) keys(key string) []string {
 // argv returns the arguments of a script: the instant for tests or "",
 // then extra; withPolicy ends them.
 func (p *pacer) argv(extra ...string) []any {
-	a := make([]any, 0, 3+len(extra)) // room for withCarry's
-	if p.o.clock != nil {
-		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
-	} else {
-		a = append(a, "")
-	}
-	for _, s := range extra {
-		a = append(a, s)
-	}
-	return a
+	return scriptArgs(p.o.clock, 2, extra...) // room for withCarry's
 }
 
 // now returns the time on the Pacer's clock.
