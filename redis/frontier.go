@@ -237,6 +237,9 @@ func (f *Frontier) Add(ctx context.Context, rawURL string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if len(r) < 5 {
+		return false, fmt.Errorf("politeredis: frontier reply %q", r)
+	}
 	tail := tailOf(r)
 	f.news(tag, tail)
 	switch r[0] {
@@ -332,7 +335,7 @@ func (f *Frontier) take(ctx context.Context, ref *turnRef) (u string, empty bool
 		if cmd == nil {
 			return
 		}
-		if r, err := cmd.Slice(); err == nil && len(r) > 3 && r[0] == int64(1) {
+		if r, err := cmd.Slice(); err == nil && len(r) >= 8 && r[0] == int64(1) {
 			k, _ := r[1].(string)
 			f.end(&turnRef{key: k, id: ref.id}, "g")
 		}
@@ -340,6 +343,9 @@ func (f *Frontier) take(ctx context.Context, ref *turnRef) (u string, empty bool
 	r, err := f.run(ctx, f.scripts.next, []string{set, counts}, f.argv(ref.id), orphan)
 	if err != nil {
 		return "", false, err
+	}
+	if len(r) < 8 {
+		return "", false, fmt.Errorf("politeredis: frontier reply %q", r)
 	}
 	tail := tailOf(r)
 	if f.top != nil {

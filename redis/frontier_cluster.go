@@ -2,6 +2,7 @@ package politeredis
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -113,6 +114,9 @@ func (t *top) call(ctx context.Context, pick bool, updates map[string]shardReply
 		args = append(args, tag, strconv.FormatInt(r.earliest, 10), strconv.FormatInt(r.version, 10), strconv.FormatInt(r.held, 10))
 	}
 	reply, err := t.f.run(ctx, t.script, t.keys, args, nil)
+	if err == nil && len(reply) < 4 {
+		err = fmt.Errorf("politeredis: frontier reply %q", reply)
+	}
 	if err != nil {
 		t.keep(send) // sent again with the next call
 		return "", 0, 0, 0, err

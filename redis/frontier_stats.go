@@ -82,6 +82,9 @@ func (f *Frontier) Stats(ctx context.Context, hosts int) (FrontierStats, error) 
 	var now int64
 	for i, c := range calls {
 		r, err := c.cmd.Slice()
+		if err == nil && len(r) < 7 {
+			err = fmt.Errorf("politeredis: frontier reply %q", r)
+		}
 		if err != nil {
 			return FrontierStats{}, fmt.Errorf("%w: %w", ErrUnreachable, err)
 		}
@@ -107,7 +110,8 @@ func (f *Frontier) Stats(ctx context.Context, hosts int) (FrontierStats, error) 
 	var clock *redis.TimeCmd
 	_, err = f.client.Pipelined(cctx, func(p redis.Pipeliner) error {
 		for i, z := range due {
-			_, hash, _, _ := f.hostKeys(z.Member.(string))
+			key, _ := z.Member.(string)
+			_, hash, _, _ := f.hostKeys(key)
 			fields[i] = p.HMGet(cctx, hash, "n", "l", "d", "r", "e", "a")
 		}
 		if f.o.clock == nil {
@@ -125,12 +129,16 @@ func (f *Frontier) Stats(ctx context.Context, hosts int) (FrontierStats, error) 
 	}
 	for i, z := range due {
 		v := fields[i].Val()
+		if len(v) < 6 {
+			return FrontierStats{}, fmt.Errorf("%w: %w", ErrUnreachable, fields[i].Err())
+		}
 		n := func(j int) int64 {
 			x, _ := v[j].(string)
 			y, _ := strconv.ParseInt(x, 10, 64)
 			return y
 		}
-		h := FrontierHost{Key: z.Member.(string), Queued: n(0), Done: n(2), Refused: n(3), Redelivered: n(4), Added: n(5)}
+		key, _ := z.Member.(string)
+		h := FrontierHost{Key: key, Queued: n(0), Done: n(2), Refused: n(3), Redelivered: n(4), Added: n(5)}
 		if l, _ := v[1].(string); l != "" {
 			h.Leased = 1
 		}

@@ -39,15 +39,29 @@ const (
 // TestMain runs a process of a benchmark's fleet, when it is one.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
+		baseTransport = stampStart{http.DefaultTransport}
 		os.Exit(run(context.Background(), strings.Split(os.Getenv(childArgs), "\t"), os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
 
-// A hit is a request as a host of the web saw it come.
+// stampStart sends each request with the instant it started, when polite
+// handed it to its base, as the X-Start header (Unix ns): the hosts judge
+// the gaps between starts by it, which the scheduling of a loaded machine
+// delays less than their arrival.
+type stampStart struct{ base http.RoundTripper }
+
+func (s stampStart) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set("X-Start", strconv.FormatInt(time.Now().UnixNano(), 10))
+	return s.base.RoundTrip(r)
+}
+
+// A hit is a request as a host of the web saw it: when it came, and when
+// its process started it.
 type hit struct {
 	host, path string
-	at         time.Time
+	at, start  time.Time
 }
 
 // web is the benchmarks' web: webHosts hosts, each with robots.txt
@@ -70,8 +84,12 @@ func startWeb(b *testing.B, latency time.Duration) *web {
 		}
 		host := l.Addr().String()
 		srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			h := hit{host: host, path: r.URL.Path, at: time.Now()}
+			if ns, err := strconv.ParseInt(r.Header.Get("X-Start"), 10, 64); err == nil {
+				h.start = time.Unix(0, ns)
+			}
 			w.mu.Lock()
-			w.hits = append(w.hits, hit{host: host, path: r.URL.Path, at: time.Now()})
+			w.hits = append(w.hits, h)
 			w.mu.Unlock()
 			if r.URL.Path == "/robots.txt" {
 				fmt.Fprint(rw, "User-agent: *\nDisallow: /private/\n")
@@ -140,21 +158,25 @@ func (c *child) pages() int {
 type crawl struct {
 	pages, requests, dups, missing, private int
 	ratio                                   float64       // requests a second over the politeness limit
-	minGap, maxGap                          time.Duration // the least and the most gap between two requests to a host
+	minGap, maxGap                          time.Duration // the least and the most gap between two starts at a host
+	minArrival                              time.Duration // the least gap between two arrivals at a host
 }
 
 // judge reads the web's hits: pages fetched, twice or not at all, requests
-// over the politeness limit (robots.txt included, from the first request
-// to the last, the limit a host per mean pace: BaseDelay times 1.25 for
-// the default jitter of 0.5), and the least gap at a host.
+// over the politeness limit (robots.txt included, from the first start to
+// the last, the limit a host per mean pace: BaseDelay times 1.25 for the
+// default jitter of 0.5), and the least and most gaps between starts at a
+// host, and the least between arrivals.
 func (w *web) judge() crawl {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var c crawl
 	seen := map[string]int{}
 	byHost := map[string][]time.Time{}
+	arrivals := map[string][]time.Time{}
 	for _, h := range w.hits {
-		byHost[h.host] = append(byHost[h.host], h.at)
+		byHost[h.host] = append(byHost[h.host], h.start)
+		arrivals[h.host] = append(arrivals[h.host], h.at)
 		switch {
 		case h.path == "/robots.txt":
 		case strings.HasPrefix(h.path, "/private/"):
@@ -169,15 +191,20 @@ func (w *web) judge() crawl {
 		c.dups += n - 1
 	}
 	c.missing = webHosts*webPages - c.pages
-	c.minGap = time.Hour
-	first, last := w.hits[0].at, w.hits[0].at
-	for _, at := range byHost {
+	c.minGap, c.minArrival = time.Hour, time.Hour
+	first, last := w.hits[0].start, w.hits[0].start
+	for host, at := range byHost {
 		slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
 		for i := 1; i < len(at); i++ {
 			c.minGap = min(c.minGap, at[i].Sub(at[i-1]))
 			c.maxGap = max(c.maxGap, at[i].Sub(at[i-1]))
 		}
 		first, last = earliest(first, at[0]), latest(last, at[len(at)-1])
+		a := arrivals[host]
+		slices.SortFunc(a, func(x, y time.Time) int { return x.Compare(y) })
+		for i := 1; i < len(a); i++ {
+			c.minArrival = min(c.minArrival, a[i].Sub(a[i-1]))
+		}
 	}
 	limit := float64(webHosts) / (1.25 * webPace.Seconds())
 	c.ratio = float64(c.requests) / last.Sub(first).Seconds() / limit
@@ -273,10 +300,11 @@ func report(b *testing.B, c crawl, shares []int) {
 	b.ReportMetric(c.ratio, "of-limit")
 	b.ReportMetric(least, "least-share")
 	b.ReportMetric(float64(c.minGap.Microseconds())/1000, "min-gap-ms")
+	b.ReportMetric(float64(c.minArrival.Microseconds())/1000, "min-arrival-gap-ms")
 	b.ReportMetric(float64(c.dups), "dups")
 	b.ReportMetric(float64(c.missing), "missing")
-	b.Logf("pages %d (per process %v), requests %d, %.3f of the limit, least share %.2f, least gap %v, most %v, fetched twice %d, never %d, private %d",
-		c.pages, shares, c.requests, c.ratio, least, c.minGap, c.maxGap, c.dups, c.missing, c.private)
+	b.Logf("pages %d (per process %v), requests %d, %.3f of the limit, least share %.2f, least gap between starts %v (arrivals %v), most %v, fetched twice %d, never %d, private %d",
+		c.pages, shares, c.requests, c.ratio, least, c.minGap, c.minArrival, c.maxGap, c.dups, c.missing, c.private)
 	if c.missing > 0 || c.private > 0 || c.dups > webWork || c.minGap < webPace {
 		b.Errorf("missing %d, private %d, twice %d (at most %d), least gap %v (at least %v)", c.missing, c.private, c.dups, webWork, c.minGap, webPace)
 	}

@@ -67,6 +67,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// baseTransport is the transport that polite sends through; nil for its
+// default. The fleet benchmarks set it, to stamp each request's start.
+var baseTransport http.RoundTripper
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -127,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer client.Close()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	prefix, warn := politeredis.WithKeyPrefix(c.prefix), politeredis.WithLogger(logger)
-	tr := polite.New(nil,
+	tr := polite.New(baseTransport,
 		polite.WithUserAgent(c.ua),
 		polite.WithPacing(polite.PacingPolicy{BaseDelay: c.delay}),
 		polite.WithPacer(politeredis.NewPacer(client, prefix, warn)),
