@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -173,5 +174,65 @@ func TestFleetJoins(t *testing.T) {
 	}
 	if len(hits) != 11 {
 		t.Errorf("%d pages fetched; want 11", len(hits))
+	}
+}
+
+// TestStatusPage reads the status page of a process while it holds a
+// page's turn: the fleet's frontier overall and per host, queued, leased
+// and done.
+func TestStatusPage(t *testing.T) {
+	addr := startRedis(t)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/":
+			fmt.Fprint(w, `<a href="/a">a</a> <a href="/b">b</a>`)
+		default:
+			<-release // the turn stays out while the test reads the page
+		}
+	}))
+	defer srv.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := l.Addr().String()
+	l.Close()
+	done := make(chan int)
+	var out bytes.Buffer
+	go func() {
+		done <- run(context.Background(), []string{"-redis", addr, "-status", status, "-delay", "10ms", "-workers", "1", srv.URL + "/"},
+			&out, io.Discard)
+	}()
+	var page string
+	for i := 0; !strings.Contains(page, "1 leased, 1 done"); i++ {
+		if i == 500 {
+			t.Fatalf("status page:\n%s\nwant the seed done and a link out", page)
+		}
+		time.Sleep(10 * time.Millisecond)
+		if resp, err := http.Get("http://" + status); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			page = string(b)
+		}
+	}
+	close(release)
+	<-done
+	if want := "fleet: 3 pages added of 1000; 1 queued, 1 leased, 1 done, 0 refused by robots.txt, 0 handed out again"; !strings.Contains(page, want) {
+		t.Errorf("status page:\n%s\nwant it to say %q", page, want)
+	}
+	row := false
+	for line := range strings.Lines(page) {
+		if f := strings.Fields(line); len(f) >= 5 && f[0] == "127.0.0.1" {
+			row = true
+			if got := strings.Join(f[1:5], " "); got != "1 1 1 0" {
+				t.Errorf("host row %q: queued, leased, done, refused %s; want 1 1 1 0", line, got)
+			}
+		}
+	}
+	if !row {
+		t.Errorf("status page:\n%s\nwant a row for the host, 127.0.0.1", page)
 	}
 }
