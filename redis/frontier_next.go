@@ -23,7 +23,7 @@ import (
 // [WithTurnLease]), which this process renews while the Turn runs. It
 // decides each URL by the transport's Check first, and drops one that
 // robots.txt refuses. It waits until a host is due, within ctx, and through
-// an outage of Redis, trying it again every probe interval; when ctx ends
+// an outage of Redis, trying it again every second; when ctx ends
 // it returns ctx's error, joined in an outage by one that matches
 // [ErrUnreachable]. It returns [frontier.ErrEmpty] when the fleet's
 // frontier holds no URL, queued or leased, and no Add of this process is

@@ -64,7 +64,7 @@ func (f *Frontier) endNow(ref *turnRef, how string) bool {
 }
 
 // endLater tries the end of ref's turn again in the background, every
-// probe interval, until Redis takes it or the lease has run out.
+// second, until Redis takes it or the lease has run out.
 func (f *Frontier) endLater(ref *turnRef, how string) {
 	f.endMu.Lock()
 	defer f.endMu.Unlock()
