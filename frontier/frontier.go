@@ -16,7 +16,7 @@
 // Done, or with Requeue to have the URL handed out again. A host has at
 // most one URL out at a time, from Next to the end of its turn:
 //
-//	f := frontier.New(tr, frontier.Options{Seen: new(frontier.SeenSet).Seen})
+//	f := frontier.New(tr, frontier.Options{Dedup: true})
 //	f.Add(ctx, "https://example.com/")
 //	for {
 //		t, err := f.Next(ctx)
@@ -37,19 +37,19 @@
 // (its At not after now, not busy) has its URL decided by robots.txt and
 // handed out; one that is not goes back into the heap at its At; one that
 // is busy with requests that are not the frontier's (another user of the
-// transport, or of a [polite.Pacer] that a fleet shares) is asked again at
+// transport, or of a [pace.Pacer] that a fleet shares) is asked again at
 // its At, and no sooner than 50 ms. A host whose Ready fails is ready: the
 // URL's request decides and waits for itself.
 //
 // Next costs O(log hosts) for the heap, and per URL handed out about two
 // Ready calls (one after the host's last turn, one when its At comes) and
 // one Check; with a Pacer that a fleet shares, each of them is one call to
-// the Pacer's store (for Check, its [polite.ReadyPacer]'s Ready, which
+// the Pacer's store (for Check, its [pace.ReadyPacer]'s Ready, which
 // gives the Decision's Pace). Ready and Check run outside the frontier's
 // lock, so that workers asking about different hosts do not wait for each
 // other.
 //
-// With a Pacer that is not a [polite.ReadyPacer], Ready knows no pace, and
+// With a Pacer that is not a [pace.ReadyPacer], Ready knows no pace, and
 // every host with no URL out is ready: workers then wait in the transport,
 // as they would without a frontier.
 //
@@ -90,12 +90,23 @@
 //
 // # Seen URLs
 //
-// A crawler finds the same links again and again. Options.Seen, when set,
-// is asked about every URL that Add would queue, after the bounds and
-// before queueing, and a URL it reports seen is not queued: [SeenSet] keeps
-// the set in memory; a hook of the crawler's own can keep it in Redis, or
-// anywhere. Without it, every URL added is queued. A URL that Next hands
-// out again after Requeue is not asked about.
+// A crawler finds the same links again and again. Options.Dedup queues
+// each URL once: the frontier keeps a [SeenSet] of the URLs it queued.
+// Options.Seen, when set, is asked about every URL that Add would queue,
+// after the bounds and before queueing (and before Dedup's set), and a
+// URL it reports seen is not queued: a hook of the crawler's own can keep
+// the set anywhere. Without either, every URL added is queued. A URL that
+// Next hands out again after Requeue is not asked about.
+//
+// # A fleet
+//
+// A [Frontier] serves the workers of one process. A fleet of processes
+// that share hosts shares its frontier instead: the Frontier of package
+// politeredis keeps the queues, the turns and the seen URLs in Redis,
+// with this contract, and both are a [Queue], the seam a crawler is
+// written against, so that it moves from one process to a fleet by the
+// line that makes its frontier. politetest.RunQueue holds both to the
+// same cases.
 //
 // A Frontier is safe for use by multiple goroutines. Its hooks are called
 // outside its lock, and may be called from several goroutines at once.
@@ -142,6 +153,12 @@ type Options struct {
 	// records it as seen. Add queues only the URLs it reports unseen, and
 	// returns its error.
 	Seen func(ctx context.Context, rawURL string) (seen bool, err error)
+	// Dedup, when set, queues each URL once: Add reports a URL it queued
+	// before as not queued, whether or not it is still held. A Frontier
+	// keeps a [SeenSet] for it, asked after Seen; a Queue that a fleet
+	// shares keeps its own set beside its queues, so that no process can
+	// mark a URL seen and die before queueing it.
+	Dedup bool
 	// Refused, if not nil, receives every URL that robots.txt refuses,
 	// with the decision, before it is dropped.
 	Refused func(rawURL string, d polite.Decision)
@@ -273,6 +290,18 @@ func New(t Transport, o Options) *Frontier {
 	}
 	if f.prefetch == 0 {
 		f.prefetch = defaultPrefetch
+	}
+	if o.Dedup {
+		set, seen := new(SeenSet), f.seen
+		f.seen = set.Seen
+		if seen != nil {
+			f.seen = func(ctx context.Context, rawURL string) (bool, error) {
+				if s, err := seen(ctx, rawURL); s || err != nil {
+					return s, err
+				}
+				return set.Seen(ctx, rawURL)
+			}
+		}
 	}
 	return f
 }
@@ -447,7 +476,7 @@ func (f *Frontier) handOut(h *host, u string) Turn {
 	f.queued--
 	h.state = out
 	h.turn++
-	return Turn{URL: u, f: f, h: h, turn: h.turn}
+	return Turn{URL: u, Queue: f, Ref: h, Seq: int64(h.turn)}
 }
 
 // putBack puts h, which a Next call asked about, back into due at at.
@@ -540,12 +569,23 @@ func (f *Frontier) prefetchLoop(ctx context.Context, h *host) {
 	}
 }
 
+// Done implements [Queue]: it ends t, and its URL leaves the frontier. A
+// Turn that another Queue handed out, or that has ended, is left alone.
+func (f *Frontier) Done(t Turn) { f.end(t, false) }
+
+// Requeue implements [Queue]: it ends t, and gives its URL back to the
+// head of its host's queue.
+func (f *Frontier) Requeue(t Turn) { f.end(t, true) }
+
 // end ends turn t: Done, or Requeue when requeue is set.
 func (f *Frontier) end(t Turn, requeue bool) {
+	h, ok := t.Ref.(*host)
+	if !ok || t.Queue != Queue(f) {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := t.h
-	if h.state != out || h.turn != t.turn {
+	if h.state != out || int64(h.turn) != t.Seq {
 		return // ended already
 	}
 	f.busy--
@@ -658,27 +698,3 @@ func (f *Frontier) HostLen(key string) int {
 	}
 	return 0
 }
-
-// A Turn is a URL that [Frontier.Next] handed out, and its host's turn:
-// the host has no other URL out until the Turn ends, by Done or Requeue.
-// Ending a Turn a second time does nothing.
-type Turn struct {
-	// URL is the URL to fetch, as it was added.
-	URL string
-
-	f    *Frontier
-	h    *host
-	turn uint32
-}
-
-// Done ends the turn: the URL leaves the frontier, and its host is asked
-// about again, its state having changed. Add the links found at the URL
-// before Done, so that a Next call waiting on an otherwise empty frontier
-// does not return [ErrEmpty] first.
-func (t Turn) Done() { t.f.end(t, false) }
-
-// Requeue ends the turn and gives the URL back to the head of its host's
-// queue, to be handed out again when the host is next ready: after a 429 or
-// a 503, whose backoff the transport keeps, or a fetch cut short. The
-// Seen hook is not asked again.
-func (t Turn) Requeue() { t.f.end(t, true) }

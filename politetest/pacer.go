@@ -52,7 +52,7 @@ func RunPacer(t *testing.T, newPacer func(pace.Config) pace.Pacer) {
 	for _, c := range ownCases {
 		run(c.name, func(cfg *pace.Config) { cfg.Override = own }, c.run)
 	}
-	for _, c := range boundCases {
+	for _, c := range memoryBoundCases {
 		run(c.name, func(cfg *pace.Config) { cfg.MaxKeys, cfg.Evicted = 1, func(string) {} }, c.run)
 	}
 }
@@ -158,9 +158,9 @@ func own(key string) (pace.Policy, bool) {
 	return pace.Policy{}, false
 }
 
-// boundCases run with a MaxKeys of 1: a Pacer that keeps its keys in
+// memoryBoundCases run with a MaxKeys of 1: a Pacer that keeps its keys in
 // memory must forget only what has nothing left to enforce.
-var boundCases = []struct {
+var memoryBoundCases = []struct {
 	name string
 	run  func(t *testing.T, s *session)
 }{
@@ -342,7 +342,8 @@ var cases = []struct {
 	{"MaxInFlight requests at most", func(p *pace.Policy) { p.LatencyFactor = pace.None }, func(t *testing.T, s *session) {
 		l, _ := s.start("a", 0)
 		done := make(chan time.Duration)
-		go func() { _, at := s.start("a", 0); done <- at }()
+		second := make(chan pace.Lease, 1)
+		go func() { l, at := s.start("a", 0); second <- l; done <- at }()
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		select {
@@ -352,6 +353,7 @@ var cases = []struct {
 		}
 		s.p.Release(l, success)
 		want(t, "second start", <-done, 10*time.Second)
+		s.p.Release(<-second, success) // every Lease is released once
 	}},
 	{"keys are paced apart", nil, func(t *testing.T, s *session) {
 		s.request("a", 0, 0, signal)
@@ -477,7 +479,8 @@ var ownCases = []struct {
 			leases = append(leases, l)
 		}
 		done := make(chan time.Duration)
-		go func() { _, at := s.start("wide", 0); done <- at }()
+		fourth := make(chan pace.Lease, 1)
+		go func() { l, at := s.start("wide", 0); fourth <- l; done <- at }()
 		time.Sleep(time.Second)
 		synctest.Wait()
 		select {
@@ -487,7 +490,7 @@ var ownCases = []struct {
 		}
 		s.p.Release(leases[0], success)
 		want(t, "fourth start", <-done, time.Second)
-		for _, l := range leases[1:] {
+		for _, l := range append(leases[1:], <-fourth) {
 			s.p.Release(l, success)
 		}
 	}},

@@ -83,16 +83,8 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 		mu  sync.Mutex
 		lat []time.Duration
 	)
-	if err := c.ConfigResetStat(context.Background()).Err(); err != nil {
-		b.Fatal(err)
-	}
-	calls.n.Store(0)
-	calls.trips.Store(0)
-	cpu0 := serverCPU(b, c)
-	client0, _ := cputime.Process()
+	m := startLoad(b, c, &calls)
 	b.SetParallelism(parallelism)
-	b.ResetTimer()
-	t0 := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx, cancel := requestContext()
 		defer cancel()
@@ -112,26 +104,65 @@ func benchAcquireRelease(b *testing.B, parallelism int) {
 		lat = append(lat, mine...)
 		mu.Unlock()
 	})
-	elapsed := time.Since(t0)
-	b.StopTimer()
-	client1, ok := cputime.Process()
-	server := serverCPU(b, c) - cpu0
+	m.report(len(lat), "req")
 	slices.Sort(lat)
 	if len(lat) > 0 {
-		n := float64(len(lat))
-		b.ReportMetric(n/elapsed.Seconds(), "req/s")
-		perReq := float64(server.Microseconds()) / n
-		b.ReportMetric(perReq, "server-cpu-µs/req")
-		b.ReportMetric(1e6/perReq, "primary-req/s")
-		if ok {
-			b.ReportMetric(float64((client1-client0).Microseconds())/n, "client-cpu-µs/req")
-		}
-		b.ReportMetric(float64(calls.n.Load())/n, "calls/req")
-		b.ReportMetric(float64(calls.trips.Load())/n, "trips/req")
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}
-	b.ReportMetric(serverMicrosPerCall(b, c), "server-µs/call")
+}
+
+// A load is a benchmark's measurement of what a loop of calls costs the
+// client and the server: it starts when made, the server's statistics
+// reset, and ends at report.
+type load struct {
+	b        *testing.B
+	c        *redis.Client
+	calls    *counter
+	t0       time.Time
+	server   time.Duration // the server's CPU at the start
+	client   time.Duration // this process's
+	clientOK bool          // this process's CPU can be read
+}
+
+// startLoad resets the server's statistics and calls, and starts b's
+// timer.
+func startLoad(b *testing.B, c *redis.Client, calls *counter) *load {
+	if err := c.ConfigResetStat(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	calls.n.Store(0)
+	calls.trips.Store(0)
+	m := &load{b: b, c: c, calls: calls, server: serverCPU(b, c)}
+	m.client, m.clientOK = cputime.Process()
+	b.ResetTimer()
+	m.t0 = time.Now()
+	return m
+}
+
+// report stops b's timer and reports n units a second, and per unit the
+// server's CPU (INFO cpu, I/O included) and what a primary with a CPU of
+// its own would take, this process's CPU, and Redis calls and the round
+// trips that carried them; then the server's time per script call.
+func (m *load) report(n int, unit string) {
+	b := m.b
+	elapsed := time.Since(m.t0)
+	b.StopTimer()
+	client, ok := cputime.Process()
+	server := serverCPU(b, m.c) - m.server
+	if n > 0 {
+		x := float64(n)
+		b.ReportMetric(x/elapsed.Seconds(), unit+"/s")
+		per := float64(server.Microseconds()) / x
+		b.ReportMetric(per, "server-cpu-µs/"+unit)
+		b.ReportMetric(1e6/per, "primary-"+unit+"/s")
+		if ok && m.clientOK {
+			b.ReportMetric(float64((client-m.client).Microseconds())/x, "client-cpu-µs/"+unit)
+		}
+		b.ReportMetric(float64(m.calls.n.Load())/x, "calls/"+unit)
+		b.ReportMetric(float64(m.calls.trips.Load())/x, "trips/"+unit)
+	}
+	b.ReportMetric(serverMicrosPerCall(b, m.c), "server-µs/call")
 }
 
 // info returns the fields of an INFO section of the server.

@@ -104,14 +104,16 @@ func TestLeaseExpires(t *testing.T) {
 		prefix := freshPrefix()
 		opts := []PacerOption{WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable(), WithLeaseDuration(time.Minute)}
 		crashed := NewPacer(c, opts...)(pace.Config{Policy: policy})
-		if _, err := crashed.Acquire(context.Background(), pace.Request{Key: "a"}); err != nil {
+		l, err := crashed.Acquire(context.Background(), pace.Request{Key: "a"})
+		if err != nil {
 			t.Fatal(err)
 		}
-		// The process that holds the slot dies: another one waits for the
-		// lease to expire.
+		// The process that holds the slot dies: its lease is no longer
+		// renewed, and another process waits for it to expire.
+		crashed.(*pacer).keep.drop(leaseRef{"a", l.Ref.(*lease).id})
 		t0 := time.Now()
 		other := NewPacer(c, opts...)(pace.Config{Policy: policy})
-		l, err := other.Acquire(context.Background(), pace.Request{Key: "a"})
+		l, err = other.Acquire(context.Background(), pace.Request{Key: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,10 +13,11 @@ type PacerOption interface{ applyPacer(*options) error }
 // A RobotsOption configures the robots stores that [NewRobotsStore] makes.
 type RobotsOption interface{ applyRobots(*options) error }
 
-// An Option configures both Pacers and robots stores.
+// An Option configures Pacers, robots stores and Frontiers alike.
 type Option interface {
 	PacerOption
 	RobotsOption
+	FrontierOption
 }
 
 // The three kinds of option, each made of the function that applies it.
@@ -28,6 +29,7 @@ type (
 
 func (f bothOption) applyPacer(o *options) error    { return f(o) }
 func (f bothOption) applyRobots(o *options) error   { return f(o) }
+func (f bothOption) applyFrontier(o *options) error { return f(o) }
 func (f pacerOption) applyPacer(o *options) error   { return f(o) }
 func (f robotsOption) applyRobots(o *options) error { return f(o) }
 
@@ -41,12 +43,13 @@ type options struct {
 	failClose bool
 	clock     func() time.Time // nil: the server's TIME
 	claim     time.Duration
+	turnLease time.Duration
 }
 
 // defaults returns the options that no Option changed.
 func defaults() options {
-	return options{prefix: "polite", lease: 2 * time.Minute, poll: 50 * time.Millisecond,
-		timeout: time.Second, probe: time.Second, claim: 10 * time.Second}
+	return options{prefix: "polite", lease: 10 * time.Second, poll: 50 * time.Millisecond,
+		timeout: time.Second, probe: time.Second, claim: 10 * time.Second, turnLease: defaultTurnLease}
 }
 
 // apply applies opts, through the method of their kind, to the defaults,
@@ -72,10 +75,12 @@ func WithKeyPrefix(prefix string) Option {
 }
 
 // WithLeaseDuration sets how long a Pacer's in-flight slot stays taken
-// when its request is never released, as when its process dies: 2 minutes
-// by default. A request that outlives its lease no longer counts against
-// MaxInFlight, so d should exceed the longest time a request takes to its
-// response headers. A d that is not positive makes NewPacer panic with a
+// once its process stops renewing it, as when the process dies: 10s by
+// default. The Pacer renews the leases of its requests in flight every
+// third of d, in one pipeline to each server, until each request's
+// response headers come (or for an hour at most), so d bounds how long a
+// dead process holds a host's slots, not how long a request may take. A
+// d that is not positive makes NewPacer panic with a
 // [*polite.ConfigError].
 func WithLeaseDuration(d time.Duration) PacerOption {
 	return pacerOption(func(o *options) error {
@@ -130,7 +135,8 @@ func WithLogger(l *slog.Logger) Option {
 // FailWhenUnreachable makes a Pacer's Acquire and a robots store's Load
 // fail with an error naming Redis when Redis is unreachable, instead of
 // pacing, or fetching robots.txt, in this process until Redis answers
-// again.
+// again. A Frontier, which has nothing to do without Redis, is the same
+// with it or without.
 func FailWhenUnreachable() Option {
 	return bothOption(func(o *options) error {
 		o.failClose = true

@@ -69,6 +69,8 @@ type pacer struct {
 	orphanMu sync.Mutex // guards orphans and sweeping
 	orphans  []orphan
 	sweeping bool
+
+	keep *keeper // renews the leases of this process's requests in flight
 }
 
 // A watch lets the goroutines of this process that wait on a key learn
@@ -126,6 +128,7 @@ func newPacer(client redis.UniversalClient, c pace.Config, o options) *pacer {
 		carries: make(map[string]uint64),
 		rand:    rand.Float64,
 	}
+	p.keep = newKeeper(p)
 	d := watchDials(client)
 	p.servers = newServers(client, func(node string) *health {
 		return &health{logger: o.logger, probe: o.probe, node: node, up: p.carryLater, dials: d,
@@ -143,16 +146,7 @@ func (p *pacer) keys(key string) []string {
 // argv returns the arguments of a script: the instant for tests or "",
 // then extra; withPolicy ends them.
 func (p *pacer) argv(extra ...string) []any {
-	a := make([]any, 0, 3+len(extra)) // room for withCarry's
-	if p.o.clock != nil {
-		a = append(a, strconv.FormatInt(p.o.clock().UnixMicro(), 10))
-	} else {
-		a = append(a, "")
-	}
-	for _, s := range extra {
-		a = append(a, s)
-	}
-	return a
+	return scriptArgs(p.o.clock, 2, extra...) // room for withCarry's
 }
 
 // now returns the time on the Pacer's clock.
@@ -259,6 +253,7 @@ func (p *pacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error)
 			p.carryLater()
 		}
 		if reply[0] == 1 {
+			p.keep.add(leaseRef{key, id})
 			p.touch(key, crawlDelay)
 			return pace.Lease{Partition: partition, Ref: &lease{ctx: ctx, key: key, id: id, start: strconv.FormatInt(reply[1], 10)}}, nil
 		}
@@ -483,6 +478,7 @@ func (p *pacer) Release(pl pace.Lease, o pace.Outcome) pace.Change {
 	if !ok {
 		return p.fallback().Release(pl, o)
 	}
+	p.keep.drop(leaseRef{l.key, l.id})
 	defer p.notify(l.key)
 	keys := p.keys(l.key)
 	h := p.servers.of(l.ctx, keys[0])

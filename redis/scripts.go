@@ -47,14 +47,7 @@ import (
 // ownPolicyMark, the nine before it are the key's own policy, RecoverAfter
 // among them; a script's own argument that was not sent before them counts
 // as 0, or as the empty string for a string (sarg).
-const stateLua = `
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+const stateLua = nowLua + `
 local MAXRA, MAXLEVEL, MAXPART, QN = 3600000000, 8, 32, 7
 local NARG = #ARGV
 if ARGV[NARG] == '=policy' then
@@ -461,6 +454,17 @@ return run(function()
 end, false)
 `
 
+// nowLua sets now: ARGV[1], the instant for tests, or the server's TIME.
+const nowLua = `
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+`
+
 // scripts are the Lua scripts of a default policy and a lease duration.
 type scripts struct {
 	admit, release, cancel, carry, peek *redis.Script
@@ -469,11 +473,17 @@ type scripts struct {
 // newScripts returns the scripts of a default policy and a lease
 // duration: each after the line that sets their constants.
 func newScripts(policy pace.Policy, lease time.Duration) scripts {
-	head := "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = " + strings.Join(policyValues(policy), ", ") + "\n" +
-		"local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
+	head := scriptHead(policy, lease)
 	return scripts{admit: redis.NewScript(head + admitLua), release: redis.NewScript(head + releaseLua),
 		cancel: redis.NewScript(head + cancelLua), carry: redis.NewScript(head + carryLua),
 		peek: redis.NewScript(head + peekLua)}
+}
+
+// scriptHead returns the lines that set the constants of a script of a
+// default policy and a lease duration, before stateLua.
+func scriptHead(policy pace.Policy, lease time.Duration) string {
+	return "local BASE, J, LF, MAXD, MAXCD, BOB, MAXB, MAXIN, RECOVER = " + strings.Join(policyValues(policy), ", ") + "\n" +
+		"local FORGET, LEASE = " + us(forgetAfter) + ", " + us(lease) + "\n"
 }
 
 // policyValues returns the fields of an Effective policy but MaxBandwidth,

@@ -18,6 +18,12 @@ import (
 // redis-server they skip, unless the environment has CI=true: then the run
 // fails, so that a CI without the server cannot pass silently.
 
+// serverCPUsEnv, when set, names the CPUs the test server runs on
+// (taskset -c syntax), so that a benchmark run on the others (GOMAXPROCS=1
+// taskset -c 0 ./redis.test ..., the server on 1) measures what a
+// primary with a CPU of its own takes.
+const serverCPUsEnv = "POLITEREDIS_SERVER_CPUS"
+
 var (
 	sock       string // the server's socket; "" when there is none
 	skipReason string
@@ -40,6 +46,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(benchEnv) != "" { // a process of BenchmarkAcquireReleaseProcesses
 		os.Exit(benchChild())
+	}
+	if os.Getenv(frontierCrashEnv) != "" { // the process that TestFrontierCrashedProcess kills
+		os.Exit(frontierCrashChild())
 	}
 	dir, err := os.MkdirTemp("", "politeredis")
 	if err != nil {
@@ -69,6 +78,9 @@ func startServer(path string) error {
 	}
 	cmd := exec.Command(bin, "--port", "0", "--unixsocket", path, "--unixsocketperm", "700",
 		"--save", "", "--appendonly", "no")
+	if cpus := os.Getenv(serverCPUsEnv); cpus != "" { // a benchmark's server with CPUs of its own
+		cmd = exec.Command("taskset", append([]string{"-c", cpus}, cmd.Args...)...)
+	}
 	cmd.SysProcAttr = serverProcAttr() // a test binary that panics takes its server with it
 	if err := cmd.Start(); err != nil {
 		return err

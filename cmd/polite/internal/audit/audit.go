@@ -61,7 +61,7 @@ import (
 
 // DefaultRetryAfter is the pause a 429 or 503 asks for when its line
 // records no Retry-After: the least pause the transport of this
-// repository takes after one, PacingPolicy's BackoffBase by default.
+// repository takes after one, pace.Policy's BackoffBase by default.
 const DefaultRetryAfter = 5 * time.Second
 
 // Options are an Auditor's settings. The zero Options judge every request
