@@ -44,10 +44,14 @@ func classify(resp *http.Response, err error, ctxErr error) pace.Outcome {
 		return pace.Outcome{Class: pace.Success, Quota: parseQuota(resp.Header)}
 	case code == http.StatusTooManyRequests,
 		500 <= code && code <= 599 && code != http.StatusNotImplemented && code != http.StatusHTTPVersionNotSupported:
-		o := pace.Outcome{Class: pace.Signal, RateLimited: code == http.StatusTooManyRequests, Quota: parseQuota(resp.Header)}
-		if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
+		o := pace.Outcome{Class: pace.Signal, Quota: parseQuota(resp.Header)}
+		d, ok := parseRetryAfter(resp.Header, time.Now())
+		if ok {
 			o.RetryAfter = d
 		}
+		// A 429 that states neither when to come back nor a quota says only
+		// that the request came too fast: the Pacer learns the limit.
+		o.RateLimited = code == http.StatusTooManyRequests && !ok && !o.Quota.Known
 		return o
 	case 400 <= code && code <= 599:
 		return classifyRetryAfter(resp)

@@ -47,9 +47,9 @@ func TestClassifyStatus(t *testing.T) {
 		{202, "5", outSuccess}, // "poll again in 5s": no pause
 		{600, "60", outNeutral},
 		{429, "", pace.Outcome{Class: pace.Signal, RateLimited: true}},
-		{429, "120", pace.Outcome{Class: pace.Signal, RateLimited: true, RetryAfter: 2 * time.Minute}},
+		{429, "120", pace.Outcome{Class: pace.Signal, RetryAfter: 2 * time.Minute}},
 		{429, "abc", pace.Outcome{Class: pace.Signal, RateLimited: true}},
-		{429, "86400", pace.Outcome{Class: pace.Signal, RateLimited: true, RetryAfter: time.Hour}},
+		{429, "86400", pace.Outcome{Class: pace.Signal, RetryAfter: time.Hour}},
 		{500, "", outSignal},
 		{501, "", outNeutral},
 		{501, "60", pace.Outcome{Class: pace.Signal, RetryAfter: time.Minute}},

@@ -13,9 +13,10 @@ type Outcome struct {
 	// TimedOut reports that the request timed out: a backoff signal, but
 	// its duration is no sample of the server's latency.
 	TimedOut bool
-	// RateLimited reports a 429, a Signal that refuses the request for
-	// the client's rate: a Pacer learns from it where a limit that the
-	// server does not state lies (see the package documentation).
+	// RateLimited reports a 429 that states neither a Retry-After nor a
+	// quota: a Signal that refuses the request for coming too fast, from
+	// which a Pacer learns where a limit that the server does not state
+	// lies (see the package documentation).
 	RateLimited bool
 	// Quota is what the response's rate-limit fields said.
 	Quota Quota

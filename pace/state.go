@@ -79,7 +79,7 @@ func (p *Memory) stateLocked(h *hostState, now instant, floor time.Duration, par
 	return KeyState{
 		Key:         h.key,
 		Busy:        h.full() || h.queued > 0,
-		Pace:        max(h.pol.pace(s, now, floor), s.quotaSpread(now, partition)),
+		Pace:        max(h.pol.pace(s, now, floor), s.limit.gap(now), s.quotaSpread(now, partition)),
 		Level:       s.levelAt(now),
 		PausedUntil: p.clock.timeOf(max(s.blockedUntil, s.quotaUntil(partition))),
 		Latency:     s.est,

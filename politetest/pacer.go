@@ -222,6 +222,31 @@ var cases = []struct {
 	policy func(*pace.Policy)
 	run    func(t *testing.T, s *session)
 }{
+	{"a stated quota is spent by requests started together", func(p *pace.Policy) { p.BaseDelay, p.MaxInFlight = pace.None, pace.None }, func(t *testing.T, s *session) {
+		s.request("a", 0, 0, quota(2, 5, 10*time.Second, ""))
+		b, atB := s.start("a", 0)
+		c, atC := s.start("a", 0)
+		want(t, "the two starts left", atB+atC, 0)
+		// b's answer says one is left, but c, in flight, may spend it: held.
+		s.p.Release(b, quota(1, 5, 10*time.Second, ""))
+		want(t, "a start once none is left", s.request("a", 0, 0, success), 10*time.Second)
+		s.p.Release(c, success)
+	}},
+	{"a rate limit the server does not state is learned from its 429s", func(p *pace.Policy) { p.LatencyFactor = pace.None }, func(t *testing.T, s *session) {
+		limited := pace.Outcome{Class: pace.Signal, RateLimited: true}
+		s.request("a", 0, 0, success)
+		at := s.request("a", 0, 0, limited) // 1s after the one before: too fast
+		for range 5 {                       // RecoverAfter successes: the level is back to 0
+			at = s.request("a", 0, 0, success)
+		}
+		next := s.request("a", 0, 0, success)
+		want(t, "gap once the level is back to 0", next-at, 1500*time.Millisecond) // half again the gap that drew the 429
+		for range 4 {
+			next = s.request("a", 0, 0, success)
+		}
+		// five successes at 1.5s make it good: the next trial is halfway to 1s
+		want(t, "gap after five successes", s.request("a", 0, 0, success)-next, 1250*time.Millisecond)
+	}},
 	{"the base delay separates starts", nil, func(t *testing.T, s *session) {
 		s.request("a", 0, 100*time.Millisecond, success)
 		want(t, "second start", s.request("a", 0, 0, success), time.Second)

@@ -87,7 +87,7 @@ func TestServerClock(t *testing.T) {
 	if ttl <= 29*time.Minute || ttl > 31*time.Minute {
 		t.Errorf("PTTL of the state = %v; want the 30 minutes of forgetting, and the pace", ttl)
 	}
-	if l := stateField(t, c, prefix+":{a}", "L"); l != nil {
+	if l, _ := stateField(t, c, prefix+":{a}", "L").([]any); len(l) != 0 {
 		t.Errorf("leases after the last release = %v; want none", l)
 	}
 	if n := stateField(t, c, prefix+":{a}", "n"); n != int64(3) {

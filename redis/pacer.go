@@ -497,7 +497,14 @@ func (p *pacer) Release(pl pace.Lease, o pace.Outcome) pace.Change {
 	if o.Class == pace.Signal {
 		u = p.draw(p.policy(l.key).Jitter)
 	}
-	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), b(o.TimedOut), us(o.RetryAfter),
+	flags := 0 // as releaseLua reads them
+	if o.TimedOut {
+		flags |= 1
+	}
+	if o.RateLimited {
+		flags |= 2
+	}
+	args := []string{l.id, l.start, strconv.Itoa(int(o.Class)), strconv.Itoa(flags), us(o.RetryAfter),
 		b(q.Known), strconv.FormatInt(q.Remaining, 10), strconv.FormatInt(q.Limit, 10), us(q.Reset), u}
 	if pl.Partition != "" || q.Partition != "" {
 		args = append(args, pl.Partition, q.Partition)

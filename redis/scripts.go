@@ -48,7 +48,7 @@ import (
 // among them; a script's own argument that was not sent before them counts
 // as 0, or as the empty string for a string (sarg).
 const stateLua = nowLua + `
-local MAXRA, MAXLEVEL, MAXPART, QN = 3600000000, 8, 32, 7
+local MAXRA, MAXLEVEL, MAXPART, QN, CONFIRM, PROBE = 3600000000, 8, 32, 12, 5, 100
 local NARG = #ARGV
 if ARGV[NARG] == '=policy' then
   NARG = NARG - 10
@@ -57,22 +57,25 @@ if ARGV[NARG] == '=policy' then
     tonumber(ARGV[NARG + 7]), tonumber(ARGV[NARG + 8]), tonumber(ARGV[NARG + 9])
 end
 
-local ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q
+local ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q, ps, lb, lg, lp, lk, lh
 -- load reads the state, and fails when the stored value is not one: not
 -- a string (WRONGTYPE), not MessagePack, or not numbers where they go.
 local function load()
   ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nil, nil, nil
+  ps, lb, lg, lp, lk, lh = 0, 0, 0, 0, 0, 0
   local v = redis.call('GET', KEYS[1])
   if v then
-    ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q = cmsgpack.unpack(v)
-    local _ = ls + u + fl + est + lvl + stk + bu + esc + lsig + n + nb + nra
+    ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q, ps, lb, lg, lp, lk, lh = cmsgpack.unpack(v)
+    ps, lb, lg, lp, lk, lh = ps or 0, lb or 0, lg or 0, lp or 0, lk or 0, lh or 0
+    local _ = ls + u + fl + est + lvl + stk + bu + esc + lsig + n + nb + nra + ps + lb + lg + lp + lk + lh
     if L ~= nil and type(L) ~= 'table' or T ~= nil and type(T) ~= 'table' or Q ~= nil and type(Q) ~= 'table' then error('not a state') end
     if Q then
       if #Q % QN ~= 0 then error('not a state') end
-      for i = 1, #Q, QN do local _ = Q[i + 2] + Q[i + 3] + Q[i + 4] + Q[i + 5] + Q[i + 6] end
+      for i = 1, #Q, QN do local _ = Q[i + 2] + Q[i + 3] + Q[i + 4] + Q[i + 5] + Q[i + 6] + Q[i + 7] + Q[i + 8] + Q[i + 9] + Q[i + 10] + Q[i + 11] end
       if #Q == 0 then Q = nil end
     end
     if L and #L == 0 then L = nil end
+    if T and #T == 0 then T = nil end
   end
 end
 local function arg(i)
@@ -116,15 +119,30 @@ local function pace(t, floor)
   end
   return math.max(math.min(d, MAXD), BASE, math.min(floor, MAXCD))
 end
+-- limitGap is the least gap between starts that the rate limit learned
+-- from 429s allows at t: lb the longest gap known to draw a 429, lg one
+-- known to be taken, lp 1 while a faster gap is probed, lh the last 429
+-- (package pace's limit.go says how the search goes).
+local function limitFound() return lg > 0 and lg - lb <= math.floor(lg / 8) end
+local function limitGap(t)
+  if lb == 0 or t - lh >= FORGET then return 0 end
+  if lg == 0 then return lb + math.floor(lb / 2) end
+  if lp == 1 then return lg - math.floor(lg / 8) end
+  if limitFound() then return lg end
+  return math.floor((lb + lg) / 2)
+end
 -- keyNext is the earliest start the key's pace and pause allow.
 local function keyNext(t, floor)
   if ls == 0 then return bu end
-  return math.max(bu, ls + jittered(pace(t, math.max(floor, fl)), u))
+  return math.max(bu, ls + math.max(jittered(pace(t, math.max(floor, fl)), u), limitGap(t)))
 end
 -- The quota holds: Q[i] the partition, Q[i+1] the resource, Q[i+2] the
 -- reset of an exhausted quota, Q[i+3] the spread of a low one, Q[i+4]
 -- when it ends, Q[i+5] the partition's last start, Q[i+6] its jitter
--- draw. The jitter never carries the spread past the window's end.
+-- draw; the count (package pace's quotaHold): Q[i+7] the starts left,
+-- Q[i+8] the partition's requests in flight, Q[i+9] the limit, Q[i+10]
+-- the window's end, Q[i+11] its length. The jitter never carries the
+-- spread past the window's end.
 local function holdNext(i, t)
   local r = Q[i + 2]
   if t < Q[i + 4] then r = math.max(r, math.min(Q[i + 5] + jittered(Q[i + 3], Q[i + 6]), Q[i + 4])) end
@@ -161,7 +179,7 @@ local function hold(t, part, res, add)
   if Q then
     local K = nil
     for i = 1, #Q, QN do
-      if t < Q[i + 2] or t < Q[i + 4] then
+      if t < Q[i + 2] or t < Q[i + 4] or t < Q[i + 10] + Q[i + 11] then
         K = K or {}
         for j = 0, QN - 1 do K[#K + 1] = Q[i + j] end
       end
@@ -185,7 +203,24 @@ local function hold(t, part, res, add)
   end
   local i = #Q + 1
   Q[i], Q[i + 1], Q[i + 2], Q[i + 3], Q[i + 4], Q[i + 5], Q[i + 6] = part, res, 0, 0, 0, 0, 0
+  Q[i + 7], Q[i + 8], Q[i + 9], Q[i + 10], Q[i + 11] = 0, 0, 0, 0, 0
   return i
+end
+-- spend records a start of hold i's partition at now: one of what is left
+-- spent, after the limit refilled it when the window has ended; none left
+-- holds the partition until the window's end.
+local function spend(i)
+  Q[i + 5], Q[i + 6], Q[i + 8] = now, u, Q[i + 8] + 1
+  if now >= Q[i + 10] then
+    if Q[i + 9] == 0 or Q[i + 11] <= 0 then
+      Q[i + 7] = 2 ^ 52 -- a new window of an untold size: the next answer says
+      return
+    end
+    Q[i + 7] = Q[i + 9]
+    Q[i + 10] = Q[i + 10] + (math.floor((now - Q[i + 10]) / Q[i + 11]) + 1) * Q[i + 11]
+  end
+  Q[i + 7] = Q[i + 7] - 1
+  if Q[i + 7] <= 0 then Q[i + 2] = math.max(Q[i + 2], Q[i + 10]) end
 end
 -- carry brings in a start and a pause that a process made in its memory
 -- while this key's server did not answer: a start ago µs ago, and no
@@ -213,8 +248,13 @@ local function save(lastLease)
     T = K
   end
   local ttl = math.max(math.max(keyNext(now, fl) - now, 0) + FORGET, ls + MAXCD - now, lastLease - now, quotaNext(now, nil) - now)
-  local s
   if Q then
+    for i = 1, #Q, QN do ttl = math.max(ttl, Q[i + 10] + Q[i + 11] - now) end
+  end
+  local s
+  if lb ~= 0 or ps ~= 0 then
+    s = cmsgpack.pack(ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L or {}, T or {}, Q or {}, ps, lb, lg, lp, lk, lh)
+  elseif Q then
     s = cmsgpack.pack(ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L or {}, T or {}, Q)
   elseif T then
     s = cmsgpack.pack(ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L or {}, T)
@@ -237,6 +277,7 @@ local function run(body, writes)
     return r
   end
   ls, u, fl, est, lvl, stk, bu, esc, lsig, n, nb, nra, L, T, Q = now, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nil, nil, nil
+  ps, lb, lg, lp, lk, lh = 0, 0, 0, 0, 0, 0
   if writes then save(now) end
   r = body()
   r[#r + 1] = 1
@@ -287,10 +328,11 @@ return run(function()
   if (K and #K / 2 or 0) >= MAXIN then return {0, 0, math.max(first - now, 1)} end
   K = K or {}
   K[#K + 1], K[#K + 2] = ARGV[4], now + LEASE
+  if ls ~= 0 then ps = ls end
   L, ls, u, fl, n = K, now, arg(3), floor, n + 1
   if Q then
     for i = 1, #Q, QN do
-      if Q[i] == part then Q[i + 5], Q[i + 6] = now, u end
+      if Q[i] == part then spend(i) end
     end
   end
   save(now + LEASE)
@@ -301,8 +343,9 @@ end, true)
 // releaseLua frees a lease and learns from how its request ended.
 //
 // ARGV after the first: 2 lease id, 3 start (µs, as admitLua returned
-// it), 4 class (0 success, 1 neutral, 2 signal, 3 ignore), 5 timed out (0
-// or 1), 6 Retry-After (µs), 7 quota known (0 or 1), 8 remaining, 9
+// it), 4 class (0 success, 1 neutral, 2 signal, 3 ignore), 5 flags (1:
+// timed out, 2: rate limited, a 429), 6 Retry-After (µs), 7 quota known
+// (0 or 1), 8 remaining, 9
 // limit, 10 reset (µs), 11 u (a second jitter draw, for the pause), 12
 // the request's quota partition, 13 the partition the server named.
 //
@@ -325,6 +368,11 @@ return run(function()
   local K, _, lastLease = live()
   L = K
   local part, res = sarg(12), sarg(13)
+  if Q then
+    for i = 1, #Q, QN do
+      if Q[i] == part then Q[i + 8] = math.max(Q[i + 8] - 1, 0) end
+    end
+  end
   if class == 3 then
     local pause = math.max(bu, quotaField(part, 2, now)) - now
     save(lastLease)
@@ -335,32 +383,55 @@ return run(function()
     lvl, stk, change = 0, 0, 2
   end
   local lat = math.max(now - start, 0)
-  if arg(5) == 1 then
+  local flags = arg(5)
+  if flags % 2 == 1 then -- timed out: no sample of the latency
   elseif class == 0 then
     est = math.max(lat, math.floor((est + lat) / 2))
   else
     est = math.max(est, lat)
   end
-  if arg(7) == 1 then
-    local rem, lim, reset = arg(8), arg(9), math.min(arg(10), MAXRA)
-    if rem == 0 then
-      local i = hold(now, part, res, true)
-      Q[i + 2], Q[i + 4] = math.max(Q[i + 2], now + reset), 0
-    elseif lim > 0 and rem <= math.floor(lim / 4) then
-      local i = hold(now, part, res, true)
-      Q[i + 3], Q[i + 4] = math.floor(reset / rem), now + reset
+  if arg(7) == 1 then -- package pace's learnQuota
+    local lim, reset = arg(9), math.min(arg(10), MAXRA)
+    local i = hold(now, part, res, true)
+    local left = arg(8) - Q[i + 8]
+    if now >= Q[i + 10] then
+      Q[i + 7], Q[i + 2] = left, 0
+    else
+      Q[i + 7] = math.min(Q[i + 7], left)
+    end
+    Q[i + 10], Q[i + 11] = now + reset, math.max(Q[i + 11], reset)
+    if lim > 0 then Q[i + 9] = lim end
+    if Q[i + 7] <= 0 then
+      Q[i + 2], Q[i + 4] = math.max(Q[i + 2], Q[i + 10]), 0
+    elseif Q[i + 9] > 0 and Q[i + 7] <= math.floor(Q[i + 9] / 4) then
+      Q[i + 3], Q[i + 4] = math.floor(reset / (Q[i + 7] + 1)), now + reset
       if start > Q[i + 5] then
         Q[i + 5], Q[i + 6] = start, 0 -- that start's draw, when the key still knows it
         if start == ls then Q[i + 6] = u end
       end
     else
-      local i = hold(now, part, res, false)
-      if i then Q[i + 4] = 0 end
+      Q[i + 4] = 0
     end
   end
   local fresh = start > esc
+  local gap = 0 -- the gap between this request's start and the one before
+  if start == ls and ps ~= 0 then
+    gap = start - ps
+  else
+    gap = math.max(pace(now, fl), limitGap(now))
+  end
   if class == 2 then
     lsig = now
+    if fresh and math.floor(flags / 2) % 2 == 1 then -- package pace's rateLimit.refused
+      if lb > 0 and now - lh >= FORGET then lb, lg, lp, lk = 0, 0, 0, 0 end
+      if lp == 1 and gap < lg then
+        lb = math.max(lb, lg - math.floor(lg / 8))
+      else
+        lb = math.min(math.max(lb, gap), MAXRA)
+        if lg <= lb then lg = 0 end
+      end
+      lp, lk, lh = 0, 0, now
+    end
     if fresh then
       lvl = math.min(lvl + 1, MAXLEVEL)
       stk, esc, nb = 0, now, nb + 1
@@ -376,7 +447,20 @@ return run(function()
       nra = nra + 1
       bu = math.max(bu, now + math.min(ra, MAXRA))
     end
-  elseif class == 0 and fresh and lvl > 0 then
+  elseif class == 0 and fresh and lb > 0 then -- package pace's rateLimit.took
+    local trial = limitGap(now)
+    if trial > 0 and gap <= trial + math.floor(trial / 8) then
+      lk = lk + 1
+      if lp == 1 and lk >= CONFIRM then
+        lg, lb, lp, lk = trial, math.floor(lb / 2), 0, 0
+      elseif lp == 0 and not limitFound() and lk >= CONFIRM then
+        lg, lk = trial, 0
+      elseif lp == 0 and limitFound() and lk >= PROBE then
+        lp, lk = 1, 0
+      end
+    end
+  end
+  if class == 0 and fresh and lvl > 0 then
     stk = stk + 1
     if RECOVER > 0 and stk >= RECOVER then
       lvl, stk = lvl - 1, 0
@@ -449,7 +533,7 @@ return run(function()
   if ls == 0 and bu == 0 and not Q then return {0, 0, 0, pace(now, arg(2)), 0, 0, 0, 0, 0, 0, 0} end
   local K = live()
   return {1, math.max(nextAllowed(now, arg(2), part), now) - now, K and #K / 2 or 0,
-    math.max(pace(now, math.max(arg(2), fl)), quotaField(part, 3, now)),
+    math.max(pace(now, math.max(arg(2), fl)), limitGap(now), quotaField(part, 3, now)),
     levelAt(now), math.max(math.max(bu, quotaField(part, 2, now)) - now, 0), est, now - ls, n, nb, nra}
 end, false)
 `
