@@ -146,3 +146,26 @@ func ExampleFrontier_Add() {
 	// https://b.example/1 true <nil>
 	// 3 queued; 2 for a.example
 }
+
+// The loop of a crawler: each turn is a URL whose host can start now,
+// and the turn ends when the worker is done with it. (Compiled, not run:
+// it crawls example.com.)
+func ExampleFrontier_Next() {
+	tr := polite.New(nil, polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"))
+	client := &http.Client{Transport: tr}
+	ctx := context.Background()
+
+	f := frontier.New(tr, frontier.Options{Dedup: true})
+	f.Add(ctx, "https://example.com/")
+	for {
+		t, err := f.Next(ctx)
+		if err != nil {
+			break // ErrEmpty: nothing queued and nothing out; or ctx ended
+		}
+		if resp, err := client.Get(t.URL); err == nil { // starts at once: the host is ready
+			// ... f.Add the links of the page ...
+			resp.Body.Close()
+		}
+		t.Done()
+	}
+}

@@ -23,8 +23,10 @@
 //		if err != nil {
 //			break // ErrEmpty: nothing queued and nothing out; or ctx ended
 //		}
-//		resp, err := client.Get(t.URL) // starts at once: the host is ready
-//		// ... f.Add the links of the page ...
+//		if resp, err := client.Get(t.URL); err == nil { // starts at once: the host is ready
+//			// ... f.Add the links of the page ...
+//			resp.Body.Close()
+//		}
 //		t.Done()
 //	}
 //

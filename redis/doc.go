@@ -7,10 +7,17 @@
 // does not clash with go-redis's package redis, which its callers import
 // beside it.
 //
-//	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
-//	t := polite.New(nil,
-//		polite.WithPacer(politeredis.NewPacer(client)),
-//		polite.WithRobotsStore(politeredis.NewRobotsStore(client)))
+//	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
+//		Addrs:                 []string{"localhost:6379"},
+//		ContextTimeoutEnabled: true, // calls end with the request's context
+//	})
+//	defer rdb.Close()
+//
+//	client := &http.Client{Transport: polite.New(nil,
+//		polite.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"),
+//		polite.WithPacer(politeredis.NewPacer(rdb)),
+//		polite.WithRobotsStore(politeredis.NewRobotsStore(rdb)),
+//	)}
 //
 // Every process then runs the delay policy of package polite as if it
 // were one: the pace between starts, Crawl-delay floors, backoff on
@@ -45,7 +52,7 @@
 //
 // Each pacing key k has one Redis key, prefix:{k} ("polite" is the default
 // prefix; see [WithKeyPrefix]). Its hash tag {k} names the Cluster slot,
-// so client may be a single server, a Sentinel failover client or a
+// so the client may be a single server, a Sentinel failover client or a
 // Cluster, and keys spread over a Cluster's primaries by host.
 //
 // Its value is a sequence of MessagePack values, read and written whole
@@ -209,8 +216,8 @@
 // politetest.RunQueue, and a crawler moves from one to the other by the
 // line that makes its frontier:
 //
-//	f := frontier.New(tr, frontier.Options{Dedup: true})                    // one process
-//	f := politeredis.NewFrontier(client, tr, frontier.Options{Dedup: true}) // the fleet
+//	// One process would write frontier.New(tr, frontier.Options{Dedup: true}).
+//	var f frontier.Queue = politeredis.NewFrontier(rdb, tr, frontier.Options{Dedup: true})
 //
 // A fleet that partitions its hosts (see Partition or share) needs none of
 // it: each process keeps its own hosts' URLs in its own frontier.
@@ -309,7 +316,7 @@
 // that failed, the warning adds the last dial's error ("connect:
 // connection refused"), or, when that dial succeeded, that Redis did not
 // answer in time; to see the dials, the Pacer and the store each add a
-// hook to client that watches them and changes nothing. A Cluster's or
+// hook to the client that watches them and changes nothing. A Cluster's or
 // Ring's nodes are watched from the Pacer's or store's making on; of
 // nodes made before, the warning can tell no more than the error.
 //
