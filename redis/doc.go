@@ -173,12 +173,23 @@
 // nothing: the next start allowed, the pace, the level, the pause, the
 // latency estimate, the last start, the live leases and the fleet's
 // counts; Waiting and Busy count this process's waiting requests, the
-// only ones it knows. Stats reads the keys this process used last, at
-// most 1,000 (a set it keeps in its memory, touched at each start), with
-// the same script, in one pipeline to each server, the pipelines at once:
-// one round trip to each server, and the server's time per key (BENCHMARKS.md has both figures). Keys
-// that Redis has let expire are left out. Neither read is on a request's
-// path unless the caller puts it there.
+// only ones it knows. Stats lists the fleet's keys, not only this
+// process's: the 1,000 the fleet used last, which a sorted set,
+// prefix:keys, holds by when one of the fleet last started a request on
+// each, and the 1,000 this process used last (a set it keeps in its
+// memory, touched at each start). It reads the set (one call), then each
+// key with the same script as Ready, in one pipeline to each server, the
+// pipelines at once: two round trips, and the server's time per key
+// (BENCHMARKS.md has the figures). Keys that Redis has let expire are left
+// out. Each process writes the keys it started requests on to the set:
+// the release of a request writes those used since the last write when a
+// second has passed since it, or at once when the request drew a signal,
+// so that a pause shows in every process's Stats as soon as it starts. The
+// write is one pipeline, one round trip on that release's path, which also
+// trims the set to the 10,000 keys used last and to those whose state may
+// live (the transport's MaxCrawlDelay plus 30 minutes), and sets it to
+// expire as they do. Neither read is on a request's path unless the caller
+// puts it there.
 //
 // # robots.txt
 //

@@ -70,7 +70,8 @@ type pacer struct {
 	orphans  []orphan
 	sweeping bool
 
-	keep *keeper // renews the leases of this process's requests in flight
+	keep *keeper  // renews the leases of this process's requests in flight
+	reg  registry // writes the keys this process uses to the fleet's index
 }
 
 // A watch lets the goroutines of this process that wait on a key learn
@@ -129,6 +130,7 @@ func newPacer(client redis.UniversalClient, c pace.Config, o options) *pacer {
 		rand:    rand.Float64,
 	}
 	p.keep = newKeeper(p)
+	p.reg.p = p
 	d := watchDials(client)
 	p.servers = newServers(client, func(node string) *health {
 		return &health{logger: o.logger, probe: o.probe, node: node, up: p.carryLater, dials: d,
@@ -255,6 +257,7 @@ func (p *pacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error)
 		if reply[0] == 1 {
 			p.keep.add(leaseRef{key, id})
 			p.touch(key, crawlDelay)
+			p.reg.add(key)
 			return pace.Lease{Partition: partition, Ref: &lease{ctx: ctx, key: key, id: id, start: strconv.FormatInt(reply[1], 10)}}, nil
 		}
 		next, wake := time.Duration(reply[1])*time.Microsecond, time.Duration(reply[2])*time.Microsecond
@@ -532,6 +535,7 @@ func (p *pacer) Release(pl pace.Lease, o pace.Outcome) pace.Change {
 	}
 	h.answered()
 	p.repaired(l.key, r)
+	p.reg.write(context.WithoutCancel(l.ctx), o.Class == pace.Signal)
 	return pace.Change{Raised: r[0] == 1, Cleared: r[0] == 2, Level: int(r[1]),
 		Pause: time.Duration(r[2]) * time.Microsecond}
 }

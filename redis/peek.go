@@ -46,14 +46,26 @@ func (p *pacer) Ready(ctx context.Context, req pace.Request) (pace.KeyState, err
 	return p.keyState(key, r), nil
 }
 
-// Stats implements [pace.StatsPacer]: the keys this process used last,
-// at most 1,000, each read with peekLua, in one pipeline to each server,
-// the pipelines at once (one round trip to each server). Keys that Redis no longer holds are left out; the
-// keys of a server in an outage are read from this process's memory.
+// Stats implements [pace.StatsPacer]: the keys the fleet used last, at
+// most 1,000, as its index lists them (one call), and those this process
+// used last, at most 1,000, each read with peekLua, in one pipeline to
+// each server, the pipelines at once (one round trip to each server).
+// Keys that Redis no longer holds are left out; the keys of a server in an
+// outage are read from this process's memory. When the index cannot be
+// read, Stats lists this process's keys alone.
 func (p *pacer) Stats(ctx context.Context) ([]pace.KeyState, error) {
 	recent := p.recent()
 	cctx, cancel := context.WithTimeout(ctx, p.o.timeout)
 	defer cancel()
+	fleet, err := p.reg.fleet(cctx, statsKeys)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	for _, key := range fleet {
+		if _, ok := recent[key]; !ok {
+			recent[key] = 0 // peekLua reads the Crawl-delay the key's state holds
+		}
+	}
 	var calls []*call
 	var hs []*health // found before the calls, which may make a Cluster reload its map
 	var called, fromMemory []string

@@ -4,12 +4,15 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/pace"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestFleetVisible runs two transports on one Redis, as two processes of
@@ -104,4 +107,129 @@ func TestFleetVisible(t *testing.T) {
 	if paused != 1 {
 		t.Errorf("hosts paused, as the Prometheus sink counts them = %d; want 1", paused)
 	}
+
+	// A third process, which sent nothing, lists the host from the
+	// fleet's index of keys, which the 429's release wrote.
+	stats, err = polite.New(nil, opts...).Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stats) != 1 {
+		t.Fatalf("the Stats of a transport that sent nothing = %+v; want the fleet's host", stats)
+	}
+	if s := stats[0]; len(stats) != 1 || s.PausedUntil.Sub(sent) < 29*time.Second || s.Requests != 2 {
+		t.Errorf("the Stats of a transport that sent nothing = %+v; want the fleet's host, paused for 30s, 2 requests", stats)
+	}
+}
+
+// TestStatsListsTheFleetsKeys runs two Pacers on one Redis, as two
+// processes: one starts requests on more keys than Stats lists and pauses
+// the last of them; the other, which started none, lists in its Stats the
+// keys the fleet used last, the pause among them.
+func TestStatsListsTheFleetsKeys(t *testing.T) {
+	c := newClient(t)
+	prefix := freshPrefix()
+	newPacer := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())
+	a := newPacer(pace.Config{Policy: unpaced()}).(*pacer)
+	b := newPacer(pace.Config{Policy: unpaced()}).(*pacer)
+	ctx := context.Background()
+	const keys = statsKeys + 200
+	key := func(i int) string { return "host" + strconv.Itoa(i) + ".example" }
+	for i := range keys {
+		l, err := a.Acquire(ctx, pace.Request{Key: key(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := pace.Outcome{Class: pace.Success}
+		if i == keys-1 {
+			o = pace.Outcome{Class: pace.Signal, RetryAfter: 30 * time.Second}
+		}
+		a.Release(l, o)
+	}
+	// The signal of the last release wrote the index.
+	if n := c.ZCard(ctx, prefix+":keys").Val(); n != keys {
+		t.Fatalf("the fleet's index holds %d keys after a signal; want %d", n, keys)
+	}
+	stats, err := b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stats) != statsKeys {
+		t.Fatalf("Stats of a process that used no key lists %d keys; want the %d the fleet used last", len(stats), statsKeys)
+	}
+	listed := map[string]pace.KeyState{}
+	for _, s := range stats {
+		listed[s.Key] = s
+	}
+	for _, i := range []int{0, 199} {
+		if _, ok := listed[key(i)]; ok {
+			t.Errorf("Stats lists %s, one of the %d used first; want only the %d used last", key(i), keys-statsKeys, statsKeys)
+		}
+	}
+	last, ok := listed[key(keys-1)]
+	if !ok || time.Until(last.PausedUntil) < 29*time.Second || last.Requests != 1 || last.RetryAfters != 1 {
+		t.Errorf("Stats of the key the fleet paused = %+v (listed %v); want paused for 30s, 1 request, 1 Retry-After", last, ok)
+	}
+}
+
+// TestFleetIndexIsBounded writes more keys to the fleet's index than it
+// keeps, and finds the ones written last kept.
+func TestFleetIndexIsBounded(t *testing.T) {
+	c := newClient(t)
+	prefix := freshPrefix()
+	p := NewPacer(c, WithKeyPrefix(prefix), FailWhenUnreachable())(pace.Config{Policy: unpaced()}).(*pacer)
+	batch := map[string]int64{}
+	now := time.Now().UnixMicro()
+	for i := range registryKeys + 50 {
+		batch["host"+strconv.Itoa(i)] = now - int64(registryKeys+50-i)
+	}
+	batch["stale"] = now - (forgetAfter + time.Minute).Microseconds()
+	ctx := context.Background()
+	p.reg.pending = batch
+	p.reg.write(ctx, true)
+	if n := c.ZCard(ctx, prefix+":keys").Val(); n != registryKeys {
+		t.Errorf("the index holds %d keys; want %d", n, registryKeys)
+	}
+	for key, want := range map[string]bool{"host0": false, "host49": false, "host50": true, "stale": false, "host10049": true} {
+		_, err := c.ZScore(ctx, prefix+":keys", key).Result()
+		if got := err == nil; got != want {
+			t.Errorf("the index holds %s: %v; want %v", key, got, want)
+		}
+	}
+	if ttl := c.PTTL(ctx, prefix+":keys").Val(); ttl <= 0 || ttl > forgetAfter+p.policies.Policy.MaxCrawlDelay {
+		t.Errorf("the index expires in %v; want at most %v, as the keys' state", ttl, forgetAfter+p.policies.Policy.MaxCrawlDelay)
+	}
+}
+
+// TestFleetIndexIsWrittenEverySecond follows one process's writes to the
+// fleet's index in a bubble's time: the first release writes its key at
+// once, the next ones wait until a second has passed since, and a
+// signal's release writes at once.
+func TestFleetIndexIsWrittenEverySecond(t *testing.T) {
+	newClient(t) // skips without a server
+	synctest.Test(t, func(t *testing.T) {
+		c := redis.NewClient(clientOptions(sock))
+		defer c.Close()
+		prefix := freshPrefix()
+		p := NewPacer(c, WithClock(time.Now), WithKeyPrefix(prefix), FailWhenUnreachable())(pace.Config{Policy: unpaced()}).(*pacer)
+		ctx := context.Background()
+		step := func(key string, class pace.Class, want int64) {
+			t.Helper()
+			l, err := p.Acquire(ctx, pace.Request{Key: key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release(l, pace.Outcome{Class: class})
+			if n := c.ZCard(ctx, prefix+":keys").Val(); n != want {
+				t.Errorf("after %s: the index holds %d keys; want %d", key, n, want)
+			}
+		}
+		step("a", pace.Success, 1) // the first write
+		step("b", pace.Success, 1)
+		step("c", pace.Success, 1)
+		time.Sleep(registryEvery)
+		step("d", pace.Success, 4) // a second on: b, c and d
+		step("e", pace.Signal, 5)  // at once
+		step("f", pace.Success, 5)
+	})
 }
