@@ -535,7 +535,7 @@ func (p *pacer) Release(pl pace.Lease, o pace.Outcome) pace.Change {
 	}
 	h.answered()
 	p.repaired(l.key, r)
-	p.reg.write(context.WithoutCancel(l.ctx), o.Class == pace.Signal)
+	p.reg.write(l.ctx, o.Class == pace.Signal)
 	return pace.Change{Raised: r[0] == 1, Cleared: r[0] == 2, Level: int(r[1]),
 		Pause: time.Duration(r[2]) * time.Microsecond}
 }

@@ -84,9 +84,10 @@ func (r *registry) keep(batch map[string]int64) {
 	}
 }
 
-// write adds the keys due to the fleet's index, bounded by ctx and the
-// Pacer's timeout. It sends nothing while the index's server is in an
-// outage, and a batch it cannot write waits for the next.
+// write adds the keys due to the fleet's index, bounded by ctx, the
+// context of the request whose release writes, and by the Pacer's
+// timeout. It sends nothing while the index's server is in an outage, and
+// a batch it cannot write waits for the next.
 func (r *registry) write(ctx context.Context, signal bool) {
 	batch := r.due(signal)
 	if batch == nil {
@@ -106,13 +107,30 @@ func (r *registry) write(ctx context.Context, signal bool) {
 		last = max(last, at)
 	}
 	keep := r.p.policies.Policy.MaxCrawlDelay + forgetAfter // as long as a key's state may live past its last start
-	_, err := r.p.client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.ZAdd(ctx, k, members...)
-		pipe.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(last-keep.Microseconds(), 10))
-		pipe.ZRemRangeByRank(ctx, k, 0, -registryKeys-1)
-		pipe.PExpire(ctx, k, keep)
-		return nil
-	})
+	send := func(ctx context.Context) error {
+		_, err := r.p.client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+			pipe.ZAdd(ctx, k, members...)
+			pipe.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(last-keep.Microseconds(), 10))
+			pipe.ZRemRangeByRank(ctx, k, 0, -registryKeys-1)
+			pipe.PExpire(ctx, k, keep)
+			return nil
+		})
+		return err
+	}
+	var err error
+	if r.p.releases.detach {
+		// A Cluster client may hold a call past its context (see batcher).
+		var cmd *redis.Cmd
+		if cmd, err = within(ctx, func(ctx context.Context) *redis.Cmd {
+			cmd := redis.NewCmd(ctx)
+			cmd.SetErr(send(ctx))
+			return cmd
+		}); err == nil {
+			err = cmd.Err()
+		}
+	} else {
+		err = send(ctx)
+	}
 	if err != nil {
 		r.keep(batch)
 	}
