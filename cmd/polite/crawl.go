@@ -25,6 +25,7 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts.idleTimeout = 30 * time.Second
 	fs.Var((*durationValue)(&opts.idleTimeout), "idle-timeout", "stop when no request has started or ended for this `duration`; 0 for none")
 	fs.IntVar(&opts.retries, "retries", 1, "queue a URL again this many times after a 429 or 5xx")
+	fs.BoolVar(&opts.sitemaps, "sitemaps", false, "seed the crawl also with the pages that each seed origin's sitemaps list: those its robots.txt names, or /sitemap.xml when it names none")
 	timeline := fs.String("timeline", "", "write an SVG timeline of request starts per host to `FILE`")
 	if status := parseFlags(fs, args); status >= 0 {
 		return status
@@ -75,6 +76,9 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintln(stderr)
 	writeTable(stderr, buildReport(res.wire, res.stats, floor))
 	fmt.Fprintf(stderr, "\n%d requests, %d refused by robots.txt", len(res.wire), res.blocked())
+	if opts.sitemaps {
+		fmt.Fprintf(stderr, ", %d sitemaps read (%d failed) listing %d URLs", res.sitemaps.sitemaps, res.sitemaps.failed, res.sitemaps.urls)
+	}
 	if n := res.failed(); n > 0 {
 		fmt.Fprintf(stderr, ", %d failed", n)
 	}
@@ -108,6 +112,7 @@ type crawlResult struct {
 	stats      []polite.HostStats
 	idle       bool // stopped on the idle timeout
 	left       int  // URLs queued, or under way when the crawl stopped
+	sitemaps   sitemapCounts
 }
 
 // blocked counts the records refused by robots.txt.
@@ -141,7 +146,7 @@ func (r crawlResult) status() int {
 	refused, failed := false, false
 	for _, rec := range r.records {
 		switch {
-		case rec.Depth > 0:
+		case rec.Depth > 0 || rec.Sitemap:
 		case rec.Status != 0:
 			return exitOK
 		case rec.Blocked != "":
@@ -166,12 +171,14 @@ func crawl(ctx context.Context, tr *polite.PoliteTransport, wire *wireRecorder, 
 		res.records = append(res.records, r) // emit is called one record at a time
 		emit(r)
 	})
+	c.report = progress
 	line := startProgress(progress, func(now time.Time) string {
 		stats, _ := tr.Stats(ctx) // the in-memory pacer's fail only when ctx has ended
 		return crawlProgress(c.progress(stats), stats, now)
 	})
 	res.idle = c.run(ctx, seeds)
 	res.left = c.frontier.Len() // a fetch cut short was requeued
+	res.sitemaps = c.sitemapsOf // the walks have ended
 	line.Stop()
 	res.end = time.Now()
 	res.wire = wire.requests()

@@ -24,6 +24,7 @@ type crawlLine struct {
 	Depth   *int      `json:"depth"`
 	Blocked string    `json:"blocked"`
 	Error   string    `json:"error"`
+	Sitemap bool      `json:"sitemap"`
 }
 
 // decodeCrawl decodes crawl's stdout, one JSON object per line, with every

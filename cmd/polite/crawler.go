@@ -26,6 +26,7 @@ type crawlOptions struct {
 	sameHost    bool          // follow only links to the seeds' hosts
 	idleTimeout time.Duration // stop when no request has started or ended for this long
 	retries     int           // times a URL answered 429 or 5xx is queued again
+	sitemaps    bool          // seed also with the pages the seeds' origins' sitemaps list
 }
 
 // A pageRecord is one line of the crawl's output: one URL the crawler
@@ -35,6 +36,7 @@ type pageRecord struct {
 	Status  int       `json:"status"`            // 0 when there was no response
 	Links   []string  `json:"links"`             // links found: anchors, canonical links, or a redirect's Location
 	Depth   int       `json:"depth"`             // link distance from a seed
+	Sitemap bool      `json:"sitemap,omitempty"` // a sitemap listed the URL: a seed no one gave
 	Blocked string    `json:"blocked,omitempty"` // the robots.txt rule that refused the URL
 	Error   string    `json:"error,omitempty"`   // why the request failed
 	Host    string    `json:"-"`                 // pacing key
@@ -66,6 +68,8 @@ type crawler struct {
 	frontier *frontier.Frontier
 	keyOf    func(*url.URL) string // the transport's pacing key, or hostKey
 	emit     func(pageRecord)      // called once per record, one at a time
+	report   io.Writer             // hears of the sitemaps that could not be read
+	walks    sync.WaitGroup        // the sitemap walks under way
 
 	emitMu sync.Mutex // serialises emit, and guards closed
 	closed bool       // the crawl is over: records that come later are dropped
@@ -81,15 +85,27 @@ type crawler struct {
 	pending   int        // URLs added to the frontier whose last record has not been made
 	exhausted bool       // the frontier was found empty: nothing queued, and nothing out
 	settled   *sync.Cond // on mu: pending went down
+
+	fromSitemap map[string]bool // the URLs queued because a sitemap listed them
+	sitemapsOf  sitemapCounts   // what the sitemap walks did
+	walking     int             // sitemap walks under way
+	walkGen     uint64          // counts the URLs the walks queued and the walks that ended
+	changed     *sync.Cond      // on mu: walkGen went up, the frontier gave out a URL, or the crawl's context ended
+}
+
+// sitemapCounts is what the sitemap walks of a crawl did.
+type sitemapCounts struct {
+	sitemaps, failed, urls int
 }
 
 // A crawlItem is a URL a worker fetches: its frontier turn, and what the
 // crawler knows of it.
 type crawlItem struct {
-	turn  frontier.Turn
-	url   string
-	host  string
-	depth int
+	turn    frontier.Turn
+	url     string
+	host    string
+	depth   int
+	sitemap bool // a sitemap listed it
 }
 
 // newCrawler returns a crawler that sends its requests through rt. emit
@@ -106,10 +122,12 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 			// request and the target goes through the frontier like any link.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		emit:      emit,
-		depth:     make(map[string]int),
-		tries:     make(map[string]int),
-		seedHosts: make(map[string]bool),
+		emit:        emit,
+		report:      io.Discard,
+		fromSitemap: make(map[string]bool),
+		depth:       make(map[string]int),
+		tries:       make(map[string]int),
+		seedHosts:   make(map[string]bool),
 	}
 	ft, ok := rt.(frontier.Transport)
 	if !ok {
@@ -117,6 +135,7 @@ func newCrawler(rt http.RoundTripper, opts crawlOptions, emit func(pageRecord)) 
 	}
 	c.keyOf = ft.PacingKey
 	c.settled = sync.NewCond(&c.mu)
+	c.changed = sync.NewCond(&c.mu)
 	c.frontier = frontier.New(ft, frontier.Options{Refused: c.refused})
 	return c
 }
@@ -153,6 +172,14 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 			c.enqueue(ctx, s, 0)
 		}
 	}
+	defer context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.changed.Broadcast()
+		c.mu.Unlock()
+	})()
+	if c.opts.sitemaps {
+		c.sitemapWalks(ctx, seeds, c.report)
+	}
 
 	if c.opts.idleTimeout > 0 {
 		go c.watchIdle(ctx, cancel)
@@ -162,6 +189,8 @@ func (c *crawler) run(ctx context.Context, seeds []*url.URL) (idle bool) {
 		wg.Go(func() { c.work(ctx) })
 	}
 	wg.Wait()
+	cancel() // the walks of sitemaps, when the workers stopped first
+	c.walks.Wait()
 	c.close()
 
 	c.mu.Lock()
@@ -226,7 +255,20 @@ func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 	c.claimed++
 	c.mu.Unlock()
 
-	t, err := c.frontier.Next(ctx)
+	for {
+		c.mu.Lock()
+		gen := c.walkGen
+		c.mu.Unlock()
+		t, err := c.frontier.Next(ctx)
+		if errors.Is(err, frontier.ErrEmpty) && c.waitWalks(ctx, gen) {
+			continue // a sitemap walk queued a URL, or ended
+		}
+		return c.took(t, err)
+	}
+}
+
+// took counts what take's last call of Next returned.
+func (c *crawler) took(t frontier.Turn, err error) (crawlItem, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
@@ -236,8 +278,16 @@ func (c *crawler) take(ctx context.Context) (crawlItem, bool) {
 	}
 	c.counts.Busy++
 	c.lastBusy = time.Now()
+	c.changed.Broadcast()    // the frontier holds one URL fewer
 	u, _ := url.Parse(t.URL) // the frontier took it
-	return crawlItem{turn: t, url: t.URL, host: c.keyOf(u), depth: c.depth[t.URL]}, true
+	return crawlItem{turn: t, url: t.URL, host: c.keyOf(u), depth: c.depth[t.URL], sitemap: c.fromSitemap[t.URL]}, true
+}
+
+// busy records that a request started or ended now, for the idle timeout.
+func (c *crawler) busy() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastBusy = time.Now()
 }
 
 // refused records a URL that robots.txt refused before it was handed out.
@@ -251,7 +301,7 @@ func (c *crawler) refused(rawURL string, d polite.Decision) {
 	}
 	u, _ := url.Parse(rawURL) // the frontier took it
 	c.mu.Lock()
-	rec := pageRecord{URL: rawURL, Links: []string{}, Depth: c.depth[rawURL], Blocked: rule, Host: c.keyOf(u), At: time.Now()}
+	rec := pageRecord{URL: rawURL, Links: []string{}, Depth: c.depth[rawURL], Sitemap: c.fromSitemap[rawURL], Blocked: rule, Host: c.keyOf(u), At: time.Now()}
 	c.counts.Blocked++
 	c.mu.Unlock()
 	c.emitRecord(rec)
@@ -263,7 +313,7 @@ func (c *crawler) refused(rawURL string, d polite.Decision) {
 
 // fetch makes the request for it and reads the links of the answer.
 func (c *crawler) fetch(ctx context.Context, it crawlItem) (rec pageRecord) {
-	rec = pageRecord{URL: it.url, Depth: it.depth, Host: it.host, Links: []string{}}
+	rec = pageRecord{URL: it.url, Depth: it.depth, Sitemap: it.sitemap, Host: it.host, Links: []string{}}
 	defer func() { rec.At = time.Now() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, it.url, nil)
 	if err != nil {

@@ -13,7 +13,7 @@
 //	polite check [-ua UA] [-delay D] [-use USES] [-robots FILE] URL...
 //	polite get   [-ua UA] [-delay D] [-f] [-o FILE] URL...
 //	polite crawl [-ua UA] [-delay D] [-max-pages N] [-max-depth N] [-concurrency N]
-//	             [-same-host] [-idle-timeout T] [-retries N] [-timeline FILE.svg] URL...
+//	             [-same-host] [-sitemaps] [-idle-timeout T] [-retries N] [-timeline FILE.svg] URL...
 //	polite demo  [-fast] [-timeline FILE.svg] [-v]
 //	polite demo  -serve [-port N]
 //	polite audit -robots [DATE=]FILE... [-format text|json|csv] [-fail-on TOKEN] [-timeline DIR]
@@ -119,6 +119,18 @@
 // answer backs
 // its host off (429, or 5xx but 501 and 505) is queued again up to
 // -retries times (1), and is tried once the backoff is over.
+//
+// -sitemaps seeds the crawl also with the pages that the sitemaps of each
+// URL's origin list (package github.com/polite-go/polite/sitemap): those
+// its robots.txt names, or /sitemap.xml when it names none, and the
+// sitemaps their indexes list. They are fetched through the transport,
+// paced with the host's pages and refused where robots.txt disallows
+// them, while the workers crawl; their pages are queued as they are read,
+// at most 1,000 waiting in the frontier at once, as seeds that no one gave
+// (depth 0, "sitemap":true in their lines). A sitemap that cannot be read
+// is named on standard error, and the crawl goes on. -max-pages counts
+// pages; the sitemaps' fetches, like robots.txt's, are in the table's
+// requests.
 //
 // Crawl prints one JSON line per URL tried on standard output. A line has
 // "blocked" and the rule when robots.txt refused the URL, and "error" when

@@ -59,7 +59,7 @@ var commands = []command{
 	{"get", []string{"[-ua UA] [-delay D] [-f] [-o FILE] URL..."},
 		"Get fetches URLs in turn, following redirects, and writes their bodies."},
 	{"crawl", []string{"[-ua UA] [-delay D] [-max-pages N] [-max-depth N] [-concurrency N]\n" +
-		"[-same-host] [-idle-timeout T] [-retries N] [-timeline FILE.svg] URL..."},
+		"[-same-host] [-sitemaps] [-idle-timeout T] [-retries N] [-timeline FILE.svg] URL..."},
 		"Crawl follows links from the URLs, through the transport."},
 	{"demo", []string{"[-fast] [-timeline FILE.svg] [-v]", "-serve [-port N]"},
 		"Demo crawls an embedded web of three hosts and checks that the crawl was polite."},
