@@ -151,6 +151,9 @@
 //     [pace.Quota] that slows the key before it answers 429. Fields that
 //     are missing or malformed are ignored; a field that cannot be read is
 //     reported once per key, as an [EventUnreadableField].
+//   - A 429 with neither a Retry-After nor rate-limit fields is
+//     RateLimited: the server keeps a limit it does not state, and the
+//     Pacer learns it from such 429s (see package pace).
 //
 // The key is by default the host name, whatever the scheme and port.
 // [WithPacingKey] chooses another: [PacingKeyOrigin] (scheme, host and

@@ -27,7 +27,7 @@
 //
 // A request to a key starts no sooner than
 //
-//	max(lastStart + pace·(1 + Jitter·U), blockedUntil, quota)
+//	max(lastStart + pace·(1 + Jitter·U), blockedUntil, quota, lastStart + limit)
 //	pace = max(min(max(BaseDelay, LatencyFactor·latency)·2^level, MaxDelay), BaseDelay, min(CrawlDelay, MaxCrawlDelay))
 //
 // The names in capitals are the fields of [Policy]; each field's
@@ -56,7 +56,24 @@
 //     server answers 429: quota is the reset when no quota is left, or,
 //     with a quarter of the limit or less, an even spread from the
 //     partition's last start that never carries a start past the end of
-//     its window. A reset is capped at MaxPause.
+//     its window. A reset is capped at MaxPause. The remaining count is
+//     spent: each start takes one, so that requests started together,
+//     before the next answer, never start more than the server said were
+//     left; an answer's count, less the requests still in flight, replaces
+//     it when it is lower or a new window has begun.
+//   - A limit the server keeps and does not state. An Outcome that is
+//     RateLimited (a 429 with neither a Retry-After nor a quota) says the
+//     gap between its start and the one before was too short. The Pacer
+//     searches for the least gap the server takes, limit, the way TCP's
+//     slow start keeps a threshold: half again the longest gap that drew a
+//     429 until a gap is taken, then halfway between the two, each trial
+//     taken as good after 10 successes, until the two are within an
+//     eighth; there it stays, and after 100 successes it probes a gap an
+//     eighth shorter, 20 successes there moving it on, a 429 putting the
+//     next probe off twice as long (up to 800 successes). A steady limit
+//     costs a handful of 429s, and a limit that moves is followed; what
+//     was learned is forgotten with the level, 30 minutes after the last
+//     429. KeyState.Pace includes limit.
 //   - Quota partitions. A quota belongs to a partition of the key
 //     (Request.Partition, and within it the resource that the server named,
 //     Quota.Partition) and holds only that partition's requests; a request

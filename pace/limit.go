@@ -12,8 +12,17 @@ import "time"
 // the new good gap, while a 429 makes it the new bad one. The search ends
 // when the two are within an eighth of each other, and the pace then stays
 // at the good gap. After probeAfter successes there, it probes an eighth
-// faster: a 429 keeps the good gap, and confirmAfter successes resume the
-// search below it. So a steady limit costs a handful of 429s,
+// faster: a 429 keeps the good gap and doubles the successes before the
+// next probe, up to 2^maxMissed times probeAfter, and confirmProbe
+// successes resume the search below it. So a limit that stays put costs
+// one 429 for each probe, fewer and fewer of them: at one request each 3
+// seconds, probes 5, 10, 20 and then 40 minutes apart. The confirmations outnumber what a burst lets through:
+// a server that keeps a limit of one request every L with a burst of b
+// takes about b·L/(L−g) requests at a gap g below L before it refuses one,
+// about 9 at a probe an eighth faster with a burst of 1 (nginx's limit_req
+// with nodelay; bench/nginx), so confirmAfter takes a trial gap as good
+// only when it is within a tenth of L for such a burst, and confirmProbe
+// a probe only when the limit did move. So a steady limit costs a handful of 429s,
 // found in a few steps, and not one per recovery from backoff; a limit that
 // moves is followed, tighter at the next 429, looser at the next probe; and
 // what was learned is forgotten with the backoff level, forgetAfter after
@@ -21,8 +30,10 @@ import "time"
 
 // The fixed part of the search.
 const (
-	confirmAfter = 5   // fresh successes at a trial gap that make it good
+	confirmAfter = 10  // fresh successes at a trial gap that make it good
+	confirmProbe = 20  // fresh successes at a probe's gap that make it good
 	probeAfter   = 100 // fresh successes at the found gap before a faster probe
+	maxMissed    = 3   // probes refused in a row that double probeAfter
 )
 
 // rateLimit is what the 429s of a key taught of a rate limit the server
@@ -31,6 +42,7 @@ type rateLimit struct {
 	bad     time.Duration // the longest gap between starts known to draw a 429; 0: none
 	good    time.Duration // a gap known to be taken, longer than bad; 0: none yet
 	probe   bool          // the search ended, and a faster gap is tried
+	missed  int           // probes refused since one was last taken, at most maxMissed
 	streak  int           // fresh successes since the gap last changed
 	lastHit instant       // when the last 429 came
 }
@@ -63,8 +75,10 @@ func (r *rateLimit) refused(gap time.Duration, now instant) {
 	}
 	switch {
 	case r.probe && gap < r.good:
-		// The limit is where it was: back to the good gap, found again.
+		// The limit is where it was: back to the good gap, found again,
+		// and the next probe later.
 		r.bad = max(r.bad, r.good-r.good/8)
+		r.missed = min(r.missed+1, maxMissed)
 	default:
 		r.bad = min(max(r.bad, gap), MaxPause)
 		if r.good <= r.bad {
@@ -75,9 +89,10 @@ func (r *rateLimit) refused(gap time.Duration, now instant) {
 }
 
 // took learns from a fresh success, one that started after the last 429,
-// gap after the start before it: confirmAfter of them at the gap tried, or
-// within an eighth above it, make it good, and probeAfter of them at the
-// found gap start a probe. A success at a longer gap proves nothing of the
+// gap after the start before it: confirmAfter of them at the gap tried
+// (confirmProbe at a probe's), or within an eighth above it, make it good,
+// and probeAfter of them at the found gap, doubled for each probe missed,
+// start a probe. A success at a longer gap proves nothing of the
 // gap tried.
 func (r *rateLimit) took(gap time.Duration, now instant) {
 	trial := r.gap(now)
@@ -86,12 +101,12 @@ func (r *rateLimit) took(gap time.Duration, now instant) {
 	}
 	r.streak++
 	switch {
-	case r.probe && r.streak >= confirmAfter:
+	case r.probe && r.streak >= confirmProbe:
 		// The limit loosened: search below the probe's gap.
-		r.good, r.bad, r.probe, r.streak = trial, r.bad/2, false, 0
+		r.good, r.bad, r.probe, r.streak, r.missed = trial, r.bad/2, false, 0, 0
 	case !r.probe && !r.found() && r.streak >= confirmAfter:
 		r.good, r.streak = trial, 0
-	case !r.probe && r.found() && r.streak >= probeAfter:
+	case !r.probe && r.found() && r.streak >= probeAfter<<r.missed:
 		r.probe, r.streak = true, 0
 	}
 }

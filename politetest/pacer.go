@@ -241,11 +241,43 @@ var cases = []struct {
 		}
 		next := s.request("a", 0, 0, success)
 		want(t, "gap once the level is back to 0", next-at, 1500*time.Millisecond) // half again the gap that drew the 429
-		for range 4 {
+		for range 9 {
 			next = s.request("a", 0, 0, success)
 		}
-		// five successes at 1.5s make it good: the next trial is halfway to 1s
-		want(t, "gap after five successes", s.request("a", 0, 0, success)-next, 1250*time.Millisecond)
+		// ten successes at 1.5s make it good: the next trial is halfway to 1s
+		want(t, "gap after ten successes", s.request("a", 0, 0, success)-next, 1250*time.Millisecond)
+	}},
+	{"a probe of a faster pace that draws a 429 puts the next one off twice as long", func(p *pace.Policy) { p.LatencyFactor = pace.None }, func(t *testing.T, s *session) {
+		limited := pace.Outcome{Class: pace.Signal, RateLimited: true}
+		s.request("a", 0, 0, success)
+		prev := s.request("a", 0, 0, limited) // 1s after the one before: too fast
+		// untilProbe answers successes until a start comes sooner than
+		// 1.125s after the one before: the pace found, between 1s and an
+		// eighth above it. It answers that probe with a 429, and returns
+		// the successes at 1.125s before it.
+		untilProbe := func() int {
+			found := 0
+			for range 2000 {
+				l, at := s.start("a", 0)
+				gap := at - prev
+				prev = at
+				if gap < 1125*time.Millisecond && found > 0 {
+					s.p.Release(l, limited)
+					return found
+				}
+				if gap == 1125*time.Millisecond {
+					found++
+				}
+				s.p.Release(l, success)
+			}
+			t.Fatal("no probe of a faster pace in 2000 requests")
+			return 0
+		}
+		want(t, "successes at the pace found before the first probe, the ten that found it included", untilProbe(), 110)
+		want(t, "before the second, after the first drew a 429", untilProbe(), 200)
+		want(t, "before the third", untilProbe(), 400)
+		want(t, "before the fourth", untilProbe(), 800)
+		want(t, "before the fifth, no further off", untilProbe(), 800)
 	}},
 	{"the base delay separates starts", nil, func(t *testing.T, s *session) {
 		s.request("a", 0, 100*time.Millisecond, success)

@@ -48,7 +48,7 @@ import (
 // among them; a script's own argument that was not sent before them counts
 // as 0, or as the empty string for a string (sarg).
 const stateLua = nowLua + `
-local MAXRA, MAXLEVEL, MAXPART, QN, CONFIRM, PROBE = 3600000000, 8, 32, 12, 5, 100
+local MAXRA, MAXLEVEL, MAXPART, QN, CONFIRM, CONFIRMPROBE, PROBE, MAXMISSED = 3600000000, 8, 32, 12, 10, 20, 100, 3
 local NARG = #ARGV
 if ARGV[NARG] == '=policy' then
   NARG = NARG - 10
@@ -121,13 +121,14 @@ local function pace(t, floor)
 end
 -- limitGap is the least gap between starts that the rate limit learned
 -- from 429s allows at t: lb the longest gap known to draw a 429, lg one
--- known to be taken, lp 1 while a faster gap is probed, lh the last 429
--- (package pace's limit.go says how the search goes).
+-- known to be taken, lp odd while a faster gap is probed and twice the
+-- probes missed beside, lh the last 429 (package pace's limit.go says how
+-- the search goes).
 local function limitFound() return lg > 0 and lg - lb <= math.floor(lg / 8) end
 local function limitGap(t)
   if lb == 0 or t - lh >= FORGET then return 0 end
   if lg == 0 then return lb + math.floor(lb / 2) end
-  if lp == 1 then return lg - math.floor(lg / 8) end
+  if lp % 2 == 1 then return lg - math.floor(lg / 8) end
   if limitFound() then return lg end
   return math.floor((lb + lg) / 2)
 end
@@ -424,13 +425,15 @@ return run(function()
     lsig = now
     if fresh and math.floor(flags / 2) % 2 == 1 then -- package pace's rateLimit.refused
       if lb > 0 and now - lh >= FORGET then lb, lg, lp, lk = 0, 0, 0, 0 end
-      if lp == 1 and gap < lg then
+      if lp % 2 == 1 and gap < lg then
         lb = math.max(lb, lg - math.floor(lg / 8))
+        lp = 2 * math.min(math.floor(lp / 2) + 1, MAXMISSED)
       else
         lb = math.min(math.max(lb, gap), MAXRA)
         if lg <= lb then lg = 0 end
+        lp = lp - lp % 2
       end
-      lp, lk, lh = 0, 0, now
+      lk, lh = 0, now
     end
     if fresh then
       lvl = math.min(lvl + 1, MAXLEVEL)
@@ -451,12 +454,12 @@ return run(function()
     local trial = limitGap(now)
     if trial > 0 and gap <= trial + math.floor(trial / 8) then
       lk = lk + 1
-      if lp == 1 and lk >= CONFIRM then
+      if lp % 2 == 1 and lk >= CONFIRMPROBE then
         lg, lb, lp, lk = trial, math.floor(lb / 2), 0, 0
-      elseif lp == 0 and not limitFound() and lk >= CONFIRM then
+      elseif lp % 2 == 0 and not limitFound() and lk >= CONFIRM then
         lg, lk = trial, 0
-      elseif lp == 0 and limitFound() and lk >= PROBE then
-        lp, lk = 1, 0
+      elseif lp % 2 == 0 and limitFound() and lk >= PROBE * 2 ^ math.floor(lp / 2) then
+        lp, lk = lp + 1, 0
       end
     end
   end
