@@ -5,13 +5,20 @@
 # It crawls for a fixed time with `polite crawl` (or wget) and counts, from
 # nginx's own access log, the pages answered 200 and 429 in each minute.
 #
-# Usage: bench/nginx/run.sh [-t SECONDS] [-src DIR | -bin FILE | -wget] [-o DIR]
+# Usage: bench/nginx/run.sh [-t SECONDS] [-nodelay] [-src DIR | -bin FILE | -wget] [-o DIR]
 #
 #	-t SECONDS  how long the crawl runs (300)
+#	-nodelay    limit_req ... nodelay: answer at once what the burst admits
 #	-src DIR    build cmd/polite from the checkout DIR (default: this one)
 #	-bin FILE   run this polite binary instead of building one
 #	-wget       crawl with `wget -r -w 3 --random-wait` instead
 #	-o DIR      keep nginx's access log and the crawler's output in DIR
+#
+# Without -nodelay, nginx holds a request that comes early, within the
+# burst, until its turn, and refuses one only when it comes before the turn
+# of the request before it: a crawler that waits for each answer before it
+# sends the next request is never refused. With -nodelay, nginx answers the
+# early request at once, and refuses the next that comes early.
 #
 # nginx (Debian's package) runs in the foreground on 127.0.0.1, unprivileged,
 # with its prefix, config, pid and logs in a temporary directory; the system
@@ -27,14 +34,16 @@ src=$(cd "$here/../.." && pwd)
 bin=""
 crawler=polite
 out=""
+nodelay=""
 
-usage() { sed -n '8,14s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '8,15s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t) duration=${2:?-t needs seconds}; shift 2 ;;
 	-src) src=$(cd "${2:?-src needs a directory}" && pwd); shift 2 ;;
 	-bin) bin=$(realpath "${2:?-bin needs a file}"); shift 2 ;;
 	-wget) crawler=wget; shift ;;
+	-nodelay) nodelay=" nodelay"; shift ;;
 	-o) out=${2:?-o needs a directory}; shift 2 ;;
 	*) usage ;;
 	esac
@@ -144,7 +153,7 @@ http {
 		root $site;
 		location = /robots.txt { }
 		location / {
-			limit_req zone=one burst=1;
+			limit_req zone=one burst=1$nodelay;
 			limit_req_status 429;
 		}
 	}
@@ -185,7 +194,7 @@ curl -fsS "$base_url/robots.txt" >/dev/null || die "nginx does not serve $base_u
 # The crawl, for $duration seconds, then SIGINT. polite crawl keeps its
 # defaults (-delay 1s, -concurrency 4, -max-depth 3, -retries 1) but for
 # what a fixed-time crawl needs: no page limit and no idle timeout.
-echo "== $label: crawling $base_url/ for ${duration}s ($pages pages, limit_req rate=20r/m burst=1, Crawl-delay: 1)" >&2
+echo "== $label: crawling $base_url/ for ${duration}s ($pages pages, limit_req rate=20r/m burst=1$nodelay, Crawl-delay: 1)" >&2
 if [ "$crawler" = polite ]; then
 	cmd=("$bin" crawl -max-pages 1000000 -idle-timeout 0 "$base_url/")
 else
@@ -229,7 +238,7 @@ ngaps=$(wc -l <"$tmp/gaps")
 gap_min=$(head -1 "$tmp/gaps")
 gap_med=$(sed -n "$(((ngaps + 1) / 2))p" "$tmp/gaps")
 
-echo "$label, ${duration}s, $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$label, ${duration}s, burst=1$nodelay, $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v t0="$t0" -v dur="$duration" -v robots="$robots" -v gmin="$gap_min" -v gmed="$gap_med" '
 	BEGIN { mins = int((dur + 59) / 60) }
 	{
