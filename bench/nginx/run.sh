@@ -202,7 +202,8 @@ else
 fi
 # In the foreground: a background job of a script starts with SIGINT
 # ignored, and timeout's SIGINT would then not stop wget. A Ctrl-C reaches
-# the crawl with the script. --foreground, so that timeout sends SIGINT to
+# the crawl with the script; a SIGTERM to the script alone takes effect
+# when the crawl ends, at most 30 s after the duration. --foreground, so that timeout sends SIGINT to
 # the crawler once and not again to its process group: polite crawl takes
 # a second SIGINT as "exit at once", before its report.
 t0=$(date +%s.%N)
@@ -234,7 +235,7 @@ awk '$4 != "/robots.txt" { printf "%.3f %s %s\n", $1 - $2, $3, $2 }' "$run/acces
 awk 'NR > 1 { printf "%.3f\n", $1 - prev } { prev = $1 }' "$tmp/starts" | sort -n >"$tmp/gaps"
 robots=$(awk '$4 == "/robots.txt"' "$run/access.log" | wc -l)
 ngaps=$(wc -l <"$tmp/gaps")
-[ "$ngaps" -gt 0 ] || die "nginx logged fewer than two page requests; see $run/error.log"
+[ "$ngaps" -gt 0 ] || die "nginx logged fewer than two page requests; the crawl ended with status $rc: $(tail -3 "$tmp/crawl.err")"
 gap_min=$(head -1 "$tmp/gaps")
 gap_med=$(sed -n "$(((ngaps + 1) / 2))p" "$tmp/gaps")
 
