@@ -43,23 +43,21 @@
 // # Which group binds
 //
 // A User-Agent header value chooses its group by its product token
-// ([ProductToken]): the name of its first product, its leading run of
-// ASCII letters, digits, '_' and '-', lower-cased, which must end the value
-// or be followed by '/', a space or a tab. "MyBot/1.0
+// ([ProductToken]): the longest run of ASCII letters, '_' and '-' that
+// begins it, whatever follows, lower-cased, as §2.2.1 defines a product
+// token and Google's matcher reads one. "MyBot/1.0
 // (+https://example.com/bot)" names "mybot", "Mozilla/5.0 (compatible;
-// MyBot/1.0)" names "mozilla", and "jävla-fanbot", whose name goes on past
-// its 'j', names none. §2.2.1 allows letters, '_' and '-' only; digits are
-// allowed as well, so that a crawler such as MJ12bot finds the group that
-// names it.
+// MyBot/1.0)" names "mozilla", and "MJ12bot/v1.4.8" names "mj".
 //
-// A user-agent line names its group's crawler the same way: by the product
-// token of its value, with a '*' after the name dropped
-// ("Mediapartners-Google*" names "mediapartners-google"). Only the value
-// "*" itself names the catch-all group (§2.2.1): "*BadBot*" names no
-// crawler. A user-agent line that names none, such as `User-agent: "Vegi
-// bot"` or an empty one, still starts or continues a group, which then
-// binds no crawler; [File.Skipped] lists it. So a group binds a crawler
-// only when both give the same product token in full.
+// A user-agent line names its group's crawler the same way, by the product
+// token of its value: "Foo Bar" and "Foo/1.0" name "foo",
+// "Mediapartners-Google*" names "mediapartners-google", "bot\xff" names
+// "bot", and "MJ12bot" names "mj", so the crawler MJ12bot still finds the
+// group that names it. The value "*", alone or followed by white space,
+// names the catch-all group (§2.2.1); "*BadBot*" names no crawler. A
+// user-agent line that names none, such as `User-agent: "Vegi bot"` or an
+// empty one, still starts or continues a group, which then binds no
+// crawler; [File.Skipped] lists it.
 //
 // The groups naming the product token, compared exactly, bind it and are
 // combined; with none, the "*" groups bind; with no "*" group, no rule

@@ -365,30 +365,27 @@ func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Durat
 }
 
 // agentName reads the name that a user-agent line's value gives its
-// group, as written: "*" for the value "*" alone, else its product token,
-// as [ProductToken] reads it; "" when it has none, and then the line names
-// no crawler. A '*' right after the product token is dropped:
-// "Mediapartners-Google*" names "Mediapartners-Google". "*BadBot*" and
-// "Jävla-Foobot" name no crawler.
+// group, as written: "*" for the catch-all, which is the value "*" alone
+// or followed by white space ("* BadBot"), as Google reads it; else its
+// product token, as [ProductToken] reads it, whatever follows
+// ("Mediapartners-Google*" names "Mediapartners-Google", "MJ12bot" names
+// "MJ"); "" when it has none ("*BadBot*", `"Vegi bot"`), and then the
+// line names no crawler.
 func agentName(value string) string {
-	if value == "*" {
+	if value != "" && value[0] == '*' && (len(value) == 1 || value[1] == ' ' || value[1] == '\t') {
 		return "*"
-	}
-	n := tokenEnd(value)
-	if n > 0 && n < len(value) && value[n] == '*' && (n+1 == len(value) || endsToken(value[n+1])) {
-		return value[:n]
 	}
 	return tokenOf(value)
 }
 
 // ProductToken returns the product token of a User-Agent header value, the
-// name that chooses its group, lower-cased: "mybot" for
-// "MyBot/1.0 (+https://example.com/bot)". The product token is the value's
-// first product name: its leading run of ASCII letters, digits, '_' and
-// '-', which must end the value or be followed by '/' (a version), a
-// space or a tab. A value with no such run has none, and ProductToken
-// returns "": so for "jävla-fanbot", whose name goes on past the letter
-// 'j', or for " MyBot" or "(compatible)".
+// name that chooses its group, lower-cased: the longest run of ASCII
+// letters, '_' and '-' that begins the value, whatever follows it, as
+// RFC 9309 §2.2.1 and Google's matcher read a product token. So
+// "MyBot/1.0 (+https://example.com/bot)" gives "mybot", "MJ12bot/v1.4.8"
+// gives "mj", and " MyBot" or "(compatible)" none: ProductToken returns
+// "". A user-agent line of robots.txt is read the same way, so a crawler
+// and the line that names it agree.
 func ProductToken(ua string) string {
 	token := tokenOf(ua)
 	for i := range len(token) {
@@ -399,30 +396,18 @@ func ProductToken(ua string) string {
 	return token
 }
 
-// tokenOf returns the product token of ua as written, or "".
-func tokenOf(ua string) string {
-	n := tokenEnd(ua)
-	if n == 0 || n < len(ua) && !endsToken(ua[n]) {
-		return ""
-	}
-	return ua[:n]
-}
-
-// tokenEnd returns the length of s's leading run of token octets.
-func tokenEnd(s string) int {
+// tokenOf returns the product token of s as written: its longest prefix
+// of ASCII letters, '_' and '-'.
+func tokenOf(s string) string {
 	n := 0
 	for n < len(s) && isTokenByte(s[n]) {
 		n++
 	}
-	return n
+	return s[:n]
 }
 
-// endsToken reports whether c may follow a product token: a '/' before its
-// version, or white space before the next product or a comment.
-func endsToken(c byte) bool { return c == '/' || c == ' ' || c == '\t' }
-
 func isTokenByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-'
 }
 
 // trimWS returns s without its leading and trailing spaces and tabs, the

@@ -155,7 +155,7 @@ func TestRobotsSharesMatchers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range 100 {
-				ua := fmt.Sprintf("bot%d-%d", i, j)
+				ua := letterName("bot", i*100+j) + "/1.0"
 				if m, _ := r.Test(ua, mustURL(t, "http://h/x.pdf")); m.Allowed || m.Group != "*" {
 					t.Errorf("Test(%q) = %+v; want refused by the * group", ua, m)
 					return
@@ -222,17 +222,17 @@ func TestGroup(t *testing.T) {
 func TestGroupCompiledOnce(t *testing.T) {
 	var b strings.Builder
 	for i := range 16 {
-		fmt.Fprintf(&b, "User-agent: bot%d\n", i)
+		fmt.Fprintf(&b, "User-agent: %s\n", letterName("bot", i))
 	}
-	b.WriteString("Disallow: /*x*y$\nDisallow: /a/\n\nUser-agent: bot3\nAllow: /a/b\n\nUser-agent: *\nDisallow: /\n\nUser-agent: *\nAllow: /b/ok\n")
+	b.WriteString("Disallow: /*x*y$\nDisallow: /a/\n\nUser-agent: botd\nAllow: /a/b\n\nUser-agent: *\nDisallow: /\n\nUser-agent: *\nAllow: /b/ok\n")
 	r := Parse([]byte(b.String()))
 	for i := range 16 {
-		r.Group(fmt.Sprintf("Bot%d/1.0", i))
+		r.Group(strings.ToUpper(letterName("bot", i)) + "/1.0")
 	}
 	if n := len(*r.bound.Load()); n != 16 {
 		t.Errorf("%d bindings for 16 product tokens; want 16", n)
 	}
-	if n := len(r.classes); n != 2 || r.Group("bot0").parts[0] != r.Group("bot15").parts[0] || len(r.Group("other").parts) != 1 {
+	if n := len(r.classes); n != 2 || r.Group(letterName("bot", 0)).parts[0] != r.Group(letterName("bot", 15)).parts[0] || len(r.Group("other").parts) != 1 {
 		t.Errorf("%d classes compiled for 16 tokens of one group and one of another; want 2, the first shared, and the * groups one", n)
 	}
 	for _, tc := range []struct {
@@ -240,10 +240,10 @@ func TestGroupCompiledOnce(t *testing.T) {
 		allowed  bool
 		rule     string
 	}{
-		{"bot3", "/a/b/c", true, "Allow: /a/b"},
-		{"bot3", "/a/c", false, "Disallow: /a/"},
-		{"bot3", "/zxqy", false, "Disallow: /*x*y$"},
-		{"bot4", "/a/b/c", false, "Disallow: /a/"},
+		{"botd", "/a/b/c", true, "Allow: /a/b"},
+		{"botd", "/a/c", false, "Disallow: /a/"},
+		{"botd", "/zxqy", false, "Disallow: /*x*y$"},
+		{"bote", "/a/b/c", false, "Disallow: /a/"},
 		{"other", "/a/b/c", false, "Disallow: /"},
 		{"other", "/b/ok", true, "Allow: /b/ok"},
 	} {
@@ -290,4 +290,19 @@ func TestDecidePathTooLong(t *testing.T) {
 	if m, err := r.Test("free", long); err != nil || !m.Allowed {
 		t.Errorf("Test of a long path for a group with no rules = %+v, %v; want allowed: no rule applies", m, err)
 	}
+}
+
+// letterName returns prefix and i written in the letters a to z, as a
+// product token may be written (RFC 9309 §2.2.1): "bota" for 0, "botba"
+// for 26.
+func letterName(prefix string, i int) string {
+	var digits []byte
+	for {
+		digits = append(digits, byte('a'+i%26))
+		if i /= 26; i == 0 {
+			break
+		}
+	}
+	slices.Reverse(digits)
+	return prefix + string(digits)
 }
