@@ -335,11 +335,11 @@ func corpusPaths(f *File) []string {
 	seen := make(map[string]bool)
 	for _, g := range f.file.groups {
 		for _, r := range g.rules {
-			if seen[r.Pattern] || len(seen) == 40 {
+			if seen[r.pattern] || len(seen) == 40 {
 				continue
 			}
-			seen[r.Pattern] = true
-			p := strings.ReplaceAll(strings.TrimSuffix(r.Pattern, "$"), "*", "x")
+			seen[r.pattern] = true
+			p := strings.ReplaceAll(strings.TrimSuffix(r.pattern, "$"), "*", "x")
 			if p == "" || p[0] != '/' {
 				p = "/" + p
 			}

@@ -32,7 +32,7 @@ const (
 	sizeFile       = int(unsafe.Sizeof(File{}))
 	sizeRobotsFile = int(unsafe.Sizeof(robotsFile{}))
 	sizeGroup      = int(unsafe.Sizeof(robotsGroup{}))
-	sizeRule       = int(unsafe.Sizeof(Rule{}))
+	sizeRule       = int(unsafe.Sizeof(fileRule{}))
 	sizeUsageRule  = int(unsafe.Sizeof(UsageRule{}))
 	sizeString     = int(unsafe.Sizeof(""))
 	sizeSkipped    = int(unsafe.Sizeof(SkippedLine{}))
@@ -54,11 +54,11 @@ const (
 
 // fileCost returns the bound that Cost returns for f, whose text is
 // the copy of the body, and whose groups' names and rules take their
-// parts of arrays of agentsCap and rulesCap; copied is the bytes of the
+// parts of arrays of agentsCap, linesCap (their lines) and rulesCap; copied is the bytes of the
 // patterns that normalisation wrote anew.
-func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64) int64 {
+func fileCost(f *robotsFile, text string, agentsCap, linesCap, rulesCap int, copied int64) int64 {
 	c := allocSize(sizeFile) + allocSize(sizeRobotsFile) + allocSize(len(text)) + copied +
-		allocSize(cap(f.groups)*sizeGroup) + allocSize(agentsCap*sizeString) + allocSize(rulesCap*sizeRule) +
+		allocSize(cap(f.groups)*sizeGroup) + allocSize(agentsCap*sizeString) + allocSize(linesCap*4) + allocSize(rulesCap*sizeRule) +
 		allocSize(cap(f.sitemaps)*sizeString) + allocSize(cap(f.skippedLines)*sizeSkipped)
 	for _, s := range f.skippedLines {
 		c += allocSize(len(s.Text))
@@ -111,18 +111,18 @@ func groupCost(g *robotsGroup) int64 {
 // automaton, a node for each octet of the literals, which follow the head.
 // A pattern with a '$' that is not its last octet keeps two copies of its
 // body, with each '$' written "%24".
-func matcherCost(rules []Rule) int64 {
+func matcherCost(rules []fileRule) int64 {
 	n, wild, pieces, litOctets, copies := len(rules), 0, 0, 0, int64(0)
 	for _, r := range rules {
-		size := len(r.Pattern)
-		if strings.IndexByte(strings.TrimSuffix(r.Pattern, "$"), '$') >= 0 {
+		size := len(r.pattern)
+		if strings.IndexByte(strings.TrimSuffix(r.pattern, "$"), '$') >= 0 {
 			size *= 3
 			copies += 2 * allocSize(size)
 		}
-		if stars := strings.Count(r.Pattern, "*"); stars > 0 {
+		if stars := strings.Count(r.pattern, "*"); stars > 0 {
 			wild++
 			pieces += stars
-			litOctets += size - strings.IndexByte(r.Pattern, '*') - stars // after the head
+			litOctets += size - strings.IndexByte(r.pattern, '*') - stars // after the head
 		}
 	}
 	c := allocSize(sizeMatcher) + allocSize(n*sizeString) + allocSize(4*n) + allocSize(2*n*sizeRef) + copies

@@ -75,7 +75,7 @@ import (
 // (workBudget) and stops at its budget. BenchmarkEngineWorst records the
 // worst files found, with paths of 2 and 8 KiB.
 type ruleMatcher struct {
-	rules []Rule    // the rules given to compileRules, which match names by index
+	rules []fileRule    // the rules given to compileRules, which match names by index
 	heads prefixSet // the distinct heads
 	plain []ruleRef // per head: the best pattern with this head, no '*' and no final '$'
 	exact []ruleRef // per head: the best pattern with this head, no '*' and a final '$'
@@ -103,11 +103,11 @@ type ruleRef struct {
 
 var noRule = ruleRef{rank: -1, rule: -1}
 
-func rankOf(r Rule) int32 {
-	if r.Allow {
-		return int32(2*len(r.Pattern) + 1)
+func rankOf(r *fileRule) int32 {
+	if r.allow {
+		return int32(2*len(r.pattern) + 1)
 	}
-	return int32(2 * len(r.Pattern))
+	return int32(2 * len(r.pattern))
 }
 
 // beats reports whether r decides over o: a longer pattern, or an Allow
@@ -165,7 +165,7 @@ func shapeOf(pattern string) shape {
 
 // compileRules builds the matcher of rules. match reports rules by their
 // index in this slice.
-func compileRules(rules []Rule) *ruleMatcher {
+func compileRules(rules []fileRule) *ruleMatcher {
 	m := &ruleMatcher{rules: rules, maxWild: noRule, scanCost: 1}
 
 	// Order the patterns by head, then pattern, the Allow of a pattern
@@ -173,16 +173,16 @@ func compileRules(rules []Rule) *ruleMatcher {
 	// is the one kept.
 	entries := make([]headEntry, 0, len(rules))
 	for i, r := range rules {
-		if r.Pattern != "" {
-			entries = append(entries, headEntry{headOf(r.Pattern), int32(i)})
+		if r.pattern != "" {
+			entries = append(entries, headEntry{headOf(r.pattern), int32(i)})
 		}
 	}
 	slices.SortFunc(entries, func(a, b headEntry) int {
 		ra, rb := &rules[a.rule], &rules[b.rule]
-		return cmp.Or(strings.Compare(a.head, b.head), strings.Compare(ra.Pattern, rb.Pattern),
-			boolOrder(ra.Allow, rb.Allow), cmp.Compare(a.rule, b.rule))
+		return cmp.Or(strings.Compare(a.head, b.head), strings.Compare(ra.pattern, rb.pattern),
+			boolOrder(ra.allow, rb.allow), cmp.Compare(a.rule, b.rule))
 	})
-	entries = slices.CompactFunc(entries, func(a, b headEntry) bool { return rules[a.rule].Pattern == rules[b.rule].Pattern })
+	entries = slices.CompactFunc(entries, func(a, b headEntry) bool { return rules[a.rule].pattern == rules[b.rule].pattern })
 	keys := make([]string, 0, len(entries))
 	for i, e := range entries {
 		if i == 0 || e.head != entries[i-1].head {
@@ -205,8 +205,8 @@ func compileRules(rules []Rule) *ruleMatcher {
 		if i == 0 || e.head != entries[i-1].head {
 			h++
 		}
-		pattern := rules[e.rule].Pattern
-		ref := ruleRef{rank: rankOf(rules[e.rule]), rule: e.rule}
+		pattern := rules[e.rule].pattern
+		ref := ruleRef{rank: rankOf(&rules[e.rule]), rule: e.rule}
 		switch star := strings.IndexByte(pattern, '*'); {
 		case star < 0 && pattern[len(pattern)-1] == '$':
 			if ref.beats(m.exact[h]) {

@@ -23,13 +23,13 @@ import (
 
 // temotoGroupOf is temoto's group of rules, written as a clean robots.txt
 // with the Allow lines first, as the transport first used it.
-func temotoGroupOf(tb testing.TB, rules []Rule) *temoto.Group {
+func temotoGroupOf(tb testing.TB, rules []fileRule) *temoto.Group {
 	var b strings.Builder
 	b.WriteString("User-agent: *\n")
 	for _, allow := range []bool{true, false} {
 		for _, r := range rules {
-			if r.Allow == allow {
-				b.WriteString(r.String() + "\n")
+			if r.allow == allow {
+				b.WriteString(r.exported().String() + "\n")
 			}
 		}
 	}
@@ -200,7 +200,7 @@ func BenchmarkEngineMemory(b *testing.B) {
 		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
 		ruleBytes := 0
 		for _, r := range rules {
-			ruleBytes += len(r.String()) + 1
+			ruleBytes += len(r.exported().String()) + 1
 		}
 		b.Run(f.name+"/engine", func(b *testing.B) {
 			var heap float64

@@ -74,9 +74,9 @@ func FuzzEngine(f *testing.F) {
 		robots, path := engineFuzzFile(data)
 		rules, _, _ := parseRobots([]byte(robots)).rulesFor("x")
 		checkDecision(t, rules, compileRules(rules), path)
-		var plain []Rule
+		var plain []fileRule
 		for _, r := range rules {
-			if !strings.ContainsAny(r.Pattern, "*$") {
+			if !strings.ContainsAny(r.pattern, "*$") {
 				plain = append(plain, r)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 
 // engineGroup returns the rules of a "*" group made of lines, read by
 // parseRobots, and their matcher.
-func engineGroup(lines string) ([]Rule, *ruleMatcher) {
+func engineGroup(lines string) ([]fileRule, *ruleMatcher) {
 	rules, _, _ := parseRobots([]byte("User-agent: *\n" + lines)).rulesFor("x")
 	return rules, compileRules(rules)
 }
@@ -53,15 +53,15 @@ func bruteGlob(pattern, path string) bool {
 // matching pattern, an Allow on a tie, allowed when none matches; of two
 // rules as long and of one kind, the first. rule is its index, -1 when
 // none matched.
-func bruteDecide(rules []Rule, path string) (allowed bool, rule int) {
+func bruteDecide(rules []fileRule, path string) (allowed bool, rule int) {
 	allowed, rule = true, -1
 	best := noRule
 	for i, r := range rules {
-		if r.Pattern == "" || !bruteGlob(r.Pattern, path) {
+		if r.pattern == "" || !bruteGlob(r.pattern, path) {
 			continue
 		}
-		if ref := (ruleRef{rank: rankOf(r), rule: int32(i)}); ref.beats(best) {
-			best, allowed, rule = ref, r.Allow, i
+		if ref := (ruleRef{rank: rankOf(&r), rule: int32(i)}); ref.beats(best) {
+			best, allowed, rule = ref, r.allow, i
 		}
 	}
 	return allowed, rule
@@ -76,7 +76,7 @@ func matchRule(m *ruleMatcher, path string) (allowed bool, rule int) {
 
 // checkDecision fails t unless m, and linearMatch, decide path as
 // bruteDecide does, by the same rule.
-func checkDecision(t *testing.T, rules []Rule, m *ruleMatcher, path string) {
+func checkDecision(t *testing.T, rules []fileRule, m *ruleMatcher, path string) {
 	t.Helper()
 	wantAllowed, want := bruteDecide(rules, path)
 	allowed, rule := matchRule(m, path)
@@ -202,7 +202,7 @@ func TestRuleMatcherRFC9309(t *testing.T) {
 			allowed, i := matchRule(m, path)
 			rule := ""
 			if i >= 0 {
-				rule = rules[i].String()
+				rule = rules[i].exported().String()
 			}
 			if allowed != tc.allowed || rule != tc.rule {
 				t.Errorf("rules\n%s%s: allowed %v by %q; want %v by %q", tc.rules, tc.uri, allowed, rule, tc.allowed, tc.rule)
@@ -248,7 +248,7 @@ func TestShapeOf(t *testing.T) {
 }
 
 func TestRuleMatcherEmpty(t *testing.T) {
-	for _, rules := range [][]Rule{nil, {{Pattern: ""}}, {{Allow: false, Pattern: ""}, {Allow: true, Pattern: ""}}} {
+	for _, rules := range [][]fileRule{nil, {{pattern: ""}}, {{allow: false, pattern: ""}, {allow: true, pattern: ""}}} {
 		if allowed, rule := matchRule(compileRules(rules), "/x"); !allowed || rule != -1 {
 			t.Errorf("rules %v: match = %v, %d; want true, -1", rules, allowed, rule)
 		}
@@ -258,8 +258,8 @@ func TestRuleMatcherEmpty(t *testing.T) {
 // TestRuleMatcherReportsIndex checks that the rule reported is an index
 // into the rules as given, the first Allow of a duplicated pattern.
 func TestRuleMatcherReportsIndex(t *testing.T) {
-	rules := []Rule{
-		{Pattern: "/a"}, {Pattern: "/a/*x"}, {Allow: true, Pattern: "/a/*x"}, {Allow: true, Pattern: "/a/*x"}, {Pattern: "/b$"},
+	rules := []fileRule{
+		{pattern: "/a"}, {pattern: "/a/*x"}, {pattern: "/a/*x", allow: true}, {pattern: "/a/*x", allow: true}, {pattern: "/b$"},
 	}
 	m := compileRules(rules)
 	for path, want := range map[string]int{"/a/b": 0, "/a/bx": 2, "/b": 4, "/bb": -1} {
@@ -271,15 +271,15 @@ func TestRuleMatcherReportsIndex(t *testing.T) {
 
 // engineRandomRules returns n rules drawn from a small alphabet, with '*'
 // and '$' anywhere, so that rules and paths often overlap.
-func engineRandomRules(r *rand.Rand, n int) []Rule {
-	rules := make([]Rule, n)
+func engineRandomRules(r *rand.Rand, n int) []fileRule {
+	rules := make([]fileRule, n)
 	for i := range rules {
 		var b strings.Builder
 		b.WriteByte("/*"[r.IntN(2)])
 		for range r.IntN(7) {
 			b.WriteString([]string{"a", "b", "/", "*", "$", "%24"}[r.IntN(6)])
 		}
-		rules[i] = Rule{Allow: r.IntN(2) == 0, Pattern: normalizePath(b.String())}
+		rules[i] = fileRule{pattern: normalizePath(b.String()), allow: r.IntN(2) == 0}
 	}
 	return rules
 }
@@ -306,7 +306,7 @@ func TestRuleMatcherAgreesWithBruteForce(t *testing.T) {
 			checkDecision(t, rules, m, path)
 			if allowed, rule := matchRule(m, path); !allowed {
 				refused++
-				if strings.Contains(rules[rule].Pattern, "*") {
+				if strings.Contains(rules[rule].pattern, "*") {
 					byWildcard++
 				}
 			}
@@ -324,7 +324,7 @@ func TestRuleMatcherSearchesAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	token := func(tokens ...string) string { return tokens[r.IntN(len(tokens))] }
 	for range 400 {
-		rules := make([]Rule, 10+r.IntN(40))
+		rules := make([]fileRule, 10+r.IntN(40))
 		for i := range rules {
 			var b strings.Builder
 			b.WriteString(token("/", "*", "/*"))
@@ -334,7 +334,7 @@ func TestRuleMatcherSearchesAgree(t *testing.T) {
 			if r.IntN(4) == 0 {
 				b.WriteByte('$')
 			}
-			rules[i] = Rule{Allow: r.IntN(3) == 0, Pattern: normalizePath(b.String())}
+			rules[i] = fileRule{pattern: normalizePath(b.String()), allow: r.IntN(3) == 0}
 		}
 		m := compileRules(rules)
 		for range 30 {
@@ -357,7 +357,7 @@ func TestRuleMatcherAllocatesNothing(t *testing.T) {
 	long := normalizeTarget("/" + strings.Repeat("x1y2", 2000))
 	for _, tc := range []struct {
 		name  string
-		rules []Rule
+		rules []fileRule
 	}{
 		{"typical", typicalRules()},
 		{"wildcards", engineWildcardFile(64 << 10)},
@@ -388,19 +388,19 @@ func poolDrops() bool {
 
 // typicalRules are the rules of a typical robots.txt: 20 rules, a quarter
 // of them wildcards.
-func typicalRules() []Rule {
+func typicalRules() []fileRule {
 	rules, _, _ := parseRobots([]byte(robotstest.File(20, 4))).rulesFor("benchbot")
 	return rules
 }
 
 // engineWildcardFile returns about size bytes of distinct wildcard rules
 // "Disallow: /*x<N>*y$", the first file the engine's doc bounds.
-func engineWildcardFile(size int) []Rule {
-	var rules []Rule
+func engineWildcardFile(size int) []fileRule {
+	var rules []fileRule
 	for n, bytes := 0, 0; bytes < size; n++ {
-		r := Rule{Pattern: fmt.Sprintf("/*x%d*y$", n)}
+		r := fileRule{pattern: fmt.Sprintf("/*x%d*y$", n)}
 		rules = append(rules, r)
-		bytes += len(r.String()) + 1
+		bytes += len(r.exported().String()) + 1
 	}
 	return rules
 }
@@ -445,7 +445,7 @@ func TestRuleMatcherSize(t *testing.T) {
 		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
 		lineBytes := 0
 		for _, r := range rules {
-			lineBytes += len(r.String()) + 1
+			lineBytes += len(r.exported().String()) + 1
 		}
 		m := compileRules(rules)
 		litBytes := 0

@@ -1,10 +1,33 @@
 package robotstxt
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Agent returns the group token that bound: the product token that the
 // group names, "*", or "" when no group binds and so no rule applies.
 func (g *Group) Agent() string { return g.group }
+
+// AgentLines returns the numbers of the user-agent lines that bound: the
+// lines, from 1, that name the group token, in each group of the file
+// that binds, in the file's order; none when no group binds. With
+// [Rule.Line] it says which lines of the file decided.
+func (g *Group) AgentLines() []int {
+	var lines []int
+	if g.group == "" {
+		return lines
+	}
+	for i := range g.file.groups {
+		fg := &g.file.groups[i]
+		for j, a := range fg.agents {
+			if len(a) == len(g.group) && strings.EqualFold(a, g.group) {
+				lines = append(lines, int(fg.agentLines[j]))
+			}
+		}
+	}
+	return lines
+}
 
 // CrawlDelay returns the group's Crawl-delay, the largest if its groups
 // give several, or 0 if none does.
@@ -37,7 +60,7 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
 	var best ruleRef
-	var rules []Rule // of the matcher or part that decided
+	var rules []fileRule // of the matcher or part that decided
 	var left int
 	if m := g.single.Load(); m != nil { // the common case, spared a loop
 		best, left = m.match(target, workBudget(len(target)))
@@ -54,13 +77,13 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 	case best.rule < 0:
 		return true, Rule{}, nil
 	}
-	return best.allow(), rules[best.rule], nil
+	return best.allow(), rules[best.rule].exported(), nil
 }
 
 // decide returns the rule that decides target, a path in normal form, and
 // the rules of the part it is a rule of, nil for none; and what is left of
 // budget, which is negative when the decision needed more.
-func (g *Group) decide(target string, budget int) (best ruleRef, rules []Rule, left int) {
+func (g *Group) decide(target string, budget int) (best ruleRef, rules []fileRule, left int) {
 	best = noRule
 	for _, p := range g.parts {
 		var ref ruleRef

@@ -6,17 +6,17 @@ import "strings"
 // normalizeTarget, by trying each rule in turn, and the budget left, as
 // ruleMatcher.match does: the same rule, without compiling. A group
 // decides so until it has decided a few paths (groupPart.match).
-func linearMatch(rules []Rule, path string, budget int) (ruleRef, int) {
+func linearMatch(rules []fileRule, path string, budget int) (ruleRef, int) {
 	best := noRule
 	for i := range rules {
 		r := &rules[i]
-		cost := 1 + len(r.Pattern)/compareOctets
+		cost := 1 + len(r.pattern)/compareOctets
 		if cost > budget {
 			return best, -1
 		}
 		budget -= cost
-		ref := ruleRef{rank: rankOf(*r), rule: int32(i)}
-		if r.Pattern != "" && ref.beats(best) && globMatches(r.Pattern, path, &budget) {
+		ref := ruleRef{rank: rankOf(r), rule: int32(i)}
+		if r.pattern != "" && ref.beats(best) && globMatches(r.pattern, path, &budget) {
 			best = ref
 		}
 	}

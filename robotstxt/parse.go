@@ -70,7 +70,8 @@ func (f *robotsFile) skip(lineNo int, text string, reason string) {
 // groups that bind one product token.
 type robotsGroup struct {
 	agents     []string // product tokens as written, compared without regard to case; "*" for the default group
-	rules      []Rule
+	agentLines []int32  // the line of each of agents
+	rules      []fileRule
 	usage      []UsageRule   // its Content-Usage rules and Content-Signal lines, in order
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
 }
@@ -90,10 +91,23 @@ func (g *robotsGroup) names(token string) bool {
 type Rule struct {
 	// Allow tells an Allow rule from a Disallow rule.
 	Allow bool
+	// Line is the rule's line in the file, numbered from 1 as a
+	// [SkippedLine]'s.
+	Line int
 	// Pattern is the rule's path pattern, with its percent-encoding
 	// normalised: "/~foo" for "/%7efoo", "/caf%C3%A9" for "/café".
 	Pattern string
 }
+
+// fileRule is a Rule as a File keeps it: in 24 bytes, where a Rule takes 32.
+type fileRule struct {
+	pattern string
+	line    int32 // from 1; math.MaxInt32 for any line after it
+	allow   bool
+}
+
+// exported returns r as a Rule.
+func (r *fileRule) exported() Rule { return Rule{Allow: r.allow, Line: int(r.line), Pattern: r.pattern} }
 
 // String returns the rule as it would be written in robots.txt, as
 // "Disallow: /private/", or "" for the zero Rule.
@@ -116,7 +130,8 @@ func parseRobots(body []byte) *robotsFile {
 	// Every group's names and rules go to one slice each, group after
 	// group; each group takes its part at the end.
 	var agents []string
-	var rules []Rule
+	var agentLines []int32
+	var rules []fileRule
 	var ends [][2]int32                                            // each group's ends in agents and rules
 	var copied int64                                               // the bytes of the patterns normalisation wrote anew
 	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
@@ -124,7 +139,7 @@ func parseRobots(body []byte) *robotsFile {
 	inRules := false                                               // cur has had a rule (Allow, Disallow or Content-Usage), so a user-agent line starts a new group
 	lines := lineReader{text: text, cr: -1, lf: -1}
 	if n := strings.Count(text, ":"); n > 0 { // a rule's line has one: spare growing rules
-		rules = make([]Rule, 0, n)
+		rules = make([]fileRule, 0, n)
 	}
 	for lineNo := 1; ; lineNo++ {
 		raw, ok := lines.next()
@@ -155,6 +170,7 @@ func parseRobots(body []byte) *robotsFile {
 			}
 			if token := agentName(value); token != "" {
 				agents = append(agents, token)
+				agentLines = append(agentLines, int32(min(lineNo, math.MaxInt32)))
 				ends[len(ends)-1][0]++
 			} else {
 				f.skip(lineNo, raw, skipNoToken) // it still starts or continues the group
@@ -176,7 +192,7 @@ func parseRobots(body []byte) *robotsFile {
 			if pattern != value {
 				copied += allocSize(len(pattern))
 			}
-			rules = append(rules, Rule{Allow: key == fieldAllow, Pattern: pattern})
+			rules = append(rules, fileRule{pattern: pattern, line: int32(min(lineNo, math.MaxInt32)), allow: key == fieldAllow})
 			ends[len(ends)-1][1]++
 		case fieldCrawlDelay:
 			if cur == nil {
@@ -235,11 +251,12 @@ func parseRobots(body []byte) *robotsFile {
 	a, r := int32(0), int32(0)
 	for i, e := range ends {
 		f.groups[i].agents = agents[a:e[0]:e[0]]
+		f.groups[i].agentLines = agentLines[a:e[0]:e[0]]
 		f.groups[i].rules = rules[r:e[1]:e[1]]
 		a, r = e[0], e[1]
 	}
 	f.rules = len(rules)
-	f.cost = fileCost(f, text, cap(agents), cap(rules), copied)
+	f.cost = fileCost(f, text, cap(agents), cap(agentLines), cap(rules), copied)
 	return f
 }
 
@@ -345,7 +362,7 @@ func fieldOf(key string) int {
 // rulesFor returns the rules that bind the product token (lower-case): those
 // of every group naming it, combined (§2.2.1), else those of every "*"
 // group, else none. agent is the group token that bound, or "" for none.
-func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Duration, agent string) {
+func (f *robotsFile) rulesFor(token string) (rules []fileRule, crawlDelay time.Duration, agent string) {
 	for _, want := range []string{token, "*"} {
 		if want == "" {
 			continue

@@ -56,6 +56,7 @@ type tokenBinding struct {
 // compiled allocate nothing when a path is in normal form.
 type Group struct {
 	group string // the group token: a product token, "*", or "" for none
+	file  *robotsFile
 	parts []*groupPart
 	// single is the matcher of a Group of one part, once compiled: the
 	// common case, which a decision reaches in one step.
@@ -77,7 +78,7 @@ type Group struct {
 // linearMatch gives up on is made by the compiled matcher, with the whole
 // budget.
 type groupPart struct {
-	rules  []Rule
+	rules  []fileRule
 	usage  []UsageRule // Content-Usage rules and Content-Signal lines (usage_rules.go)
 	linear int         // the units that linearMatch spends before searching the path
 
@@ -94,10 +95,10 @@ const (
 )
 
 // newGroupPart returns the part of rules, not compiled.
-func newGroupPart(rules []Rule) *groupPart {
+func newGroupPart(rules []fileRule) *groupPart {
 	p := &groupPart{rules: rules}
 	for _, r := range rules {
-		p.linear += 1 + len(r.Pattern)/compareOctets
+		p.linear += 1 + len(r.pattern)/compareOctets
 	}
 	return p
 }
@@ -269,7 +270,7 @@ func (r *File) bindGroup(token string) *Group {
 			return b // bound while this call waited
 		}
 	}
-	b := &Group{group: group}
+	b := &Group{group: group, file: r.file}
 	for i := range r.file.groups {
 		g := &r.file.groups[i]
 		if group == "" || !g.names(group) {

@@ -186,8 +186,8 @@ func TestGroup(t *testing.T) {
 		allowed bool
 		rule    Rule
 	}{
-		"/%7Ex/y":  {false, Rule{Pattern: "/~x/"}},
-		"/~x/ok?q": {true, Rule{Allow: true, Pattern: "/~x/ok"}},
+		"/%7Ex/y":  {false, Rule{Line: 6, Pattern: "/~x/"}},
+		"/~x/ok?q": {true, Rule{Allow: true, Line: 7, Pattern: "/~x/ok"}},
 		"/other":   {true, Rule{}},
 		"/%2A":     {true, Rule{}},
 	} {
@@ -211,6 +211,37 @@ func TestGroup(t *testing.T) {
 	}
 	if s := (Rule{}).String(); s != "" {
 		t.Errorf("Rule{}.String() = %q; want \"\"", s)
+	}
+}
+
+// TestLines checks the line numbers that say which lines decided: the
+// rule's, and the user-agent lines that bound, numbered from 1 with lines
+// ending at CR, LF or CR LF.
+func TestLines(t *testing.T) {
+	body := "\xef\xbb\xbfUser-agent: *\r\nDisallow: /\r\n\r\n# a comment\rUser-agent: a\rUser-agent: \"no name\"\n" +
+		"User-agent: b # and a comment\nDisallow: /x # the rule\nAllow: /x/y\n\nUser-agent: B\nDisallow: /z\n"
+	r := Parse([]byte(body))
+	for _, tc := range []struct {
+		ua, path   string
+		agentLines []int
+		rule       Rule
+	}{
+		{"other", "/a", []int{1}, Rule{Line: 2, Pattern: "/"}},
+		{"a", "/x/z", []int{5}, Rule{Line: 8, Pattern: "/x"}},
+		{"b", "/x/y", []int{7, 11}, Rule{Allow: true, Line: 9, Pattern: "/x/y"}},
+		{"B/1.0", "/z", []int{7, 11}, Rule{Line: 12, Pattern: "/z"}},
+		{"a", "/other", []int{5}, Rule{}},
+	} {
+		g := r.Group(tc.ua)
+		if got := g.AgentLines(); !slices.Equal(got, tc.agentLines) {
+			t.Errorf("Group(%q).AgentLines() = %v; want %v", tc.ua, got, tc.agentLines)
+		}
+		if _, rule, err := g.Decide(tc.path); rule != tc.rule || err != nil {
+			t.Errorf("Group(%q).Decide(%q) = %+v, %v; want %+v", tc.ua, tc.path, rule, err, tc.rule)
+		}
+	}
+	if lines := Parse([]byte("User-agent: a\nDisallow: /\n")).Group("b").AgentLines(); len(lines) != 0 {
+		t.Errorf("AgentLines of no group = %v; want none", lines)
 	}
 }
 
