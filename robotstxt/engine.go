@@ -75,10 +75,10 @@ import (
 // (workBudget) and stops at its budget. BenchmarkEngineWorst records the
 // worst files found, with paths of 2 and 8 KiB.
 type ruleMatcher struct {
-	rules []fileRule    // the rules given to compileRules, which match names by index
-	heads prefixSet // the distinct heads
-	plain []ruleRef // per head: the best pattern with this head, no '*' and no final '$'
-	exact []ruleRef // per head: the best pattern with this head, no '*' and a final '$'
+	rules []fileRule // the rules given to compileRules, which match names by index
+	heads prefixSet  // the distinct heads
+	plain []ruleRef  // per head: the best pattern with this head, no '*' and no final '$'
+	exact []ruleRef  // per head: the best pattern with this head, no '*' and a final '$'
 	// The patterns with a '*', filed by key: those under head h are
 	// wild[headKeys[h]:headKeys[h+1]], those under literal l
 	// wild[litKeys[l]:litKeys[l+1]], best first.

@@ -107,7 +107,9 @@ type fileRule struct {
 }
 
 // exported returns r as a Rule.
-func (r *fileRule) exported() Rule { return Rule{Allow: r.allow, Line: int(r.line), Pattern: r.pattern} }
+func (r *fileRule) exported() Rule {
+	return Rule{Allow: r.allow, Line: int(r.line), Pattern: r.pattern}
+}
 
 // String returns the rule as it would be written in robots.txt, as
 // "Disallow: /private/", or "" for the zero Rule.
