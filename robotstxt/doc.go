@@ -2,11 +2,10 @@
 // as RFC 9309 says. It is the engine of [github.com/polite-go/polite]'s
 // transport, and serves on its own those who want its decisions without a
 // transport: crawlers that schedule their own requests, site owners
-// checking their file, tools filtering URLs.
-//
-//	f := robotstxt.Parse(body)
-//	m := f.Test("MyBot/1.0 (+https://example.com/bot)", u)
-//	// m.Allowed, and m.Rule: "Disallow: /private/"
+// checking their file, tools filtering URLs. [Parse] reads a file;
+// [File.Test] decides a URL for a User-Agent and names the rule that
+// decided, as the example of Parse shows; [File.Group] binds a crawler's
+// group once, and [Group.Decide] decides each path against it.
 //
 // # Reading
 //
