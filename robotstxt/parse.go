@@ -74,6 +74,7 @@ type robotsGroup struct {
 	rules      []fileRule
 	usage      []UsageRule   // its Content-Usage rules and Content-Signal lines, in order
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
+	wildOctets int           // the octets of its patterns with a '*'
 }
 
 // names reports whether the group names token, a product token or "*".
@@ -193,6 +194,9 @@ func parseRobots(body []byte) *robotsFile {
 			pattern := normalizePath(value)
 			if pattern != value {
 				copied += allocSize(len(pattern))
+			}
+			if strings.IndexByte(pattern, '*') >= 0 {
+				cur.wildOctets += len(pattern)
 			}
 			rules = append(rules, fileRule{pattern: pattern, line: int32(min(lineNo, math.MaxInt32)), allow: key == fieldAllow})
 			ends[len(ends)-1][1]++
