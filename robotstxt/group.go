@@ -65,7 +65,7 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
 	var best ruleRef
-	var rules []fileRule // of the matcher or part that decided
+	var rules []fileRule                // of the matcher or part that decided
 	if m := g.single.Load(); m != nil { // the common case, spared a loop
 		best, rules = m.match(target), m.rules
 	} else {

@@ -141,7 +141,7 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 		return -1
 	}
 	block += 1 + uint32(bits.TrailingZeros64(later))
-	from := max(pos, int32(block)<<st.shift+1-size) // an occurrence that ends in block starts there or after
+	from := max(pos, int32(block)<<st.shift+1-size)                              // an occurrence that ends in block starts there or after
 	return from + int32(index(path[from:min(n, int32(block+1)<<st.shift)], lit)) // l ends in block: found
 }
 
