@@ -101,13 +101,15 @@ func groupCost(g *robotsGroup) int64 {
 	if len(g.usage) > 0 {
 		c += allocSize(2 * len(g.usage) * sizeUsageRule) // gathered with the groups that give its names
 	}
+	if g.wildOctets > maxWildOctets {
+		return c // any Group it is part of decides no path, and compiles nothing (Group.Err)
+	}
 	return c + matcherCost(g.rules)
 }
 
 // matcherCost returns a bound of what compileRules(rules) keeps: the
 // matcher, for each head its key, parent and two best rules; and for the
-// patterns with a '*', each one's wildRule, its pieces (twice, when it
-// repeats one), the literals with their keys and best rank, and the
+// patterns with a '*', each one's wildRule, its pieces, the literals with their keys and best rank, and the
 // automaton, a node for each octet of the literals, which follow the head.
 // A pattern with a '$' that is not its last octet keeps two copies of its
 // body, with each '$' written "%24".
@@ -128,7 +130,7 @@ func matcherCost(rules []fileRule) int64 {
 	c := allocSize(sizeMatcher) + allocSize(n*sizeString) + allocSize(4*n) + allocSize(2*n*sizeRef) + copies
 	if wild > 0 {
 		lits := pieces + wild
-		c += allocSize(wild*sizeWild) + allocSize(2*4*pieces) + allocSize(lits*sizeString) +
+		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(lits*sizeString) +
 			allocSize(4*(n+lits+1)) + allocSize(4*lits) + allocSize(512) + allocSize((litOctets+2)*sizeNode)
 	}
 	return c

@@ -88,8 +88,12 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 	if !st.scanned {
 		m.scan(st, path)
 	}
-	pos := int32(len(head))
 	gen := st.gen
+	if first, last := &st.lits[pieces[0]], &st.lits[pieces[len(pieces)-1]]; first.seen != gen || last.seen != gen ||
+		last.blocks>>bits.TrailingZeros64(first.blocks) == 0 {
+		return false // the last piece does not end after the first can
+	}
+	pos := int32(len(head))
 	for _, l := range pieces {
 		ls := &st.lits[l]
 		if ls.seen != gen { // l does not occur
@@ -123,8 +127,7 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 // that l ends in, which it searches from its start.
 func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	ls := &st.lits[l]
-	lit := m.lits[l]
-	size := int32(len(lit))
+	lit, size := m.lits[l], ls.size
 	n := int32(len(path))
 	least := pos + size // the least end of an occurrence at or after pos
 	block := uint32(least-1) >> st.shift

@@ -285,6 +285,59 @@ func TestGroupCompiledOnce(t *testing.T) {
 	}
 }
 
+// TestGroupErr checks the groups that decide no path: those whose patterns
+// with a '*' hold more than maxWildOctets octets, which Group.Err reports
+// once bound, without compiling, and whose every decision fails with that
+// error; and that the others of the file decide as ever.
+func TestGroupErr(t *testing.T) {
+	wildGroup := func(name string, octets int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "User-agent: %s\nDisallow: /plain/\n", name)
+		for i := 0; octets > 0; i++ {
+			line := fmt.Sprintf("/*%s*%d", strings.Repeat("w", min(octets, 200)), i)
+			line = line[:min(len(line), octets)]
+			if !strings.Contains(line, "*") {
+				line = "*" + line[1:]
+			}
+			b.WriteString("Disallow: " + line + "\n")
+			octets -= len(line)
+		}
+		return b.String()
+	}
+	body := wildGroup("big", maxWildOctets+1) + wildGroup("edge", maxWildOctets) + "User-agent: *\nDisallow: /*.pdf$\n"
+	r := Parse([]byte(body))
+	if big, edge := r.file.groups[0].wildOctets, r.file.groups[1].wildOctets; big != maxWildOctets+1 || edge != maxWildOctets {
+		t.Fatalf("the groups hold %d and %d octets of patterns with a '*'; want %d and %d", big, edge, maxWildOctets+1, maxWildOctets)
+	}
+	for _, tc := range []struct {
+		ua      string
+		tooMany bool
+	}{{"big", true}, {"edge", false}, {"other", false}} {
+		g := r.Group(tc.ua)
+		err := g.Err()
+		if tc.tooMany != (err != nil) || err != nil && !errors.Is(err, ErrTooComplex) {
+			t.Errorf("Group(%q).Err() = %v; want ErrTooComplex: %v", tc.ua, err, tc.tooMany)
+		}
+		var de *DecideError
+		allowed, rule, err := g.Decide("/plain/page")
+		switch {
+		case tc.tooMany && (!errors.As(err, &de) || de.Err != ErrTooComplex || de.Length != len("/plain/page") || allowed || rule != Rule{}):
+			t.Errorf("Group(%q).Decide = %v, %+v, %v; want refused with a *DecideError of 11 octets matching ErrTooComplex", tc.ua, allowed, rule, err)
+		case tc.tooMany:
+			for _, p := range g.parts {
+				if p.matcher.Load() != nil {
+					t.Errorf("Group(%q) decides nothing, and compiled its rules", tc.ua)
+				}
+			}
+		case tc.ua != "other" && (err != nil || allowed || rule.Pattern != "/plain/"):
+			t.Errorf("Group(%q).Decide = %v, %+v, %v; want refused by Disallow: /plain/", tc.ua, allowed, rule, err)
+		}
+	}
+	if got := (&DecideError{Err: ErrTooComplex}).Error(); !strings.Contains(got, "no path is decided") {
+		t.Errorf("Group.Err's error reads %q; want it to say that no path is decided", got)
+	}
+}
+
 // TestDecidePathTooLong checks the rule for long paths: a group with rules
 // decides a path of up to MaxPathLength octets in normal form, and refuses
 // to decide a longer one with an error that matches ErrPathTooLong.

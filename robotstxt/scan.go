@@ -8,7 +8,7 @@ import (
 // scan runs the automaton over path and records, for each literal that
 // occurs, where its first occurrence ends and which blocks of the path it
 // ends in: next finds any other occurrence by searching one or two of
-// them. A block is 64 octets, or for a path longer than 2 KiB a 32nd of
+// them. A block is 64 octets, or for a path longer than 4 KiB a 64th of
 // it (blockShift).
 //
 // The literals that end at one place are a chain, each a suffix of the one
@@ -56,10 +56,10 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 }
 
 // blockShift returns the log₂ of the octets of a block of a path of n
-// octets: 64 octets up to 2 KiB, and a 32nd of the path from there, so
-// that a path has at most 32 blocks, a bit each in litState.blocks.
+// octets: 64 octets up to 4 KiB, and a 64th of the path from there, so
+// that a path has at most 64 blocks, a bit each in litState.blocks.
 func blockShift(n int) uint8 {
-	return uint8(max(6, bits.Len(uint(n-1))-5))
+	return uint8(max(6, bits.Len(uint(n-1))-6))
 }
 
 // record records the literals that end at end, where scan is in state s,
