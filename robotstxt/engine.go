@@ -42,37 +42,40 @@ import (
 // patterns filed under it so far, and of those the longest; within a key,
 // the longest pattern comes first. If such a pattern could beat what the
 // heads decided, one pass of an Aho–Corasick automaton over the path finds
-// the pieces and tails that occur, and where (scan). Then only the patterns
+// the pieces and tails that occur, where each first ends, and which of the
+// path's blocks, 64 at most, each ends in (scan). Then only the patterns
 // filed under a head that begins the path or under a literal that occurs
 // are tried, best first, and a list stops at its first match or at a
 // pattern that could not beat the best match so far. A try checks the
-// length of the path, the head, the tail and that each piece occurs, then
-// places the pieces, most of them from what the scan recorded; for a piece
-// that occurs more often than the scan records, all its occurrences are
-// found with strings.Index, once a decision (findAll).
+// length of the path, the head and the tail, and that the last piece ends
+// in a block at or after the first piece's first; then it places the
+// pieces in turn (wildMatches). A piece whose first occurrence is after
+// the place, or that occurs at the place, is placed at once; another is
+// found by searching the rest of the place's block, and if it is not
+// there, the next block it ends in, from that block's start (next).
 //
 // # Cost
 //
 // The compiled form shares the rules' text and adds 40 bytes a distinct
-// head, 28 bytes a pattern with a '*' and 4 bytes a piece (8 if the pattern
-// repeats a literal), 24 bytes a distinct piece or tail, 16 bytes a node of
-// the automaton, at most one an octet of those literals, and 512 bytes for
-// the automaton's root. That is linear in the rules: for the 500 KiB files
-// of engine_bench_test.go, 1.2 times the bytes of the rules' lines
-// for plain rules, 3.4 for distinct "/*x<N>*y$" rules and 12 for rules of
-// random 12-octet pieces, the most found (TestRuleMatcherSize). A decision
-// also borrows scratch space, 36 bytes a literal, from a sync.Pool.
+// head, 28 bytes a pattern with a '*' and 4 bytes a piece, 24 bytes a
+// distinct piece or tail, 16 bytes a node of the automaton, at most one an
+// octet of those literals, and 512 bytes for the automaton's root. That is
+// linear in the rules: for the 500 KiB files of engine_bench_test.go, 1.2
+// times the bytes of the rules' lines for plain rules, 3.4 for distinct
+// "/*x<N>*y$" rules and 12 for rules of random 12-octet pieces, the most
+// found (TestRuleMatcherSize). A decision also borrows scratch space, 24
+// bytes a literal, from a sync.Pool.
 //
-// A decision allocates nothing. For a path of n octets and h distinct
-// heads it costs O(n log h) to find the heads and O(n) for the automaton,
-// whose record of occurrences holds at most occCap a literal. Then, for
-// each pattern tried, it costs O(k log n) for the pattern's k pieces, plus
-// one search of the path for each literal that occurs more than occCap
-// times and is placed past those. A pattern is tried only if its key
-// begins the path or occurs in it. What the patterns tried cost grows
-// with the file, not the path, so a decision also counts its work
-// (workBudget) and stops at its budget. BenchmarkEngineWorst records the
-// worst files found, with paths of 2 and 8 KiB.
+// A decision allocates nothing and gives nothing up. For a path of n
+// octets and h distinct heads it costs O(n log h) to find the heads, and
+// at most 2n steps of the automaton, and a step for each literal and block
+// it ends in, at most 64 a literal, to record. Then each pattern tried is
+// tried once, and places at most one piece a piece it has and an octet of
+// the path; a placement costs a few comparisons, or a search of at most
+// two blocks of max(64, n/64) octets. The searches of one try are of
+// stretches of the path one after the other, so a try searches O(n + k)
+// octets for a pattern of k octets. BenchmarkEngineWorst times the worst
+// files found, with paths of 2, 16 and 32 KiB.
 type ruleMatcher struct {
 	rules []fileRule // the rules given to compileRules, which match names by index
 	heads prefixSet  // the distinct heads

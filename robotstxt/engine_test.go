@@ -360,9 +360,9 @@ func engineSize(m *ruleMatcher) int {
 
 // TestRuleMatcherSize checks the memory that the doc of ruleMatcher states:
 // per distinct head 40 bytes, per pattern with a '*' 28 bytes and 4 a
-// piece, twice that if it repeats a literal, per distinct piece or tail
-// 24 bytes and 16 an octet, and no more than 12 times the bytes of the
-// rules' lines for the 500 KiB files of engine_bench_test.go.
+// piece, per distinct piece or tail 24 bytes and 16 an octet, and no more
+// than 12 times the bytes of the rules' lines for the 500 KiB files of
+// engine_bench_test.go.
 func TestRuleMatcherSize(t *testing.T) {
 	for _, f := range []struct {
 		name     string
