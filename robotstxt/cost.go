@@ -101,7 +101,7 @@ func groupCost(g *robotsGroup) int64 {
 	if len(g.usage) > 0 {
 		c += allocSize(2 * len(g.usage) * sizeUsageRule) // gathered with the groups that give its names
 	}
-	if g.wildOctets > maxWildOctets {
+	if g.tooComplex() {
 		return c // any Group it is part of decides no path, and compiles nothing (Group.Err)
 	}
 	return c + matcherCost(g.rules)

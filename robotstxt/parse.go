@@ -74,7 +74,25 @@ type robotsGroup struct {
 	rules      []fileRule
 	usage      []UsageRule   // its Content-Usage rules and Content-Signal lines, in order
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
-	wildOctets int           // the octets of its patterns with a '*'
+	octets     int           // the octets of its patterns
+}
+
+// wildOctets returns the octets of the group's patterns with a '*'.
+func (g *robotsGroup) wildOctets() int {
+	n := 0
+	for _, r := range g.rules {
+		if strings.IndexByte(r.pattern, '*') >= 0 {
+			n += len(r.pattern)
+		}
+	}
+	return n
+}
+
+// tooComplex reports whether the group's patterns with a '*' hold more
+// than maxWildOctets octets, and so no Group it is part of decides a path
+// (Group.Err).
+func (g *robotsGroup) tooComplex() bool {
+	return g.octets > maxWildOctets && g.wildOctets() > maxWildOctets
 }
 
 // names reports whether the group names token, a product token or "*".
@@ -195,9 +213,7 @@ func parseRobots(body []byte) *robotsFile {
 			if pattern != value {
 				copied += allocSize(len(pattern))
 			}
-			if strings.IndexByte(pattern, '*') >= 0 {
-				cur.wildOctets += len(pattern)
-			}
+			cur.octets += len(pattern)
 			rules = append(rules, fileRule{pattern: pattern, line: int32(min(lineNo, math.MaxInt32)), allow: key == fieldAllow})
 			ends[len(ends)-1][1]++
 		case fieldCrawlDelay:

@@ -275,7 +275,7 @@ func (r *File) bindGroup(token string) *Group {
 		}
 	}
 	b := &Group{group: group, file: r.file}
-	wild := 0
+	octets := 0 // of the patterns of its groups
 	for i := range r.file.groups {
 		g := &r.file.groups[i]
 		if group == "" || !g.names(group) {
@@ -283,7 +283,7 @@ func (r *File) bindGroup(token string) *Group {
 		}
 		b.delay = max(b.delay, g.crawlDelay)
 		b.rules += len(g.rules)
-		wild += g.wildOctets
+		octets += g.octets
 		b.usage += len(g.usage)
 		key := strings.ToLower(strings.Join(g.agents, "\n"))
 		part := r.classes[key]
@@ -294,7 +294,15 @@ func (r *File) bindGroup(token string) *Group {
 		}
 		b.parts = append(b.parts, part)
 	}
-	b.tooComplex = wild > maxWildOctets
+	if octets > maxWildOctets { // else too few to tell
+		wild := 0
+		for i := range r.file.groups {
+			if g := &r.file.groups[i]; g.names(group) {
+				wild += g.wildOctets()
+			}
+		}
+		b.tooComplex = wild > maxWildOctets
+	}
 	m := make(map[string]*Group, 1)
 	if old != nil {
 		maps.Copy(m, *old)

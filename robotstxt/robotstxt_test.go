@@ -306,7 +306,7 @@ func TestGroupErr(t *testing.T) {
 	}
 	body := wildGroup("big", maxWildOctets+1) + wildGroup("edge", maxWildOctets) + "User-agent: *\nDisallow: /*.pdf$\n"
 	r := Parse([]byte(body))
-	if big, edge := r.file.groups[0].wildOctets, r.file.groups[1].wildOctets; big != maxWildOctets+1 || edge != maxWildOctets {
+	if big, edge := r.file.groups[0].wildOctets(), r.file.groups[1].wildOctets(); big != maxWildOctets+1 || edge != maxWildOctets {
 		t.Fatalf("the groups hold %d and %d octets of patterns with a '*'; want %d and %d", big, edge, maxWildOctets+1, maxWildOctets)
 	}
 	for _, tc := range []struct {
