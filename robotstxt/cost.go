@@ -33,6 +33,7 @@ const (
 	sizeRobotsFile = int(unsafe.Sizeof(robotsFile{}))
 	sizeGroup      = int(unsafe.Sizeof(robotsGroup{}))
 	sizeRule       = int(unsafe.Sizeof(fileRule{}))
+	sizeAgent      = int(unsafe.Sizeof(agentLine{}))
 	sizeUsageRule  = int(unsafe.Sizeof(UsageRule{}))
 	sizeString     = int(unsafe.Sizeof(""))
 	sizeSkipped    = int(unsafe.Sizeof(SkippedLine{}))
@@ -54,11 +55,11 @@ const (
 
 // fileCost returns the bound that Cost returns for f, whose text is
 // the copy of the body, and whose groups' names and rules take their
-// parts of arrays of agentsCap, linesCap (their lines) and rulesCap; copied is the bytes of the
+// parts of arrays of agentsCap and rulesCap; copied is the bytes of the
 // patterns that normalisation wrote anew.
-func fileCost(f *robotsFile, text string, agentsCap, linesCap, rulesCap int, copied int64) int64 {
+func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64) int64 {
 	c := allocSize(sizeFile) + allocSize(sizeRobotsFile) + allocSize(len(text)) + copied +
-		allocSize(cap(f.groups)*sizeGroup) + allocSize(agentsCap*sizeString) + allocSize(linesCap*4) + allocSize(rulesCap*sizeRule) +
+		allocSize(cap(f.groups)*sizeGroup) + allocSize(agentsCap*sizeAgent) + allocSize(rulesCap*sizeRule) +
 		allocSize(cap(f.sitemaps)*sizeString) + allocSize(cap(f.skippedLines)*sizeSkipped)
 	for _, s := range f.skippedLines {
 		c += allocSize(len(s.Text))
@@ -76,7 +77,7 @@ func fileCost(f *robotsFile, text string, agentsCap, linesCap, rulesCap int, cop
 	for i := range f.groups {
 		for _, a := range f.groups[i].agents {
 			names++
-			c += allocSize(len(a)) + mapEntry
+			c += allocSize(len(a.name)) + mapEntry
 		}
 	}
 	c += int64(names+2)*(allocSize(sizeBinding)+mapEntry+allocSize(2*8)) + 3*mapBase + allocSize(sizeToken)
@@ -95,7 +96,7 @@ func fileCost(f *robotsFile, text string, agentsCap, linesCap, rulesCap int, cop
 func groupCost(g *robotsGroup) int64 {
 	key := len(g.agents)
 	for _, a := range g.agents {
-		key += len(a)
+		key += len(a.name)
 	}
 	c := allocSize(key) + mapEntry + allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
 	if len(g.usage) > 0 {

@@ -14,7 +14,7 @@ func compileAll(f *File) {
 	f.Group("no-group-names-this-token")
 	for i := range f.file.groups {
 		for _, a := range f.file.groups[i].agents {
-			for _, p := range f.Group(strings.ToLower(a)).parts {
+			for _, p := range f.Group(strings.ToLower(a.name)).parts {
 				p.compiled()
 			}
 		}

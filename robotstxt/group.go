@@ -20,9 +20,9 @@ func (g *Group) AgentLines() []int {
 	}
 	for i := range g.file.groups {
 		fg := &g.file.groups[i]
-		for j, a := range fg.agents {
-			if len(a) == len(g.group) && strings.EqualFold(a, g.group) {
-				lines = append(lines, int(fg.agentLines[j]))
+		for _, a := range fg.agents {
+			if len(a.name) == len(g.group) && strings.EqualFold(a.name, g.group) {
+				lines = append(lines, int(a.line))
 			}
 		}
 	}

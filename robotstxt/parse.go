@@ -69,8 +69,7 @@ func (f *robotsFile) skip(lineNo int, text string, reason string) {
 // lines and the rules that follow them (§2.1). A [Group] combines the
 // groups that bind one product token.
 type robotsGroup struct {
-	agents     []string // product tokens as written, compared without regard to case; "*" for the default group
-	agentLines []int32  // the line of each of agents
+	agents     []agentLine // the names it gives, each a product token as written, compared without regard to case, or "*"
 	rules      []fileRule
 	usage      []UsageRule   // its Content-Usage rules and Content-Signal lines, in order
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
@@ -95,14 +94,41 @@ func (g *robotsGroup) tooComplex() bool {
 	return g.octets > maxWildOctets && g.wildOctets() > maxWildOctets
 }
 
+// agentLine is a name that a user-agent line gives its group, and the
+// line's number.
+type agentLine struct {
+	name string
+	line int32 // from 1; math.MaxInt32 for any line after it
+}
+
 // names reports whether the group names token, a product token or "*".
 func (g *robotsGroup) names(token string) bool {
 	for _, a := range g.agents {
-		if len(a) == len(token) && strings.EqualFold(a, token) {
+		if len(a.name) == len(token) && strings.EqualFold(a.name, token) {
 			return true
 		}
 	}
 	return false
+}
+
+// agentNames returns the names that the group gives, as written.
+func (g *robotsGroup) agentNames() []string {
+	names := make([]string, len(g.agents))
+	for i, a := range g.agents {
+		names[i] = a.name
+	}
+	return names
+}
+
+// key returns the names of the group, lower-cased, each after a new line:
+// the same for the groups that give the same names in the same order.
+func (g *robotsGroup) key() string {
+	var b strings.Builder
+	for _, a := range g.agents {
+		b.WriteByte('\n')
+		b.WriteString(a.name)
+	}
+	return strings.ToLower(b.String())
 }
 
 // A Rule is one Allow or Disallow line of a robots.txt. The zero Rule is
@@ -150,8 +176,7 @@ func parseRobots(body []byte) *robotsFile {
 	f := &robotsFile{}
 	// Every group's names and rules go to one slice each, group after
 	// group; each group takes its part at the end.
-	var agents []string
-	var agentLines []int32
+	var agents []agentLine
 	var rules []fileRule
 	var ends [][2]int32                                            // each group's ends in agents and rules
 	var copied int64                                               // the bytes of the patterns normalisation wrote anew
@@ -190,8 +215,7 @@ func parseRobots(body []byte) *robotsFile {
 				inRules = false
 			}
 			if token := agentName(value); token != "" {
-				agents = append(agents, token)
-				agentLines = append(agentLines, int32(min(lineNo, math.MaxInt32)))
+				agents = append(agents, agentLine{token, int32(min(lineNo, math.MaxInt32))})
 				ends[len(ends)-1][0]++
 			} else {
 				f.skip(lineNo, raw, skipNoToken) // it still starts or continues the group
@@ -273,12 +297,11 @@ func parseRobots(body []byte) *robotsFile {
 	a, r := int32(0), int32(0)
 	for i, e := range ends {
 		f.groups[i].agents = agents[a:e[0]:e[0]]
-		f.groups[i].agentLines = agentLines[a:e[0]:e[0]]
 		f.groups[i].rules = rules[r:e[1]:e[1]]
 		a, r = e[0], e[1]
 	}
 	f.rules = len(rules)
-	f.cost = fileCost(f, text, cap(agents), cap(agentLines), cap(rules), copied)
+	f.cost = fileCost(f, text, cap(agents), cap(rules), copied)
 	return f
 }
 

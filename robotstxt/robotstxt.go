@@ -285,7 +285,7 @@ func (r *File) bindGroup(token string) *Group {
 		b.rules += len(g.rules)
 		octets += g.octets
 		b.usage += len(g.usage)
-		key := strings.ToLower(strings.Join(g.agents, "\n"))
+		key := g.key()
 		part := r.classes[key]
 		if part == nil {
 			part = r.compileClass(key, i)
@@ -313,7 +313,7 @@ func (r *File) bindGroup(token string) *Group {
 		named := make(map[string]bool)
 		for i := range r.file.groups {
 			for _, a := range r.file.groups[i].agents {
-				named[strings.ToLower(a)] = true
+				named[strings.ToLower(a.name)] = true
 			}
 		}
 		r.named.Store(&named)
@@ -328,7 +328,7 @@ func (r *File) compileClass(key string, first int) *groupPart {
 	rules, usage := r.file.groups[first].rules, r.file.groups[first].usage
 	for i := first + 1; i < len(r.file.groups); i++ {
 		g := &r.file.groups[i]
-		if len(g.rules) == 0 && len(g.usage) == 0 || !strings.EqualFold(strings.Join(g.agents, "\n"), key) {
+		if len(g.rules) == 0 && len(g.usage) == 0 || g.key() != key {
 			continue
 		}
 		if len(g.rules) > 0 {

@@ -74,7 +74,7 @@ func (r *File) UsageGroups() []GroupUsage {
 	var out []GroupUsage
 	for i := range r.file.groups {
 		if g := &r.file.groups[i]; len(g.usage) > 0 {
-			out = append(out, GroupUsage{Agents: slices.Clone(g.agents), Rules: slices.Clone(g.usage)})
+			out = append(out, GroupUsage{Agents: g.agentNames(), Rules: slices.Clone(g.usage)})
 		}
 	}
 	return out
