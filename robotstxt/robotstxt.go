@@ -328,7 +328,7 @@ func (r *File) compileClass(key string, first int) *groupPart {
 	rules, usage := r.file.groups[first].rules, r.file.groups[first].usage
 	for i := first + 1; i < len(r.file.groups); i++ {
 		g := &r.file.groups[i]
-		if len(g.rules) == 0 && len(g.usage) == 0 || g.key() != key {
+		if len(g.rules) == 0 && len(g.usage) == 0 || !g.sameNames(&r.file.groups[first]) {
 			continue
 		}
 		if len(g.rules) > 0 {
