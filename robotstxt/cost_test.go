@@ -14,7 +14,7 @@ func compileAll(f *File) {
 	f.Group("no-group-names-this-token")
 	for i := range f.file.groups {
 		for _, a := range f.file.groups[i].agents {
-			for _, p := range f.Group(strings.ToLower(a)).parts {
+			for _, p := range f.Group(strings.ToLower(a.name)).parts {
 				p.compiled()
 			}
 		}
@@ -101,11 +101,11 @@ func costFiles() map[string]string {
 	}
 	var names strings.Builder
 	for i := range 16 {
-		fmt.Fprintf(&names, "User-agent: Bot%d\n", i)
+		fmt.Fprintf(&names, "User-agent: %s\n", letterName("Bot", i))
 	}
 	var groups strings.Builder // of a size that binding each of its names takes no long
 	for i := 0; groups.Len() < 64<<10; i++ {
-		fmt.Fprintf(&groups, "User-agent: b%d\nDisallow: /*p%d*q\n", i, i)
+		fmt.Fprintf(&groups, "User-agent: %s\nDisallow: /*p%d*q\n", letterName("b", i), i)
 	}
 	return map[string]string{
 		"plain":     engineFile(enginePlain),

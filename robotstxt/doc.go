@@ -2,11 +2,10 @@
 // as RFC 9309 says. It is the engine of [github.com/polite-go/polite]'s
 // transport, and serves on its own those who want its decisions without a
 // transport: crawlers that schedule their own requests, site owners
-// checking their file, tools filtering URLs.
-//
-//	f := robotstxt.Parse(body)
-//	m := f.Test("MyBot/1.0 (+https://example.com/bot)", u)
-//	// m.Allowed, and m.Rule: "Disallow: /private/"
+// checking their file, tools filtering URLs. [Parse] reads a file;
+// [File.Test] decides a URL for a User-Agent and names the rule that
+// decided, as the example of Parse shows; [File.Group] binds a crawler's
+// group once, and [Group.Decide] decides each path against it.
 //
 // # Reading
 //
@@ -43,23 +42,21 @@
 // # Which group binds
 //
 // A User-Agent header value chooses its group by its product token
-// ([ProductToken]): the name of its first product, its leading run of
-// ASCII letters, digits, '_' and '-', lower-cased, which must end the value
-// or be followed by '/', a space or a tab. "MyBot/1.0
+// ([ProductToken]): the longest run of ASCII letters, '_' and '-' that
+// begins it, whatever follows, lower-cased, as §2.2.1 defines a product
+// token and Google's matcher reads one. "MyBot/1.0
 // (+https://example.com/bot)" names "mybot", "Mozilla/5.0 (compatible;
-// MyBot/1.0)" names "mozilla", and "jävla-fanbot", whose name goes on past
-// its 'j', names none. §2.2.1 allows letters, '_' and '-' only; digits are
-// allowed as well, so that a crawler such as MJ12bot finds the group that
-// names it.
+// MyBot/1.0)" names "mozilla", and "MJ12bot/v1.4.8" names "mj".
 //
-// A user-agent line names its group's crawler the same way: by the product
-// token of its value, with a '*' after the name dropped
-// ("Mediapartners-Google*" names "mediapartners-google"). Only the value
-// "*" itself names the catch-all group (§2.2.1): "*BadBot*" names no
-// crawler. A user-agent line that names none, such as `User-agent: "Vegi
-// bot"` or an empty one, still starts or continues a group, which then
-// binds no crawler; [File.Skipped] lists it. So a group binds a crawler
-// only when both give the same product token in full.
+// A user-agent line names its group's crawler the same way, by the product
+// token of its value: "Foo Bar" and "Foo/1.0" name "foo",
+// "Mediapartners-Google*" names "mediapartners-google", "bot\xff" names
+// "bot", and "MJ12bot" names "mj", so the crawler MJ12bot still finds the
+// group that names it. The value "*", alone or followed by white space,
+// names the catch-all group (§2.2.1); "*BadBot*" names no crawler. A
+// user-agent line that names none, such as `User-agent: "Vegi bot"` or an
+// empty one, still starts or continues a group, which then binds no
+// crawler; [File.Skipped] lists it.
 //
 // The groups naming the product token, compared exactly, bind it and are
 // combined; with none, the "*" groups bind; with no "*" group, no rule
@@ -98,12 +95,12 @@
 // /robots.txt itself is always allowed (§2.2.2). [Group.Decide] decides a
 // path against a group already bound, for a crawler's hot path.
 //
-// A group with rules does not decide a path longer than [MaxPathLength],
-// 8 KiB in normal form, nor a path whose decision would cost more than
-// its budget (below): Decide and Test return a [*DecideError], which
-// matches [ErrPathTooLong] or [ErrTooComplex], and the caller's policy
-// decides. Real files do not come near the budget: of the decisions that
-// corpus_test.go asks of 1,000 real files, the costliest spends 14% of it.
+// A group with rules decides every path of up to [MaxPathLength] octets,
+// 32 KiB, in normal form, whatever its rules (Cost, below). It does not
+// decide a longer path, nor any path against a group too large for the
+// engine's bound, which [Group.Err] reports when the group is bound:
+// Decide and Test return a [*DecideError], which matches [ErrPathTooLong]
+// or [ErrTooComplex], and the caller's policy decides.
 //
 // # Usage preferences
 //
@@ -159,24 +156,33 @@
 // decisions try each rule in turn, when that costs little, so that a file
 // used for a few decisions is never compiled; then the group is compiled
 // once, and the groups that give the same names with it. Its patterns are
-// split at their '*'s, the literal pieces of its wildcard rules are found
-// in one Aho–Corasick pass over the path, and only the rules whose pieces
-// occur are tried. A decision takes no lock, and once its group is
-// compiled allocates nothing when the path is in normal form. A [File] and its groups are safe for
-// concurrent use by multiple goroutines.
+// split at their '*'s; the literal pieces of its wildcard rules are found
+// in one Aho–Corasick pass over the path, which notes where each first
+// ends and which of the path's 64 blocks each ends in; only the rules
+// whose pieces occur are tried, each piece placed at its first occurrence
+// after the one before. A decision takes no lock, and once its group is
+// compiled allocates nothing when the path is in normal form. A [File]
+// and its groups are safe for concurrent use by multiple goroutines.
 //
-// Time. A decision on a path of n octets, in normal form, spends at most
-// 3n + 1,024 + n²/2,560 units of work, a unit being about one access to
-// memory that a cache may miss: 8,806 units for a path of 2 KiB and
-// 51,814 for one of 8 KiB. On the worst files found, 500 KiB of rules
-// written to make it work, a decision, made or given up at its budget,
-// takes at most 62 µs of CPU for a path of 2 KiB and 740 µs for one of
-// 8 KiB on the machine of BENCHMARKS.md; the first decisions of a group,
-// trying each rule in turn, spend at most 4,096 cheaper units more. A
-// decision is thus short enough to need no context: however its file is
-// written, it ends within a millisecond. Compiling a group, once, takes
-// time in proportion to its rules: 35 to 53 ms for 500 KiB of wildcard
-// rules.
+// Time. No decision is cut short: every path of up to [MaxPathLength]
+// octets is decided, whatever the rules. For a path of n octets, a
+// decision costs a binary search of the group's heads, at most 2n steps of
+// the automaton and a step for each literal that occurs and block it ends
+// in (64 a literal at most); then each wildcard rule that could decide is
+// tried once, placing at most one piece a piece of the rule and an octet
+// of the path, each in a few comparisons or by searching at most two
+// blocks of max(64, n/64) octets. So a decision's work grows with n and
+// with F, the octets of the group's patterns, as O(n + F·(1 + n/64)) at
+// worst, and a rule's as O(n + its octets). On the worst files found, 500
+// KiB of rules written against the engine (BenchmarkEngineWorst), a
+// decision takes at most 2.9 ms of CPU for a path of 2 KiB, 3.9 ms for one
+// of 16 KiB and 4.4 ms for one of 32 KiB on the machine of BENCHMARKS.md,
+// and decisions on real files take under a microsecond; a decision takes
+// no context. A group whose wildcard patterns hold more than 1.5 MiB, more
+// than 500 KiB of file can, is beyond that bound: [Group.Err] says so when
+// the group is bound, and it decides no path. Compiling a group, once,
+// takes time in proportion to its rules: 35 to 53 ms for 500 KiB of
+// wildcard rules.
 //
 // Memory. [File.Cost] bounds the heap that a file keeps, parsed and with
 // every group compiled: a few KiB for a typical file, and from 2 to 60

@@ -12,7 +12,9 @@ import (
 // a, b, /, ., ?, '$' and '*' do. Any other octet stands for one of those,
 // so that every input is a small-alphabet case. A rule that does not start
 // with '/' or '*' gets a '/'. At most 32 rules of 32 octets and a path of
-// 64 are read.
+// 64 are read; a path line that starts with a digit d is the rest of the
+// line 4^d times, up to 16 KiB in normal form, so that long paths repeat
+// what rules find.
 func engineFuzzFile(data []byte) (robots, path string) {
 	fold := func(c byte, alphabet string) byte {
 		if strings.IndexByte(alphabet, c) >= 0 {
@@ -43,12 +45,19 @@ func engineFuzzFile(data []byte) (robots, path string) {
 		b.WriteString(kind + pattern + "\n")
 	}
 	last := lines[len(lines)-1]
-	var p strings.Builder
-	p.WriteByte('/')
-	for i := 0; i < len(last) && i < 64; i++ {
-		p.WriteByte(fold(last[i], "ab/.?$*"))
+	times := 1
+	if last != "" && '0' <= last[0] && last[0] <= '4' {
+		times, last = 1<<(2*(last[0]-'0')), last[1:]
 	}
-	return b.String(), normalizeTarget(p.String())
+	var unit strings.Builder
+	for i := 0; i < len(last) && i < 64; i++ {
+		unit.WriteByte(fold(last[i], "ab/.?$*"))
+	}
+	u := normalizeTarget(unit.String())
+	if len(u) > 0 {
+		times = min(times, (16<<10)/len(u))
+	}
+	return b.String(), "/" + strings.Repeat(u, times)
 }
 
 // FuzzEngine checks the engine against bruteDecide on every file, and
@@ -60,13 +69,15 @@ func engineFuzzFile(data []byte) (robots, path string) {
 //	go test -run '^$' -fuzz '^FuzzEngine$' -fuzztime 100000x ./robotstxt
 func FuzzEngine(f *testing.F) {
 	for _, seed := range []string{
-		"/a\n+/a/b\n/a/b/c",    // Disallow: /a, Allow: /a/b
-		"*.b$\n.aa.b",          // Disallow: *.b$ against /.aa.b
-		"/a*b\n+/ab\naab",      // a wildcard against a plain rule
-		"/a$b\n+/a%b\na$b",     // a '$' that is not last
-		"*\nx",                 // Disallow: *
-		"/a/*/b\n+/a\na/x/b",   // §2.2.2: a match starts at the first octet
-		"*ab*ab*b\n*b*/\nabab", // literals repeated within and across rules
+		"/a\n+/a/b\n/a/b/c",                      // Disallow: /a, Allow: /a/b
+		"*.b$\n.aa.b",                            // Disallow: *.b$ against /.aa.b
+		"/a*b\n+/ab\naab",                        // a wildcard against a plain rule
+		"/a$b\n+/a%b\na$b",                       // a '$' that is not last
+		"*\nx",                                   // Disallow: *
+		"/a/*/b\n+/a\na/x/b",                     // §2.2.2: a match starts at the first octet
+		"*ab*ab*b\n*b*/\nabab",                   // literals repeated within and across rules
+		"*a*b*a*b*a\n+*ab*ba\n/*b*b$\n3ab/",      // a path of 64 repeats: pieces found block after block
+		"/*a*a*a*a*a*a*a*a*b\n*ba$\n4aaaaaaaaab", // 16 KiB: a walk placed piece by piece
 	} {
 		f.Add([]byte(seed))
 	}
@@ -74,9 +85,10 @@ func FuzzEngine(f *testing.F) {
 		robots, path := engineFuzzFile(data)
 		rules, _, _ := parseRobots([]byte(robots)).rulesFor("x")
 		checkDecision(t, rules, compileRules(rules), path)
-		var plain []Rule
+		checkDecide(t, Parse([]byte(robots)).Group("x"), rules, path)
+		var plain []fileRule
 		for _, r := range rules {
-			if !strings.ContainsAny(r.Pattern, "*$") {
+			if !strings.ContainsAny(r.pattern, "*$") {
 				plain = append(plain, r)
 			}
 		}

@@ -114,13 +114,35 @@ Crawl-delay: 0.5
 	// other crawlers: *
 }
 
+// Rule.Line and Group.AgentLines say which lines of a file decided: here
+// the two groups that name ExampleBot, combined, and the longest rule
+// that matches.
+func ExampleGroup_AgentLines() {
+	robots := robotstxt.Parse([]byte(`User-agent: *
+Disallow: /
+
+User-agent: ExampleBot
+Disallow: /docs/
+
+User-agent: ExampleBot
+Allow: /docs/public/
+`))
+	g := robots.Group("ExampleBot/1.0")
+	_, rule, _ := g.Decide("/docs/public/guide")
+	fmt.Printf("user-agent lines %v, rule on line %d: %s\n", g.AgentLines(), rule.Line, rule)
+	// Output:
+	// user-agent lines [4 7], rule on line 8: Allow: /docs/public/
+}
+
 // ProductToken is the name by which a User-Agent chooses its group.
 func ExampleProductToken() {
 	fmt.Println(robotstxt.ProductToken("ExampleBot/1.0 (+https://example.com/bot)"))
 	fmt.Println(robotstxt.ProductToken("Mozilla/5.0 (compatible; ExampleBot/1.0)"))
+	fmt.Println(robotstxt.ProductToken("MJ12bot/v1.4.8"))
 	// Output:
 	// examplebot
 	// mozilla
+	// mj
 }
 
 // Usage answers the usage preferences that a robots.txt states for a

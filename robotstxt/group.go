@@ -1,10 +1,33 @@
 package robotstxt
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Agent returns the group token that bound: the product token that the
 // group names, "*", or "" when no group binds and so no rule applies.
 func (g *Group) Agent() string { return g.group }
+
+// AgentLines returns the numbers of the user-agent lines that bound: the
+// lines, from 1, that name the group token, in each group of the file
+// that binds, in the file's order; none when no group binds. With
+// [Rule.Line] it says which lines of the file decided.
+func (g *Group) AgentLines() []int {
+	var lines []int
+	if g.group == "" {
+		return lines
+	}
+	for i := range g.file.groups {
+		fg := &g.file.groups[i]
+		for _, a := range fg.agents {
+			if len(a.name) == len(g.group) && strings.EqualFold(a.name, g.group) {
+				lines = append(lines, int(a.line))
+			}
+		}
+	}
+	return lines
+}
 
 // CrawlDelay returns the group's Crawl-delay, the largest if its groups
 // give several, or 0 if none does.
@@ -22,14 +45,19 @@ func (g *Group) NumRules() int { return g.rules }
 // normal form, and once the group is compiled allocates nothing to match.
 // Unlike [File.Test], it does not exempt /robots.txt.
 //
-// A group with rules does not decide a path longer than [MaxPathLength]
-// in normal form: Decide returns a [*DecideError] that matches
-// [ErrPathTooLong], with allowed false.
+// A group with rules decides every path of up to [MaxPathLength] octets
+// in normal form, within the time the package doc states ("Cost"), unless
+// [Group.Err] says when the group is bound that its rules are beyond it.
+// It does not decide a longer path, nor any path against such a group:
+// Decide returns a [*DecideError] that matches [ErrPathTooLong] or
+// [ErrTooComplex], with allowed false.
 func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
-	if g.rules == 0 {
+	switch {
+	case g.rules == 0:
 		return true, Rule{}, nil
-	}
-	if len(path) > 3*MaxPathLength { // its normal form is longer still: spare making it
+	case g.tooComplex:
+		return false, Rule{}, &DecideError{Length: len(path), Err: ErrTooComplex}
+	case len(path) > 3*MaxPathLength: // its normal form is longer still: spare making it
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
 	target := normalizeTarget(path)
@@ -37,39 +65,43 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 		return false, Rule{}, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
 	var best ruleRef
-	var rules []Rule // of the matcher or part that decided
-	var left int
+	var rules []fileRule                // of the matcher or part that decided
 	if m := g.single.Load(); m != nil { // the common case, spared a loop
-		best, left = m.match(target, workBudget(len(target)))
-		rules = m.rules
+		best, rules = m.match(target), m.rules
 	} else {
-		best, rules, left = g.decide(target, workBudget(len(target)))
+		best, rules = g.decide(target)
 		if len(g.parts) == 1 {
 			g.single.Store(g.parts[0].matcher.Load()) // once compiled
 		}
 	}
-	switch {
-	case left < 0:
-		return false, Rule{}, &DecideError{Length: len(path), Err: ErrTooComplex}
-	case best.rule < 0:
+	if best.rule < 0 {
 		return true, Rule{}, nil
 	}
-	return best.allow(), rules[best.rule], nil
+	return best.allow(), rules[best.rule].exported(), nil
+}
+
+// Err reports whether the group decides every path: nil when [Group.Decide]
+// decides each path of up to [MaxPathLength] octets within the time the
+// package doc states ("Cost"), else a [*DecideError] that matches
+// [ErrTooComplex], whose Length is 0: the error of every Decide on it. It
+// is known as soon as the group is bound, from the size of its rules: more
+// than 1.5 MiB, in normal form, of patterns with a '*', more than a
+// robots.txt of 500 KiB can hold.
+func (g *Group) Err() error {
+	if g.tooComplex {
+		return &DecideError{Err: ErrTooComplex}
+	}
+	return nil
 }
 
 // decide returns the rule that decides target, a path in normal form, and
-// the rules of the part it is a rule of, nil for none; and what is left of
-// budget, which is negative when the decision needed more.
-func (g *Group) decide(target string, budget int) (best ruleRef, rules []Rule, left int) {
+// the rules of the part it is a rule of, nil for none.
+func (g *Group) decide(target string) (best ruleRef, rules []fileRule) {
 	best = noRule
 	for _, p := range g.parts {
-		var ref ruleRef
-		if ref, budget = p.match(target, budget); budget < 0 {
-			break
-		}
-		if ref.rank > best.rank { // of two as long, the first part's
+		if ref := p.match(target); ref.rank > best.rank { // of two as long, the first part's
 			best, rules = ref, p.rules
 		}
 	}
-	return best, rules, budget
+	return best, rules
 }

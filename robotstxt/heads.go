@@ -83,10 +83,3 @@ func first8(s string) uint64 {
 	return uint64(s[7]) | uint64(s[6])<<8 | uint64(s[5])<<16 | uint64(s[4])<<24 |
 		uint64(s[3])<<32 | uint64(s[2])<<40 | uint64(s[1])<<48 | uint64(s[0])<<56
 }
-
-// searchCost returns the units of work (see workBudget) that deepest may
-// spend on a string of n octets: a comparison of up to n octets for each
-// step of its binary search, and one more octet by octet.
-func (p *prefixSet) searchCost(n int) int {
-	return p.steps*(1+n/compareOctets) + n/(compareOctets/2)
-}

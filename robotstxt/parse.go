@@ -3,6 +3,7 @@ package robotstxt
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,20 +70,78 @@ func (f *robotsFile) skip(lineNo int, text string, reason string) {
 // lines and the rules that follow them (§2.1). A [Group] combines the
 // groups that bind one product token.
 type robotsGroup struct {
-	agents     []string // product tokens as written, compared without regard to case; "*" for the default group
-	rules      []Rule
+	agents     []agentLine // the names it gives, each a product token as written, compared without regard to case, or "*"
+	rules      []fileRule
 	usage      []UsageRule   // its Content-Usage rules and Content-Signal lines, in order
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
+	octets     int           // the octets of its patterns
+}
+
+// wildOctets returns the octets of the group's patterns with a '*'.
+func (g *robotsGroup) wildOctets() int {
+	n := 0
+	for _, r := range g.rules {
+		if strings.IndexByte(r.pattern, '*') >= 0 {
+			n += len(r.pattern)
+		}
+	}
+	return n
+}
+
+// tooComplex reports whether the group's patterns with a '*' hold more
+// than maxWildOctets octets, and so no Group it is part of decides a path
+// (Group.Err).
+func (g *robotsGroup) tooComplex() bool {
+	return g.octets > maxWildOctets && g.wildOctets() > maxWildOctets
+}
+
+// agentLine is a name that a user-agent line gives its group, and the
+// line's number.
+type agentLine struct {
+	name string
+	line int32 // from 1; math.MaxInt32 for any line after it
 }
 
 // names reports whether the group names token, a product token or "*".
 func (g *robotsGroup) names(token string) bool {
 	for _, a := range g.agents {
-		if len(a) == len(token) && strings.EqualFold(a, token) {
+		if len(a.name) == len(token) && strings.EqualFold(a.name, token) {
 			return true
 		}
 	}
 	return false
+}
+
+// agentNames returns the names that the group gives, as written.
+func (g *robotsGroup) agentNames() []string {
+	names := make([]string, len(g.agents))
+	for i, a := range g.agents {
+		names[i] = a.name
+	}
+	return names
+}
+
+// key returns the names of the group, lower-cased, with a new line
+// between two: the same for the groups that give the same names in the
+// same order.
+func (g *robotsGroup) key() string {
+	if len(g.agents) == 1 {
+		return strings.ToLower(g.agents[0].name) // no copy of a name in lower case
+	}
+	var b strings.Builder
+	for i, a := range g.agents {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(a.name)
+	}
+	return strings.ToLower(b.String())
+}
+
+// sameNames reports whether g gives the names that o gives, in the same
+// order, compared without regard to case: whether the two have one key.
+func (g *robotsGroup) sameNames(o *robotsGroup) bool {
+	return slices.EqualFunc(g.agents, o.agents, func(a, b agentLine) bool { return strings.EqualFold(a.name, b.name) })
 }
 
 // A Rule is one Allow or Disallow line of a robots.txt. The zero Rule is
@@ -90,9 +149,24 @@ func (g *robotsGroup) names(token string) bool {
 type Rule struct {
 	// Allow tells an Allow rule from a Disallow rule.
 	Allow bool
+	// Line is the rule's line in the file, numbered from 1 as a
+	// [SkippedLine]'s.
+	Line int
 	// Pattern is the rule's path pattern, with its percent-encoding
 	// normalised: "/~foo" for "/%7efoo", "/caf%C3%A9" for "/café".
 	Pattern string
+}
+
+// fileRule is a Rule as a File keeps it: in 24 bytes, where a Rule takes 32.
+type fileRule struct {
+	pattern string
+	line    int32 // from 1; math.MaxInt32 for any line after it
+	allow   bool
+}
+
+// exported returns r as a Rule.
+func (r *fileRule) exported() Rule {
+	return Rule{Allow: r.allow, Line: int(r.line), Pattern: r.pattern}
 }
 
 // String returns the rule as it would be written in robots.txt, as
@@ -115,8 +189,8 @@ func parseRobots(body []byte) *robotsFile {
 	f := &robotsFile{}
 	// Every group's names and rules go to one slice each, group after
 	// group; each group takes its part at the end.
-	var agents []string
-	var rules []Rule
+	var agents []agentLine
+	var rules []fileRule
 	var ends [][2]int32                                            // each group's ends in agents and rules
 	var copied int64                                               // the bytes of the patterns normalisation wrote anew
 	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
@@ -124,7 +198,7 @@ func parseRobots(body []byte) *robotsFile {
 	inRules := false                                               // cur has had a rule (Allow, Disallow or Content-Usage), so a user-agent line starts a new group
 	lines := lineReader{text: text, cr: -1, lf: -1}
 	if n := strings.Count(text, ":"); n > 0 { // a rule's line has one: spare growing rules
-		rules = make([]Rule, 0, n)
+		rules = make([]fileRule, 0, n)
 	}
 	for lineNo := 1; ; lineNo++ {
 		raw, ok := lines.next()
@@ -154,7 +228,7 @@ func parseRobots(body []byte) *robotsFile {
 				inRules = false
 			}
 			if token := agentName(value); token != "" {
-				agents = append(agents, token)
+				agents = append(agents, agentLine{token, int32(min(lineNo, math.MaxInt32))})
 				ends[len(ends)-1][0]++
 			} else {
 				f.skip(lineNo, raw, skipNoToken) // it still starts or continues the group
@@ -176,7 +250,8 @@ func parseRobots(body []byte) *robotsFile {
 			if pattern != value {
 				copied += allocSize(len(pattern))
 			}
-			rules = append(rules, Rule{Allow: key == fieldAllow, Pattern: pattern})
+			cur.octets += len(pattern)
+			rules = append(rules, fileRule{pattern: pattern, line: int32(min(lineNo, math.MaxInt32)), allow: key == fieldAllow})
 			ends[len(ends)-1][1]++
 		case fieldCrawlDelay:
 			if cur == nil {
@@ -345,7 +420,7 @@ func fieldOf(key string) int {
 // rulesFor returns the rules that bind the product token (lower-case): those
 // of every group naming it, combined (§2.2.1), else those of every "*"
 // group, else none. agent is the group token that bound, or "" for none.
-func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Duration, agent string) {
+func (f *robotsFile) rulesFor(token string) (rules []fileRule, crawlDelay time.Duration, agent string) {
 	for _, want := range []string{token, "*"} {
 		if want == "" {
 			continue
@@ -365,30 +440,27 @@ func (f *robotsFile) rulesFor(token string) (rules []Rule, crawlDelay time.Durat
 }
 
 // agentName reads the name that a user-agent line's value gives its
-// group, as written: "*" for the value "*" alone, else its product token,
-// as [ProductToken] reads it; "" when it has none, and then the line names
-// no crawler. A '*' right after the product token is dropped:
-// "Mediapartners-Google*" names "Mediapartners-Google". "*BadBot*" and
-// "Jävla-Foobot" name no crawler.
+// group, as written: "*" for the catch-all, which is the value "*" alone
+// or followed by white space ("* BadBot"), as Google reads it; else its
+// product token, as [ProductToken] reads it, whatever follows
+// ("Mediapartners-Google*" names "Mediapartners-Google", "MJ12bot" names
+// "MJ"); "" when it has none ("*BadBot*", `"Vegi bot"`), and then the
+// line names no crawler.
 func agentName(value string) string {
-	if value == "*" {
+	if value != "" && value[0] == '*' && (len(value) == 1 || value[1] == ' ' || value[1] == '\t') {
 		return "*"
-	}
-	n := tokenEnd(value)
-	if n > 0 && n < len(value) && value[n] == '*' && (n+1 == len(value) || endsToken(value[n+1])) {
-		return value[:n]
 	}
 	return tokenOf(value)
 }
 
 // ProductToken returns the product token of a User-Agent header value, the
-// name that chooses its group, lower-cased: "mybot" for
-// "MyBot/1.0 (+https://example.com/bot)". The product token is the value's
-// first product name: its leading run of ASCII letters, digits, '_' and
-// '-', which must end the value or be followed by '/' (a version), a
-// space or a tab. A value with no such run has none, and ProductToken
-// returns "": so for "jävla-fanbot", whose name goes on past the letter
-// 'j', or for " MyBot" or "(compatible)".
+// name that chooses its group, lower-cased: the longest run of ASCII
+// letters, '_' and '-' that begins the value, whatever follows it, as
+// RFC 9309 §2.2.1 and Google's matcher read a product token. So
+// "MyBot/1.0 (+https://example.com/bot)" gives "mybot", "MJ12bot/v1.4.8"
+// gives "mj", and " MyBot" or "(compatible)" none: ProductToken returns
+// "". A user-agent line of robots.txt is read the same way, so a crawler
+// and the line that names it agree.
 func ProductToken(ua string) string {
 	token := tokenOf(ua)
 	for i := range len(token) {
@@ -399,30 +471,18 @@ func ProductToken(ua string) string {
 	return token
 }
 
-// tokenOf returns the product token of ua as written, or "".
-func tokenOf(ua string) string {
-	n := tokenEnd(ua)
-	if n == 0 || n < len(ua) && !endsToken(ua[n]) {
-		return ""
-	}
-	return ua[:n]
-}
-
-// tokenEnd returns the length of s's leading run of token octets.
-func tokenEnd(s string) int {
+// tokenOf returns the product token of s as written: its longest prefix
+// of ASCII letters, '_' and '-'.
+func tokenOf(s string) string {
 	n := 0
 	for n < len(s) && isTokenByte(s[n]) {
 		n++
 	}
-	return n
+	return s[:n]
 }
 
-// endsToken reports whether c may follow a product token: a '/' before its
-// version, or white space before the next product or a comment.
-func endsToken(c byte) bool { return c == '/' || c == ' ' || c == '\t' }
-
 func isTokenByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-'
 }
 
 // trimWS returns s without its leading and trailing spaces and tabs, the

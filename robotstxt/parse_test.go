@@ -15,7 +15,7 @@ func TestParseRobots(t *testing.T) {
 		t.Fatalf("groups = %d; want 2", len(f.groups))
 	}
 	g := f.groups[0]
-	if strings.Join(g.agents, ",") != "A,b" || g.crawlDelay != 2500*time.Millisecond || len(g.rules) != 1 {
+	if strings.Join(g.agentNames(), ",") != "A,b" || g.crawlDelay != 2500*time.Millisecond || len(g.rules) != 1 {
 		t.Errorf("group 0 = %+v; want agents A,b, crawl-delay 2.5s, one rule", g)
 	}
 	if strings.Join(f.sitemaps, " ") != "http://h/1.xml http://h/2.xml" {
@@ -58,52 +58,62 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
+// TestProductToken checks the reading of a product token that RFC 9309
+// §2.2.1 and Google's matcher share: the longest run of ASCII letters, '_'
+// and '-' that begins the value, whatever follows.
 func TestProductToken(t *testing.T) {
-	for ua, want := range map[string]string{
-		"MyBot/1.0 (+https://example.com/bot)": "mybot",
-		"Mozilla/5.0 (compatible; MyBot/1.0)":  "mozilla",
-		"Googlebot/2.1":                        "googlebot",
-		"my_bot-2":                             "my_bot-2",
-		"Foo Bar":                              "foo",
-		"Foo\tBar":                             "foo",
-		"":                                     "",
-		" leading":                             "",
-		"(compatible; MyBot/1.0)":              "",
-		"jävla-fanbot":                         "", // the name goes on past "j"
-		"Mail.RU_Bot/2.0":                      "", // and past "Mail"
-		"MyBot;1.0":                            "",
-		"*":                                    "",
+	for _, tc := range []struct{ ua, want string }{
+		{"MyBot/1.0 (+https://example.com/bot)", "mybot"},
+		{"Mozilla/5.0 (compatible; MyBot/1.0)", "mozilla"},
+		{"Googlebot/2.1", "googlebot"},
+		{"my_bot-2", "my_bot-"},
+		{"MJ12bot/v1.4.8", "mj"},
+		{"Foo Bar", "foo"},
+		{"Foo\tBar", "foo"},
+		{"MyBot;1.0", "mybot"},
+		{"bot\xff", "bot"},
+		{"jävla-fanbot", "j"},
+		{"Mail.RU_Bot/2.0", "mail"},
+		{"", ""},
+		{" leading", ""},
+		{"(compatible; MyBot/1.0)", ""},
+		{"360Spider", ""},
+		{"*", ""},
 	} {
-		if got := ProductToken(ua); got != want {
-			t.Errorf("ProductToken(%q) = %q; want %q", ua, got, want)
+		if got := ProductToken(tc.ua); got != tc.want {
+			t.Errorf("ProductToken(%q) = %q; want %q", tc.ua, got, tc.want)
 		}
 	}
 }
 
 // TestAgentName checks which crawler a user-agent line's value names:
-// "*" only for "*" itself (RFC 9309 §2.2.1), a product token as
-// ProductToken reads one, or none.
+// "*" for "*" alone or followed by white space, else its product token
+// as ProductToken reads one, as written, or none.
 func TestAgentName(t *testing.T) {
-	for value, want := range map[string]string{
-		"*":                           "*",
-		"Googlebot":                   "Googlebot",
-		"Googlebot-Image/1.0":         "Googlebot-Image",
-		"Sogou web spider":            "Sogou",
-		"Mediapartners-Google*":       "Mediapartners-Google", // a '*' after the name is dropped
-		"facebookexternalhit/*":       "facebookexternalhit",
-		"*BadBot*":                    "",
-		"* BadBot":                    "",
-		"*\u00a0":                     "", // only SP and HTAB are white space
-		"foo*bot":                     "",
-		"Jävla-Foobot":                "",
-		"Mail.RU_Bot":                 "",
-		`"Vegi bot"`:                  "",
-		"":                            "",
-		"Googlebot, Bingbot":          "",
-		"Mozilla/5.0 (compatible; X)": "Mozilla",
+	for _, tc := range []struct{ value, want string }{
+		{"*", "*"},
+		{"* BadBot", "*"},
+		{"*\tBadBot", "*"},
+		{"Googlebot", "Googlebot"},
+		{"Googlebot-Image/1.0", "Googlebot-Image"},
+		{"Sogou web spider", "Sogou"},
+		{"Mediapartners-Google*", "Mediapartners-Google"},
+		{"facebookexternalhit/*", "facebookexternalhit"},
+		{"foo*bot", "foo"},
+		{"bot\xff", "bot"},
+		{"MJ12bot", "MJ"},
+		{"Jävla-Foobot", "J"},
+		{"Mail.RU_Bot", "Mail"},
+		{"Googlebot, Bingbot", "Googlebot"},
+		{"Mozilla/5.0 (compatible; X)", "Mozilla"},
+		{"*BadBot*", ""},
+		{"*\u00a0", ""}, // only SP and HTAB are white space
+		{`"Vegi bot"`, ""},
+		{"360Spider", ""},
+		{"", ""},
 	} {
-		if got := agentName(value); got != want {
-			t.Errorf("agentName(%q) = %q; want %q", value, got, want)
+		if got := agentName(tc.value); got != tc.want {
+			t.Errorf("agentName(%q) = %q; want %q", tc.value, got, tc.want)
 		}
 	}
 }
@@ -160,12 +170,24 @@ func TestReadingGroups(t *testing.T) {
 		{"2.2 white space is SP and HTAB: the U+00A0 is the path's",
 			"User-agent: *\nDisallow: /a\u00a0\t \n",
 			"mybot", "/a%C2%A0", Match{Group: "*", Rule: "Disallow: /a%C2%A0"}},
-		{"2.2.1 two names that differ do not bind each other",
+		{"2.2.1 a product token is the longest run of letters, '_' and '-': on both sides",
 			"User-Agent: Jävla-Foobot\nDisallow: /\n",
-			"jävla-fanbot", "/foo/bar.html", Match{Allowed: true}},
-		{"2.2.1 two names that differ do not bind each other: names cut at a dot",
+			"jävla-fanbot", "/foo/bar.html", Match{Group: "j", Rule: "Disallow: /"}},
+		{"2.2.1 a product token is the longest run of letters, '_' and '-': cut at a dot",
 			"User-Agent: Mail.Ru\nDisallow: /\n",
-			"Mail.RU_Bot/2.0", "/x", Match{Allowed: true}},
+			"Mail.RU_Bot/2.0", "/x", Match{Group: "mail", Rule: "Disallow: /"}},
+		{"2.2.1 a product token is the longest run of letters, '_' and '-': MJ12bot finds its group",
+			"User-Agent: *\nDisallow: /\n\nUser-Agent: MJ12bot\nDisallow: /private/\n",
+			"MJ12bot/v1.4.8", "/x", Match{Allowed: true, Group: "mj"}},
+		{"2.2.1 a product token is the longest run of letters, '_' and '-': whatever follows",
+			"User-Agent: bot\xff\nDisallow: /\n",
+			"Bot/2.0", "/x", Match{Group: "bot", Rule: "Disallow: /"}},
+		{"2.2.1 a '*' followed by white space is the catch-all, as Google reads it",
+			"User-Agent: * other words\nDisallow: /\n",
+			"mybot", "/x", Match{Group: "*", Rule: "Disallow: /"}},
+		{"2.2.1 a name that starts with a digit names no crawler",
+			"User-Agent: 360Spider\nDisallow: /\n",
+			"360Spider", "/x", Match{Allowed: true}},
 		{"2.2.1 the product token of a User-Agent is its first product's name",
 			"User-Agent: Sogou web spider\nDisallow: /\n",
 			"Sogou inst spider/4.0", "/x", Match{Group: "sogou", Rule: "Disallow: /"}},

@@ -56,6 +56,7 @@ type tokenBinding struct {
 // compiled allocate nothing when a path is in normal form.
 type Group struct {
 	group string // the group token: a product token, "*", or "" for none
+	file  *robotsFile
 	parts []*groupPart
 	// single is the matcher of a Group of one part, once compiled: the
 	// common case, which a decision reaches in one step.
@@ -63,21 +64,29 @@ type Group struct {
 	delay  time.Duration
 	rules  int
 	usage  int // Content-Usage rules and Content-Signal lines, in all parts
+	// tooComplex tells that the group's rules hold more than maxWildOctets
+	// octets of patterns with a '*': it decides no path (Group.Err).
+	tooComplex bool
 }
+
+// maxWildOctets is the most octets of patterns with a '*', in normal form,
+// that a Group decides: three times 512 KiB, as much as the 500 KiB of a
+// file that a crawler reads can hold once each of its octets is written
+// "%XX". The time that the package doc states ("Cost") is measured on
+// groups of that size.
+const maxWildOctets = 3 * 512 << 10
 
 // groupPart is the groups of the file that give the same names, which a
 // Group combines, with their rules and, once compiled, their matcher.
 //
 // A part decides its first linearDecisions paths by trying each rule in
-// turn (linearMatch), when that takes at most linearBudget units of work,
+// turn (linearMatch), when that takes at most linearLimit units of work,
 // and compiles when it does not, or for the decision after: a File that
 // decides a few paths, as a crawler's first requests to a site do, seldom
-// pays for compiling. Those units are cheap, a rule or a few octets each,
-// and not counted in the decision's budget (workBudget): a decision that
-// linearMatch gives up on is made by the compiled matcher, with the whole
-// budget.
+// pays for compiling. A decision that linearMatch does not finish within
+// its limit is made by the compiled matcher.
 type groupPart struct {
-	rules  []Rule
+	rules  []fileRule
 	usage  []UsageRule // Content-Usage rules and Content-Signal lines (usage_rules.go)
 	linear int         // the units that linearMatch spends before searching the path
 
@@ -86,34 +95,30 @@ type groupPart struct {
 	matcher atomic.Pointer[ruleMatcher]
 }
 
-// linearDecisions is how many decisions a part makes before it compiles,
-// and linearBudget the units of work that linearMatch may spend on one.
-const (
-	linearDecisions = 3
-	linearBudget    = 4 << 10
-)
+// linearDecisions is how many decisions a part makes before it compiles.
+const linearDecisions = 3
 
 // newGroupPart returns the part of rules, not compiled.
-func newGroupPart(rules []Rule) *groupPart {
+func newGroupPart(rules []fileRule) *groupPart {
 	p := &groupPart{rules: rules}
-	for _, r := range rules {
-		p.linear += 1 + len(r.Pattern)/compareOctets
+	for i := range rules {
+		p.linear += linearUnits(&rules[i])
 	}
 	return p
 }
 
 // match returns the rule of the part that decides target, a path in
-// normal form, and the budget left, as ruleMatcher.match does.
-func (p *groupPart) match(target string, budget int) (ruleRef, int) {
+// normal form, as ruleMatcher.match does.
+func (p *groupPart) match(target string) ruleRef {
 	if m := p.matcher.Load(); m != nil {
-		return m.match(target, budget)
+		return m.match(target)
 	}
-	if p.uses.Add(1) <= linearDecisions && p.linear <= linearBudget {
-		if ref, left := linearMatch(p.rules, target, linearBudget); left >= 0 {
-			return ref, budget
+	if p.uses.Add(1) <= linearDecisions && p.linear <= linearLimit {
+		if ref, ok := linearMatch(p.rules, target); ok {
+			return ref
 		}
 	}
-	return p.compiled().match(target, budget)
+	return p.compiled().match(target)
 }
 
 // compiled returns the part's matcher, compiling it the first time.
@@ -269,7 +274,8 @@ func (r *File) bindGroup(token string) *Group {
 			return b // bound while this call waited
 		}
 	}
-	b := &Group{group: group}
+	b := &Group{group: group, file: r.file}
+	octets := 0 // of the patterns of its groups
 	for i := range r.file.groups {
 		g := &r.file.groups[i]
 		if group == "" || !g.names(group) {
@@ -277,8 +283,9 @@ func (r *File) bindGroup(token string) *Group {
 		}
 		b.delay = max(b.delay, g.crawlDelay)
 		b.rules += len(g.rules)
+		octets += g.octets
 		b.usage += len(g.usage)
-		key := strings.ToLower(strings.Join(g.agents, "\n"))
+		key := g.key()
 		part := r.classes[key]
 		if part == nil {
 			part = r.compileClass(key, i)
@@ -286,6 +293,15 @@ func (r *File) bindGroup(token string) *Group {
 			continue
 		}
 		b.parts = append(b.parts, part)
+	}
+	if octets > maxWildOctets { // else too few to tell
+		wild := 0
+		for i := range r.file.groups {
+			if g := &r.file.groups[i]; g.names(group) {
+				wild += g.wildOctets()
+			}
+		}
+		b.tooComplex = wild > maxWildOctets
 	}
 	m := make(map[string]*Group, 1)
 	if old != nil {
@@ -297,7 +313,7 @@ func (r *File) bindGroup(token string) *Group {
 		named := make(map[string]bool)
 		for i := range r.file.groups {
 			for _, a := range r.file.groups[i].agents {
-				named[strings.ToLower(a)] = true
+				named[strings.ToLower(a.name)] = true
 			}
 		}
 		r.named.Store(&named)
@@ -312,7 +328,7 @@ func (r *File) compileClass(key string, first int) *groupPart {
 	rules, usage := r.file.groups[first].rules, r.file.groups[first].usage
 	for i := first + 1; i < len(r.file.groups); i++ {
 		g := &r.file.groups[i]
-		if len(g.rules) == 0 && len(g.usage) == 0 || !strings.EqualFold(strings.Join(g.agents, "\n"), key) {
+		if len(g.rules) == 0 && len(g.usage) == 0 || !g.sameNames(&r.file.groups[first]) {
 			continue
 		}
 		if len(g.rules) > 0 {

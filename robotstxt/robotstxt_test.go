@@ -155,7 +155,7 @@ func TestRobotsSharesMatchers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range 100 {
-				ua := fmt.Sprintf("bot%d-%d", i, j)
+				ua := letterName("bot", i*100+j) + "/1.0"
 				if m, _ := r.Test(ua, mustURL(t, "http://h/x.pdf")); m.Allowed || m.Group != "*" {
 					t.Errorf("Test(%q) = %+v; want refused by the * group", ua, m)
 					return
@@ -186,8 +186,8 @@ func TestGroup(t *testing.T) {
 		allowed bool
 		rule    Rule
 	}{
-		"/%7Ex/y":  {false, Rule{Pattern: "/~x/"}},
-		"/~x/ok?q": {true, Rule{Allow: true, Pattern: "/~x/ok"}},
+		"/%7Ex/y":  {false, Rule{Line: 6, Pattern: "/~x/"}},
+		"/~x/ok?q": {true, Rule{Allow: true, Line: 7, Pattern: "/~x/ok"}},
 		"/other":   {true, Rule{}},
 		"/%2A":     {true, Rule{}},
 	} {
@@ -214,6 +214,37 @@ func TestGroup(t *testing.T) {
 	}
 }
 
+// TestLines checks the line numbers that say which lines decided: the
+// rule's, and the user-agent lines that bound, numbered from 1 with lines
+// ending at CR, LF or CR LF.
+func TestLines(t *testing.T) {
+	body := "\xef\xbb\xbfUser-agent: *\r\nDisallow: /\r\n\r\n# a comment\rUser-agent: a\rUser-agent: \"no name\"\n" +
+		"User-agent: b # and a comment\nDisallow: /x # the rule\nAllow: /x/y\n\nUser-agent: B\nDisallow: /z\n"
+	r := Parse([]byte(body))
+	for _, tc := range []struct {
+		ua, path   string
+		agentLines []int
+		rule       Rule
+	}{
+		{"other", "/a", []int{1}, Rule{Line: 2, Pattern: "/"}},
+		{"a", "/x/z", []int{5}, Rule{Line: 8, Pattern: "/x"}},
+		{"b", "/x/y", []int{7, 11}, Rule{Allow: true, Line: 9, Pattern: "/x/y"}},
+		{"B/1.0", "/z", []int{7, 11}, Rule{Line: 12, Pattern: "/z"}},
+		{"a", "/other", []int{5}, Rule{}},
+	} {
+		g := r.Group(tc.ua)
+		if got := g.AgentLines(); !slices.Equal(got, tc.agentLines) {
+			t.Errorf("Group(%q).AgentLines() = %v; want %v", tc.ua, got, tc.agentLines)
+		}
+		if _, rule, err := g.Decide(tc.path); rule != tc.rule || err != nil {
+			t.Errorf("Group(%q).Decide(%q) = %+v, %v; want %+v", tc.ua, tc.path, rule, err, tc.rule)
+		}
+	}
+	if lines := Parse([]byte("User-agent: a\nDisallow: /\n")).Group("b").AgentLines(); len(lines) != 0 {
+		t.Errorf("AgentLines of no group = %v; want none", lines)
+	}
+}
+
 // TestGroupCompiledOnce checks that a group of the file is compiled once,
 // however many names it has and however many product tokens ask for it,
 // that groups giving the same names are compiled together, and that a
@@ -222,17 +253,17 @@ func TestGroup(t *testing.T) {
 func TestGroupCompiledOnce(t *testing.T) {
 	var b strings.Builder
 	for i := range 16 {
-		fmt.Fprintf(&b, "User-agent: bot%d\n", i)
+		fmt.Fprintf(&b, "User-agent: %s\n", letterName("bot", i))
 	}
-	b.WriteString("Disallow: /*x*y$\nDisallow: /a/\n\nUser-agent: bot3\nAllow: /a/b\n\nUser-agent: *\nDisallow: /\n\nUser-agent: *\nAllow: /b/ok\n")
+	b.WriteString("Disallow: /*x*y$\nDisallow: /a/\n\nUser-agent: botd\nAllow: /a/b\n\nUser-agent: *\nDisallow: /\n\nUser-agent: *\nAllow: /b/ok\n")
 	r := Parse([]byte(b.String()))
 	for i := range 16 {
-		r.Group(fmt.Sprintf("Bot%d/1.0", i))
+		r.Group(strings.ToUpper(letterName("bot", i)) + "/1.0")
 	}
 	if n := len(*r.bound.Load()); n != 16 {
 		t.Errorf("%d bindings for 16 product tokens; want 16", n)
 	}
-	if n := len(r.classes); n != 2 || r.Group("bot0").parts[0] != r.Group("bot15").parts[0] || len(r.Group("other").parts) != 1 {
+	if n := len(r.classes); n != 2 || r.Group(letterName("bot", 0)).parts[0] != r.Group(letterName("bot", 15)).parts[0] || len(r.Group("other").parts) != 1 {
 		t.Errorf("%d classes compiled for 16 tokens of one group and one of another; want 2, the first shared, and the * groups one", n)
 	}
 	for _, tc := range []struct {
@@ -240,10 +271,10 @@ func TestGroupCompiledOnce(t *testing.T) {
 		allowed  bool
 		rule     string
 	}{
-		{"bot3", "/a/b/c", true, "Allow: /a/b"},
-		{"bot3", "/a/c", false, "Disallow: /a/"},
-		{"bot3", "/zxqy", false, "Disallow: /*x*y$"},
-		{"bot4", "/a/b/c", false, "Disallow: /a/"},
+		{"botd", "/a/b/c", true, "Allow: /a/b"},
+		{"botd", "/a/c", false, "Disallow: /a/"},
+		{"botd", "/zxqy", false, "Disallow: /*x*y$"},
+		{"bote", "/a/b/c", false, "Disallow: /a/"},
 		{"other", "/a/b/c", false, "Disallow: /"},
 		{"other", "/b/ok", true, "Allow: /b/ok"},
 	} {
@@ -251,6 +282,59 @@ func TestGroupCompiledOnce(t *testing.T) {
 		if allowed != tc.allowed || rule.String() != tc.rule || err != nil {
 			t.Errorf("Group(%q).Decide(%q) = %v, %q, %v; want %v, %q", tc.ua, tc.path, allowed, rule, err, tc.allowed, tc.rule)
 		}
+	}
+}
+
+// TestGroupErr checks the groups that decide no path: those whose patterns
+// with a '*' hold more than maxWildOctets octets, which Group.Err reports
+// once bound, without compiling, and whose every decision fails with that
+// error; and that the others of the file decide as ever.
+func TestGroupErr(t *testing.T) {
+	wildGroup := func(name string, octets int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "User-agent: %s\nDisallow: /plain/\n", name)
+		for i := 0; octets > 0; i++ {
+			line := fmt.Sprintf("/*%s*%d", strings.Repeat("w", min(octets, 200)), i)
+			line = line[:min(len(line), octets)]
+			if !strings.Contains(line, "*") {
+				line = "*" + line[1:]
+			}
+			b.WriteString("Disallow: " + line + "\n")
+			octets -= len(line)
+		}
+		return b.String()
+	}
+	body := wildGroup("big", maxWildOctets+1) + wildGroup("edge", maxWildOctets) + "User-agent: *\nDisallow: /*.pdf$\n"
+	r := Parse([]byte(body))
+	if big, edge := r.file.groups[0].wildOctets(), r.file.groups[1].wildOctets(); big != maxWildOctets+1 || edge != maxWildOctets {
+		t.Fatalf("the groups hold %d and %d octets of patterns with a '*'; want %d and %d", big, edge, maxWildOctets+1, maxWildOctets)
+	}
+	for _, tc := range []struct {
+		ua      string
+		tooMany bool
+	}{{"big", true}, {"edge", false}, {"other", false}} {
+		g := r.Group(tc.ua)
+		err := g.Err()
+		if tc.tooMany != (err != nil) || err != nil && !errors.Is(err, ErrTooComplex) {
+			t.Errorf("Group(%q).Err() = %v; want ErrTooComplex: %v", tc.ua, err, tc.tooMany)
+		}
+		var de *DecideError
+		allowed, rule, err := g.Decide("/plain/page")
+		switch {
+		case tc.tooMany && (!errors.As(err, &de) || de.Err != ErrTooComplex || de.Length != len("/plain/page") || allowed || rule != Rule{}):
+			t.Errorf("Group(%q).Decide = %v, %+v, %v; want refused with a *DecideError of 11 octets matching ErrTooComplex", tc.ua, allowed, rule, err)
+		case tc.tooMany:
+			for _, p := range g.parts {
+				if p.matcher.Load() != nil {
+					t.Errorf("Group(%q) decides nothing, and compiled its rules", tc.ua)
+				}
+			}
+		case tc.ua != "other" && (err != nil || allowed || rule.Pattern != "/plain/"):
+			t.Errorf("Group(%q).Decide = %v, %+v, %v; want refused by Disallow: /plain/", tc.ua, allowed, rule, err)
+		}
+	}
+	if got := (&DecideError{Err: ErrTooComplex}).Error(); !strings.Contains(got, "no path is decided") {
+		t.Errorf("Group.Err's error reads %q; want it to say that no path is decided", got)
 	}
 }
 
@@ -290,4 +374,19 @@ func TestDecidePathTooLong(t *testing.T) {
 	if m, err := r.Test("free", long); err != nil || !m.Allowed {
 		t.Errorf("Test of a long path for a group with no rules = %+v, %v; want allowed: no rule applies", m, err)
 	}
+}
+
+// letterName returns prefix and i written in the letters a to z, as a
+// product token may be written (RFC 9309 §2.2.1): "bota" for 0, "botba"
+// for 26.
+func letterName(prefix string, i int) string {
+	var digits []byte
+	for {
+		digits = append(digits, byte('a'+i%26))
+		if i /= 26; i == 0 {
+			break
+		}
+	}
+	slices.Reverse(digits)
+	return prefix + string(digits)
 }

@@ -74,7 +74,7 @@ func (r *File) UsageGroups() []GroupUsage {
 	var out []GroupUsage
 	for i := range r.file.groups {
 		if g := &r.file.groups[i]; len(g.usage) > 0 {
-			out = append(out, GroupUsage{Agents: slices.Clone(g.agents), Rules: slices.Clone(g.usage)})
+			out = append(out, GroupUsage{Agents: g.agentNames(), Rules: slices.Clone(g.usage)})
 		}
 	}
 	return out
@@ -121,9 +121,11 @@ func (g *Group) NumUsageRules() int { return g.usage }
 // the same way, apart; then the two signals combine, the more restrictive
 // winning for each use.
 //
-// The rules are tried in turn, within the work budget of a decision on
-// path: a path longer than [MaxPathLength], or a group of thousands of
-// such rules, is not decided, and Usage returns a [*DecideError] and the
+// The rules are tried in turn, each in time linear in the lengths of path
+// and its pattern. A path longer than [MaxPathLength] is not decided, nor
+// any path against a group of more than 1,000 such rules and lines, which
+// [Group.NumUsageRules] tells once the group is bound: Usage returns a
+// [*DecideError], matching [ErrPathTooLong] or [ErrTooComplex], and the
 // zero Usage.
 func (g *Group) Usage(path string) (Usage, error) {
 	u, _, err := g.matchUsage(path, false)
@@ -160,26 +162,29 @@ func (b *usageBest) add(r *UsageRule, collect bool) {
 	}
 }
 
+// maxUsageRules is the most Content-Usage rules and Content-Signal lines
+// that a Group decides Usage by: each is tried in turn.
+const maxUsageRules = 1000
+
 // matchUsage does the work of Usage and UsageRules.
 func (g *Group) matchUsage(path string, collect bool) (Usage, []UsageRule, error) {
-	if g.usage == 0 {
+	switch {
+	case g.usage == 0:
 		return Usage{}, nil, nil
-	}
-	if len(path) > 3*MaxPathLength {
+	case g.usage > maxUsageRules:
+		return Usage{}, nil, &DecideError{Length: len(path), Err: ErrTooComplex}
+	case len(path) > 3*MaxPathLength:
 		return Usage{}, nil, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
 	target := normalizeTarget(path)
 	if len(target) > MaxPathLength {
 		return Usage{}, nil, &DecideError{Length: len(path), Err: ErrPathTooLong}
 	}
-	budget := workBudget(len(target))
+	var units int // of globMatches, which this does not count
 	bestUsage, bestSignal := usageBest{length: -1}, usageBest{length: -1}
 	for _, p := range g.parts {
 		for i := range p.usage {
 			r := &p.usage[i]
-			if budget -= 1 + len(r.Pattern)/compareOctets; budget < 0 {
-				return Usage{}, nil, &DecideError{Length: len(path), Err: ErrTooComplex}
-			}
 			best := &bestUsage
 			if r.Field == contentSignal.field {
 				best = &bestSignal
@@ -187,13 +192,10 @@ func (g *Group) matchUsage(path string, collect bool) (Usage, []UsageRule, error
 			if len(r.Pattern) < best.length {
 				continue // it cannot decide
 			}
-			if r.Pattern == "" || globMatches(r.Pattern, target, &budget) {
+			if r.Pattern == "" || globMatches(r.Pattern, target, &units) {
 				best.add(r, collect)
 			}
 		}
-	}
-	if budget < 0 {
-		return Usage{}, nil, &DecideError{Length: len(path), Err: ErrTooComplex}
 	}
 	var rules []UsageRule
 	if collect {

@@ -323,19 +323,27 @@ func TestUsageNotCrawlable(t *testing.T) {
 	}
 }
 
-// TestUsageBudget checks that a group of more rules than a decision may
-// try is not decided, and that a path too long is not either.
-func TestUsageBudget(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("User-agent: *\n")
-	for i := range 5000 {
-		fmt.Fprintf(&b, "Content-Usage: /*a%d*b train-ai=n\n", i)
+// TestUsageLimit checks that a group of up to 1,000 usage rules and lines
+// decides every path, the last rule too, and that one of more decides none
+// and that a path too long is not decided either.
+func TestUsageLimit(t *testing.T) {
+	for _, n := range []int{maxUsageRules, maxUsageRules + 1} {
+		var b strings.Builder
+		b.WriteString("User-agent: *\n")
+		for i := range n {
+			fmt.Fprintf(&b, "Content-Usage: /*a%d*b train-ai=n\n", i)
+		}
+		g := Parse([]byte(b.String())).Group("bot")
+		path := fmt.Sprintf("/xa%dxb", n-1) + strings.Repeat("c", MaxPathLength-20)
+		u, err := g.Usage(path)
+		switch {
+		case n <= maxUsageRules && (err != nil || u.Of(TrainAI) != No):
+			t.Errorf("Usage with %d rules = %q, %v; want train-ai=n by the last rule", n, u, err)
+		case n > maxUsageRules && !errors.Is(err, ErrTooComplex):
+			t.Errorf("Usage with %d rules: %v; want ErrTooComplex", n, err)
+		}
 	}
-	g := Parse([]byte(b.String())).Group("bot")
-	if _, err := g.Usage("/x"); !errors.Is(err, ErrTooComplex) {
-		t.Errorf("Usage with 5,000 rules: %v; want ErrTooComplex", err)
-	}
-	g = Parse([]byte(attachExample)).Group("bot")
+	g := Parse([]byte(attachExample)).Group("bot")
 	if _, err := g.Usage("/" + strings.Repeat("a", MaxPathLength)); !errors.Is(err, ErrPathTooLong) {
 		t.Errorf("Usage of a long path: %v; want ErrPathTooLong", err)
 	}

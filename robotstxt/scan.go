@@ -1,0 +1,123 @@
+package robotstxt
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// scan runs the automaton over path and records, for each literal that
+// occurs, where its first occurrence ends and which blocks of the path it
+// ends in: next finds any other occurrence by searching one or two of
+// them. A block is 64 octets, or for a path longer than 4 KiB a 64th of
+// it (blockShift).
+//
+// The literals that end at one place are a chain, each a suffix of the one
+// before. When one of them was recorded in the block already, so were
+// those after it, at the same place or before, and the walk down the
+// chain stops there. So recording costs a step a literal and a block it
+// ends in, besides a step an octet.
+func (m *ruleMatcher) scan(st *matchState, path string) {
+	st.scanned = true
+	st.shift = blockShift(len(path))
+	a := &m.ac
+	root, nodes := a.root, a.nodes
+	s := int32(0)
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if s == 0 {
+			for root[c] == 0 { // no literal starts here: skip
+				if i++; i == len(path) {
+					return
+				}
+				c = path[i]
+			}
+			s = int32(root[c])
+		} else { // the automaton's step by hand: most nodes within a literal have one child
+			for {
+				if lo, hi := nodes[s].first, nodes[s+1].first; hi-lo == 1 {
+					if nodes[lo].label == c {
+						s = lo
+						break
+					}
+				} else if t := a.search(lo, hi, c); t != 0 {
+					s = t
+					break
+				}
+				if s = nodes[s].fail; s == 0 {
+					s = int32(root[c])
+					break
+				}
+			}
+		}
+		if nodes[s].out != 0 { // a literal ends here
+			m.record(st, int32(i+1), s)
+		}
+	}
+}
+
+// blockShift returns the log₂ of the octets of a block of a path of n
+// octets: 64 octets up to 4 KiB, and a 64th of the path from there, so
+// that a path has at most 64 blocks, a bit each in litState.blocks.
+func blockShift(n int) uint8 {
+	return uint8(max(6, bits.Len(uint(n-1))-6))
+}
+
+// record records the literals that end at end, where scan is in state s,
+// which is or has a literal's node, as scan says.
+func (m *ruleMatcher) record(st *matchState, end, s int32) {
+	a := &m.ac
+	block := uint32(end-1) >> st.shift
+	for v := a.literalNode(s); v != 0; v = a.literalNode(a.nodes[v].fail) {
+		l := -1 - a.nodes[v].out
+		ls := &st.lits[l]
+		if ls.seen != st.gen {
+			lit := m.lits[l]
+			*ls = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0]}
+			if m.litKeys[l] < m.litKeys[l+1] {
+				st.found = append(st.found, l)
+			}
+		} else if ls.blocks>>block != 0 {
+			break // and so were those after it
+		}
+		ls.blocks |= 1 << block
+	}
+}
+
+// matchState is what one decision needs besides the matcher; decisions
+// borrow it from matchStates, so that they allocate nothing.
+type matchState struct {
+	gen     uint32
+	scanned bool  // scan has run
+	shift   uint8 // a block of the path is 1<<shift octets
+	lits    []litState
+	found   []int32 // the literals that occur and key patterns, by first end
+}
+
+// litState is what a decision knows of one literal: the fields hold when
+// seen is the decision's gen.
+type litState struct {
+	seen     uint32
+	firstEnd int32  // where its first occurrence ends
+	size     int32  // its octets
+	first    byte   // its first octet
+	blocks   uint64 // bit b set when it ends in block b of the path
+}
+
+var matchStates = sync.Pool{New: func() any { return new(matchState) }}
+
+// getMatchState returns a matchState for a matcher of lits literals.
+func getMatchState(lits int) *matchState {
+	st := matchStates.Get().(*matchState)
+	if len(st.lits) < lits {
+		st.lits = make([]litState, lits)
+		st.gen = 0
+	}
+	st.gen++
+	if st.gen == 0 { // wrapped: forget every old entry
+		clear(st.lits)
+		st.gen = 1
+	}
+	st.scanned = false
+	st.found = st.found[:0]
+	return st
+}

@@ -1,0 +1,249 @@
+package robotstxt
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The constructions of this file are files of 500 KiB of rules written to
+// make the engine work, each with a path of size octets built against it:
+// BenchmarkEngineWorst times the decisions, TestWorstCasesDecided checks
+// them. The last three are written against the engine as it matches now
+// (the doc of ruleMatcher): scan's records, a walk of many pieces, and
+// next's searches of blocks.
+
+// engineWorstCase is a file and a path built against it; match tells
+// whether a rule matches.
+type engineWorstCase struct {
+	name  string
+	body  string
+	path  string
+	match bool
+}
+
+// engineWorstCases are the worst files and paths found for the engine:
+// 500 KiB files of rules written to make it work, and paths of size octets.
+func engineWorstCases(size int) []engineWorstCase {
+	run := strings.Repeat
+	return []engineWorstCase{
+		{"xN/numbers+y", engineFile(engineXN), engineNumbers("x", size, "y"), true},
+		{"xN/numbers", engineFile(engineXN), engineNumbers("x", size, "z"), false},
+		{"xN/x-run+y", engineFile(engineXN), "/" + run("x", size-2) + "y", false},
+		{"star-a/no-a", engineFile(engineStarA), "/" + run("b", size-1), false},
+		{"one-rule/a-run", "User-agent: *\nDisallow: /" + run("*a", (engineMaxBytes-40)/2) + "*b\n", "/" + run("a", size-1), false},
+		{"shared/numbers", engineFile(engineShared), "/catalogue/items/2024/x" + engineNumbers("/p", size-23, "q")[1:], true},
+		{"random/pieces", engineFile(engineRandomPieces), engineAdversaryPath(size), false},
+		{"long/c-then-a", engineFile(engineLongRules), engineNumbers("c", size/2, "") + run("a", size-size/2), false},
+		{"long/b-first", engineFile(engineLongRules), "/b" + engineNumbers("c", size/2, "")[1:] + run("a", size-size/2-1), false},
+		{"order/w-z-x-z", engineFile(engineOrder), "/wz" + engineNumbers("x", size-3, "z")[1:], false},
+		{"nested-heads/a-run", engineFile(engineNested), "/" + run("a", size-1), false},
+		engineRepeats(size),
+		engineAlternating(size),
+		engineAllFail(size),
+		engineRecordsCase(size),
+		engineWalkCase(size),
+		engineBlocksCase(size),
+	}
+}
+
+// engineNumbers returns "/" and the numbers 0, 1, 2, ... each after
+// letter, cut to size octets with end last.
+func engineNumbers(letter string, size int, end string) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "%s%d", letter, i)
+	}
+	return b.String()[:size-len(end)] + end
+}
+
+// engineAdversaryPath returns a path of size octets built from the pieces of
+// engineRandomPieces, cut short, so that the automaton runs deep and finds
+// little.
+func engineAdversaryPath(size int) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for i := 0; b.Len() < size; i++ {
+		line := engineRandomPieces(i % 8000)
+		pieces := strings.Split(line[len("Disallow: /*"):], "*")
+		b.WriteString(pieces[i%4][:11])
+	}
+	return b.String()[:size]
+}
+
+// engineAlternating is rules "/*z<i>*x<i%2>*L*W" whose places of L alternate
+// between two far regions of the path, so that a search for L's next
+// occurrence never starts where the one before did: L is "a" 63 times and
+// "b", which occurs 16 times early, then once after x0 and once after x1,
+// each after a long run of "a"; W occurs only at the start, so no rule
+// matches; the z<i> occur in order, so the rules are tried in turn.
+func engineAlternating(size int) engineWorstCase {
+	lit := strings.Repeat("a", 63) + "b"
+	gap := (size - 2*len(lit)*8) / 4
+	var z strings.Builder
+	n := 0
+	for ; z.Len() < size-16*len(lit)-2*gap-40; n++ {
+		fmt.Fprintf(&z, "z%dy", n)
+	}
+	path := "/W" + z.String() + strings.Repeat(lit, 16) + "x0" + strings.Repeat("a", gap) + "b" + "x1" + strings.Repeat("a", gap) + "b"
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; i < n && b.Len() < engineMaxBytes-200; i++ {
+		fmt.Fprintf(&b, "Disallow: /*z%dy*x%d*%s*W\n", i, i%2, lit)
+	}
+	return engineWorstCase{"alternating/regions", b.String(), path[:min(len(path), size)], false}
+}
+
+// engineAllFail is 500 KiB of rules "/*<A>*<B>*Q" whose literals all occur
+// and whose last piece fails: A and B two octets of a 40-letter alphabet,
+// Q only at the start of the path. Every rule is tried, and each fails at
+// its last piece: the work grows with the rules, not the path.
+func engineAllFail(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-._~"
+	r := rand.New(rand.NewPCG(3, 3))
+	path := make([]byte, size)
+	path[0], path[1] = '/', 'Q'
+	for i := 2; i < size; i++ {
+		path[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < engineMaxBytes-40 {
+		i, j := 2+r.IntN(60), 2+r.IntN(size-4) // the first pair in the first block, as Q is
+		fmt.Fprintf(&b, "allow:/*%s*%s*Q\n", path[i:i+2], path[j:j+2])
+	}
+	return engineWorstCase{"all-fail/pairs", b.String(), string(path), false}
+}
+
+// engineRepeats is rules "/*K*Z*w" whose literals all occur, K once and Z
+// twice, so that placing Z after K needs its second occurrence, while w
+// occurs only at the start: a path "/w" then S twice, S random, and for
+// each place i in S a rule with K the 5 octets of S at i+3 and Z the 3 at i.
+func engineRepeats(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnopqrstuvxyz0123456789" // no w
+	r := rand.New(rand.NewPCG(1, 1))
+	s := make([]byte, size/2-1)
+	for i := range s {
+		s[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; i+8 <= len(s) && b.Len() < engineMaxBytes-40; i++ {
+		fmt.Fprintf(&b, "Disallow: /*%s*%s*w\n", s[i+3:i+8], s[i:i+3])
+	}
+	return engineWorstCase{"repeats/w-S-S", b.String(), "/w" + string(s) + string(s), false}
+}
+
+// engineRecordsCase makes scan record the most: a path that repeats one
+// unit of 64 random octets, and rules whose pieces are every substring of
+// the unit up to the length that fits, so that in every block of the path
+// thousands of literals occur for the first time in the block. A last
+// piece W, at the start of the path only, makes every rule fail.
+func engineRecordsCase(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnop"
+	r := rand.New(rand.NewPCG(5, 5))
+	unit := make([]byte, 64)
+	for i := range unit {
+		unit[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	twice := string(unit) + string(unit)
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	line := "Disallow: /"
+	for length := 1; b.Len() < engineMaxBytes-300; length++ {
+		for at := 0; at < 64 && b.Len() < engineMaxBytes-300; at++ {
+			line += "*" + twice[at:at+length%64+1]
+			if len(line) > 200 {
+				b.WriteString(line + "*W\n")
+				line = "Disallow: /"
+			}
+		}
+	}
+	return engineWorstCase{"records/unit-substrings", b.String(), "/W" + strings.Repeat(string(unit), size/64+1)[:size-2], false}
+}
+
+// engineKeys returns a stretch of random letters of about size octets,
+// none of them a, b, q, r or Z, and literals that occur in it, each once
+// and at a different place: its substrings of 2 to 9 octets. A rule whose
+// rarest literal is one of them is tried on any path that holds the
+// stretch.
+func engineKeys(size int) (stretch string, keys []string) {
+	const alphabet = "cdefghijklmnopstuvwxy"
+	r := rand.New(rand.NewPCG(9, 9))
+	s := make([]byte, size)
+	for i := range s {
+		s[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	seen := make(map[string]bool)
+	for length := 2; length <= 9; length++ {
+		for at := 0; at+length <= size; at++ {
+			if k := string(s[at : at+length]); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return string(s), keys
+}
+
+// engineWalkCase makes rules place the most pieces: rules that start with
+// a key of engineKeys, then as many "*a" as the path has room for, then
+// "*b*a", on a path of the keys' stretch, a run of "a" and a "b": each
+// rule places its key, walks the run a piece an octet, places the b and
+// fails at the last a. The keys differ, so that no two rules walk from the
+// same place.
+func engineWalkCase(size int) engineWorstCase {
+	stretch, keys := engineKeys(size / 8)
+	path := "/" + stretch + strings.Repeat("a", size-len(stretch)-2) + "b"
+	walk := strings.Repeat("*a", (size-len(stretch)-2)/2)
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < engineMaxBytes-len(walk)-40; i++ {
+		fmt.Fprintf(&b, "Disallow: /*%s%s*b*a\n", keys[i%len(keys)], walk)
+	}
+	return engineWorstCase{"walk/a-run", b.String(), path, false}
+}
+
+// engineBlocksCase makes next search blocks the most: q begins each block
+// of the path and r follows it, and rules that start with a key of
+// engineKeys from the first block, then "*q*r" again and again, as many
+// times as the rule's number says: each q after the first is placed past
+// the rest of a block that holds no other q, which next searches, then in
+// the next block. A last piece W, at the start of the path only, makes
+// every rule fail.
+func engineBlocksCase(size int) engineWorstCase {
+	shift := blockShift(size)
+	blocks := size >> shift
+	stretch, _ := engineKeys(size)
+	_, early := engineKeys(1<<shift - 4) // a prefix of the stretch: these occur in the first block
+	p := []byte("/W" + stretch[:size-2])
+	for at := 1 << shift; at+1 < size; at += 1 << shift {
+		p[at], p[at+1] = 'q', 'r'
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < engineMaxBytes-4*blocks-40; i++ {
+		fmt.Fprintf(&b, "Disallow: /*%s%s*W\n", early[i%len(early)], strings.Repeat("*q*r", blocks-i/len(early)%blocks))
+	}
+	return engineWorstCase{"blocks/q-per-block", b.String(), string(p), false}
+}
+
+// TestWorstCasesDecided checks that the engine decides each of
+// engineWorstCases, with paths of 2 and 16 KiB, as bruteDecide does.
+func TestWorstCasesDecided(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("compiles 500 KiB files and matches them by brute force")
+	}
+	for _, size := range []int{2 << 10, 16 << 10} {
+		for _, c := range engineWorstCases(size) {
+			rules, _, _ := parseRobots([]byte(c.body)).rulesFor("x")
+			path := normalizeTarget(c.path)
+			_, want := bruteDecide(rules, path)
+			if got := compileRules(rules).match(path); int(got.rule) != want || (want >= 0) != c.match {
+				t.Errorf("%s, %d octets: rule %d; want %d, a match: %v", c.name, len(path), got.rule, want, c.match)
+			}
+		}
+	}
+}
