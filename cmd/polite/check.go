@@ -18,6 +18,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/cmd/polite/internal/human"
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -109,9 +110,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if d.Usage != (robotstxt.Usage{}) {
 			usage = "\tusage " + d.Usage.String()
 		}
+		groupLines, ruleLine := linesOf(tr, t.req, d)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s%s\n", verdict, t.shown,
-			"group "+human.OrNone(d.Group), "rule "+human.OrNone(quoteRule(d.Rule)),
-			"crawl-delay "+durationOrNone(d.CrawlDelay), "pace "+human.Duration(d.Pace), usage, reason(why))
+			"group "+human.OrNone(d.Group)+groupLines, "rule "+human.OrNone(quoteRule(d.Rule))+ruleLine,
+			"crawl-delay "+crawlDelayOf(d), "pace "+human.Duration(d.Pace), usage, reason(why))
 		if d.Robots.Err != nil {
 			tw.Flush()
 			fmt.Fprintf(stderr, "polite check: %s: %v\n", d.Robots.URL, d.Robots.Err)
@@ -270,6 +272,57 @@ func (b localRobots) RoundTrip(req *http.Request) (*http.Response, error) {
 		ContentLength: int64(len(b)),
 		Request:       req,
 	}, nil
+}
+
+// linesOf returns the lines of the robots.txt that decided d, as
+// " (lines 1, 7)" for the user-agent lines of its group and " (line 9)"
+// for its rule; "" for either when no line did or the file is not at hand.
+func linesOf(tr *polite.PoliteTransport, req *http.Request, d polite.Decision) (group, rule string) {
+	if d.Group == "" {
+		return "", ""
+	}
+	f, err := tr.Robots(req)
+	if err != nil || f == nil {
+		return "", ""
+	}
+	g := f.Group(d.Agent)
+	group = lineList(g.AgentLines())
+	if path, ok := robotstxt.RequestPath(req.URL); ok && d.Rule != "" {
+		if _, r, err := g.Decide(path); err == nil && r.Line > 0 {
+			rule = lineList([]int{r.Line})
+		}
+	}
+	return group, rule
+}
+
+// lineList returns " (line 3)" or " (lines 1, 3)"; "" for no line.
+func lineList(lines []int) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	s := make([]string, len(lines))
+	for i, l := range lines {
+		s[i] = strconv.Itoa(l)
+	}
+	if len(lines) == 1 {
+		return " (line " + s[0] + ")"
+	}
+	return " (lines " + strings.Join(s, ", ") + ")"
+}
+
+// crawlDelayOf returns d's Crawl-delay as written, and what the policy's
+// MaxCrawlDelay does to it: " (capped at 1m0s)", or " (ignored)" when the
+// policy ignores Crawl-delay.
+func crawlDelayOf(d polite.Decision) string {
+	s := durationOrNone(d.CrawlDelay)
+	switch limit := d.Policy.MaxCrawlDelay; {
+	case d.CrawlDelay <= 0:
+	case limit == pace.None:
+		s += " (ignored)"
+	case d.CrawlDelay > limit:
+		s += " (capped at " + human.Duration(limit) + ")"
+	}
+	return s
 }
 
 func quoteRule(rule string) string {

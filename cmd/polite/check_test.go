@@ -39,8 +39,8 @@ func TestCheck(t *testing.T) {
 			args:     []string{site.URL + "/", site.URL + "/private/press/kit"},
 			wantCode: exitOK,
 			wantLines: []string{
-				`^allowed\s+` + regexp.QuoteMeta(site.URL+"/") + `\s+group \*\s+rule none\s+crawl-delay 2s\s+pace 2s$`,
-				`^allowed\s+` + regexp.QuoteMeta(site.URL+"/private/press/kit") + `\s+group \*\s+rule "Allow: /private/press/"\s+crawl-delay 2s\s+pace 2s$`,
+				`^allowed\s+` + regexp.QuoteMeta(site.URL+"/") + `\s+group \* \(line 1\)\s+rule none\s+crawl-delay 2s\s+pace 2s$`,
+				`^allowed\s+` + regexp.QuoteMeta(site.URL+"/private/press/kit") + `\s+group \* \(line 1\)\s+rule "Allow: /private/press/" \(line 4\)\s+crawl-delay 2s\s+pace 2s$`,
 			},
 		},
 		{
@@ -49,21 +49,21 @@ func TestCheck(t *testing.T) {
 			wantCode: exitBlocked,
 			wantLines: []string{
 				`^allowed\s+\S+/a\s`,
-				`^blocked\s+\S+/private/x\s+group \*\s+rule "Disallow: /private/"\s`,
-				`^blocked\s+\S+/doc.pdf\s+group \*\s+rule "Disallow: /\*\.pdf\$"\s`,
+				`^blocked\s+\S+/private/x\s+group \* \(line 1\)\s+rule "Disallow: /private/" \(line 3\)\s`,
+				`^blocked\s+\S+/doc.pdf\s+group \* \(line 1\)\s+rule "Disallow: /\*\.pdf\$" \(line 5\)\s`,
 			},
 		},
 		{
 			name:      "user agent chooses the group",
 			args:      []string{"-ua", "OtherBot/2.0", site.URL + "/a"},
 			wantCode:  exitBlocked,
-			wantLines: []string{`^blocked\s+\S+/a\s+group otherbot\s+rule "Disallow: /"\s+crawl-delay none\s+pace 1s$`},
+			wantLines: []string{`^blocked\s+\S+/a\s+group otherbot \(line 7\)\s+rule "Disallow: /" \(line 8\)\s+crawl-delay none\s+pace 1s$`},
 		},
 		{
 			name:      "delay sets the pace",
 			args:      []string{"-delay", "3s", site.URL + "/a"},
 			wantCode:  exitOK,
-			wantLines: []string{`^allowed\s+\S+/a\s+group \*\s+rule none\s+crawl-delay 2s\s+pace 3s$`},
+			wantLines: []string{`^allowed\s+\S+/a\s+group \* \(line 1\)\s+rule none\s+crawl-delay 2s\s+pace 3s$`},
 		},
 		{
 			name:      "robots.txt 404: no rules",
@@ -131,10 +131,25 @@ func TestCheckLocalRobots(t *testing.T) {
 			args:     []string{"-robots", file, "/", "/private/x", "http://nowhere.invalid/private/press/a"},
 			wantCode: exitBlocked,
 			wantLines: []string{
-				`^allowed\s+/\s+group \*\s+rule none\s+crawl-delay 2s\s+pace 2s$`,
-				`^blocked\s+/private/x\s+group \*\s+rule "Disallow: /private/"`,
-				`^allowed\s+http://nowhere.invalid/private/press/a\s+group \*\s+rule "Allow: /private/press/"`,
+				`^allowed\s+/\s+group \* \(line 1\)\s+rule none\s+crawl-delay 2s\s+pace 2s$`,
+				`^blocked\s+/private/x\s+group \* \(line 1\)\s+rule "Disallow: /private/" \(line 3\)\s`,
+				`^allowed\s+http://nowhere.invalid/private/press/a\s+group \* \(line 1\)\s+rule "Allow: /private/press/" \(line 4\)\s`,
 			},
+		},
+		{
+			// bitbucket.org's file: a Crawl-delay among the user-agent
+			// lines, over the policy's MaxCrawlDelay; the group is named
+			// again further down, and both parts bind.
+			name: "lines that decided and a capped Crawl-delay",
+			args: []string{"-robots", writeFile(t, "User-Agent: *\nCrawl-delay: 120\nUser-agent: 008\nDisallow: /x\n\nUser-agent: Googlebot\nAllow: /\n\nUser-agent: *\nAllow: /x/open\n"),
+				"/x", "/x/open", "/y"},
+			wantCode: exitBlocked,
+			wantLines: []string{
+				`^blocked\s+/x\s+group \* \(lines 1, 9\)\s+rule "Disallow: /x" \(line 4\)\s+crawl-delay 2m0s \(capped at 1m0s\)\s+pace 1m0s$`,
+				`^allowed\s+/x/open\s+group \* \(lines 1, 9\)\s+rule "Allow: /x/open" \(line 10\)\s+crawl-delay 2m0s \(capped at 1m0s\)\s+pace 1m0s$`,
+				`^allowed\s+/y\s+group \* \(lines 1, 9\)\s+rule none\s+crawl-delay 2m0s \(capped at 1m0s\)\s+pace 1m0s$`,
+			},
+			wantErr: `robots.txt:3: skipped, no product token: "User-agent: 008"`,
 		},
 		{
 			name:      "all allowed",
@@ -314,23 +329,23 @@ func TestCheckUsage(t *testing.T) {
 			args:     []string{"-robots", file, "/test", "/never/test", "/ai-ok/test"},
 			wantCode: exitBlocked,
 			wantLines: append([]string{
-				`^allowed\s+/test\s+group \*\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=n, search=y$`,
-				`^blocked\s+/never/test\s+group \*\s+rule "Disallow: /never/"\s+crawl-delay none\s+pace 1s$`,
-				`^allowed\s+/ai-ok/test\s+group \*\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=y, search=y$`,
+				`^allowed\s+/test\s+group \* \(line 1\)\s+rule "Allow: /" \(line 2\)\s+crawl-delay none\s+pace 1s\s+usage train-ai=n, search=y$`,
+				`^blocked\s+/never/test\s+group \* \(line 1\)\s+rule "Disallow: /never/" \(line 3\)\s+crawl-delay none\s+pace 1s$`,
+				`^allowed\s+/ai-ok/test\s+group \* \(line 1\)\s+rule "Allow: /" \(line 2\)\s+crawl-delay none\s+pace 1s\s+usage train-ai=y, search=y$`,
 			}, groups...),
 		},
 		{
 			name:      "a bot with its own group",
 			args:      []string{"-robots", file, "-ua", "ExampleBot/1.0", "/test"},
 			wantCode:  exitOK,
-			wantLines: append([]string{`^allowed\s+/test\s+group examplebot\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=y$`}, groups...),
+			wantLines: append([]string{`^allowed\s+/test\s+group examplebot \(line 8\)\s+rule "Allow: /" \(line 9\)\s+crawl-delay none\s+pace 1s\s+usage train-ai=y$`}, groups...),
 		},
 		{
 			name:     "-use blocks what a preference disallows",
 			args:     []string{"-robots", file, "-use", "train-ai", "/test", "/ai-ok/test"},
 			wantCode: exitBlocked,
 			wantLines: append([]string{
-				`^blocked\s+/test\s+group \*\s+rule "Allow: /"\s+crawl-delay none\s+pace 1s\s+usage train-ai=n, search=y\s+\(-use: train-ai=n, as "Content-Usage: train-ai=n"\)$`,
+				`^blocked\s+/test\s+group \* \(line 1\)\s+rule "Allow: /" \(line 2\)\s+crawl-delay none\s+pace 1s\s+usage train-ai=n, search=y\s+\(-use: train-ai=n, as "Content-Usage: train-ai=n"\)$`,
 				`^allowed\s+/ai-ok/test\s`,
 			}, groups...),
 		},

@@ -36,12 +36,16 @@
 //
 // Check tests URLs against their site's robots.txt. For each URL it fetches
 // the origin's robots.txt through the transport, and nothing else, and
-// prints one line: allowed or blocked, the group that bound, the rule that
-// decided, the origin's Crawl-delay and the pace that would apply:
+// prints one line: allowed or blocked, the group that bound with the
+// numbers of its user-agent lines, the rule that decided with its line,
+// the origin's Crawl-delay and the pace that would apply:
 //
-//	allowed  http://127.0.0.1:8089/manuals/lamp.pdf  group *       rule "Allow: /manuals/*.pdf$"  crawl-delay none  pace 1s
-//	blocked  http://127.0.0.1:8089/catalog/lamp.pdf  group *       rule "Disallow: /*.pdf$"       crawl-delay none  pace 1s
-//	blocked  http://127.0.0.2:8089/drafts/scoop      group polite  rule "Disallow: /drafts/"      crawl-delay 1s    pace 1s
+//	allowed  http://127.0.0.1:8089/manuals/lamp.pdf  group * (line 2)       rule "Allow: /manuals/*.pdf$" (line 5)  crawl-delay none  pace 1s
+//	blocked  http://127.0.0.1:8089/catalog/lamp.pdf  group * (line 2)       rule "Disallow: /*.pdf$" (line 4)       crawl-delay none  pace 1s
+//	blocked  http://127.0.0.2:8089/drafts/scoop      group polite (line 5)  rule "Disallow: /drafts/" (line 7)      crawl-delay 1s    pace 1s
+//
+// A Crawl-delay longer than the transport honours (a minute) is shown as
+// written and then as honoured: "crawl-delay 2m0s (capped at 1m0s)".
 //
 // A URL whose robots.txt group states usage preferences for it (a
 // Content-Usage rule of draft-ietf-aipref-attach-05, or a Content-Signal
@@ -52,7 +56,7 @@
 // WithUsage refuses it, and the line says which lines of robots.txt state
 // it:
 //
-//	blocked  http://127.0.0.1:8089/reviews/1  group *  rule none  crawl-delay none  pace 1s  usage train-ai=n  (-use: train-ai=n, as "Content-Usage: train-ai=n")
+//	blocked  http://127.0.0.1:8089/reviews/1  group * (line 2)  rule none  crawl-delay none  pace 1s  usage train-ai=n  (-use: train-ai=n, as "Content-Usage: train-ai=n")
 //
 // After the verdicts, it lists the usage lines of each group of the
 // robots.txt files it consulted, with the group's names, and the
