@@ -127,7 +127,8 @@ func (v verdict) reason() string {
 // request, or counts and reports a request that is sent although
 // robots.txt did not allow it (RobotsReport mode, or FailOpen for what it
 // does not decide), and then holds it to the uses declared with WithUsage.
-func (t *PoliteTransport) apply(ctx context.Context, v verdict, tg *target, u *url.URL) error {
+// A refusal is reported with waits, what held the request up until then.
+func (t *PoliteTransport) apply(ctx context.Context, v verdict, tg *target, u *url.URL, waits []pace.Wait) error {
 	if v.undecided != nil {
 		v.robots.counts.undecided.Add(1)
 	}
@@ -139,14 +140,14 @@ func (t *PoliteTransport) apply(ctx context.Context, v verdict, tg *target, u *u
 		v.robots.counts.refused.Add(1)
 		err := &RobotsBlockedError{URL: u.String(), Agent: tg.token, RobotsURL: v.robots.url, Rule: v.ruleText(), Reason: v.reason()}
 		if t.events.on() {
-			t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason, Group: v.group()})
+			t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason, Group: v.group(), Waits: waits})
 		}
 		return err
 	case v.undecided != nil:
 		t.wouldRefuse(ctx, v, tg, u) // sent by FailOpen
 	}
 	if t.usage.on() {
-		return t.checkUsage(ctx, v, *tg, u)
+		return t.checkUsage(ctx, v, *tg, u, waits)
 	}
 	return nil
 }

@@ -59,8 +59,8 @@ type Event struct {
 	// Duration is how long a robots.txt fetch took, or how long a request
 	// waited for its turn.
 	Duration time.Duration
-	// Waits is what held a request up before it was sent, in order, each
-	// stretch with its cause: a robots.txt fetch it waited for
+	// Waits is what held a request up before it was sent or refused, in
+	// order, each stretch with its cause: a robots.txt fetch it waited for
 	// ([pace.CauseRobots]), before it asked for its turn; then, within
 	// Duration, the global limiter ([pace.CauseGlobal]) and what the
 	// Pacer reported (see [pace.Trace]). Nil when nothing held it up, and
@@ -94,7 +94,8 @@ const (
 	// refuses it: see [WithRobotsFailure]); or Disallowed, Rule and Group,
 	// for a usage preference that disallows a use declared with
 	// [WithUsage]. Or by its deadline: URL, and Err, the
-	// [*pace.DeadlineError] that RoundTrip returns.
+	// [*pace.DeadlineError] that RoundTrip returns. And Waits, what held
+	// the request up until then.
 	EventRefused
 	// EventWouldRefuse: robots.txt did not allow a request that was sent
 	// all the same, with the fields of EventRefused: in [RobotsReport]

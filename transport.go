@@ -143,12 +143,15 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		w = newWaitLog()
 	}
 	v, err := t.decide(ctx, &tg, req.URL, true, w.trace())
+	if w != nil && w.open {
+		w.end(time.Now()) // the robots.txt fetch it waited for
+	}
 	if err == nil && (!v.allowed || v.undecided != nil || t.usage.on()) {
-		err = t.apply(ctx, v, &tg, req.URL)
+		err = t.apply(ctx, v, &tg, req.URL, w.list())
 	}
 	if err != nil {
 		if w != nil {
-			t.refusedByDeadline(ctx, &tg, req.URL, err)
+			t.refusedByDeadline(ctx, &tg, req.URL, err, w)
 		}
 		return nil, err
 	}
@@ -166,12 +169,11 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var asked time.Time
 	if w != nil {
 		asked = time.Now()
-		w.end(asked) // a robots.txt fetch waited for
 	}
 	l, err := t.admit(ctx, pace.Request{Key: tg.pacingKey, Partition: tg.partition, CrawlDelay: v.crawlDelay(), Trace: w.trace()})
 	if err != nil {
 		if w != nil {
-			t.refusedByDeadline(ctx, &tg, req.URL, err)
+			t.refusedByDeadline(ctx, &tg, req.URL, err, w)
 		}
 		return nil, err
 	}
@@ -332,11 +334,13 @@ func globalError(ctx context.Context, l *rate.Limiter, key string, err error) er
 }
 
 // refusedByDeadline reports a request to u, with target tg and context
-// ctx, that RoundTrip refuses with err, when err is a *pace.DeadlineError.
-func (t *PoliteTransport) refusedByDeadline(ctx context.Context, tg *target, u *url.URL, err error) {
+// ctx, that RoundTrip refuses with err, when err is a *pace.DeadlineError,
+// with what w says held it up until then.
+func (t *PoliteTransport) refusedByDeadline(ctx context.Context, tg *target, u *url.URL, err error, w *waitLog) {
 	var de *pace.DeadlineError
 	if errors.As(err, &de) {
-		t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: u.String(), Err: err})
+		w.end(time.Now())
+		t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: u.String(), Err: err, Waits: w.waits})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -89,8 +90,9 @@ func (t *PoliteTransport) usageOf(v verdict, u *url.URL) (pref, blocked robotstx
 // checkUsage holds a request to u, which robots.txt lets through with
 // verdict v, to the uses declared: in RobotsEnforce mode it returns the
 // error that refuses it, in RobotsReport mode it counts it. A path the
-// engine does not decide states no preference. ctx is the request's.
-func (t *PoliteTransport) checkUsage(ctx context.Context, v verdict, tg target, u *url.URL) error {
+// engine does not decide states no preference. ctx is the request's, and
+// waits what held it up until then.
+func (t *PoliteTransport) checkUsage(ctx context.Context, v verdict, tg target, u *url.URL, waits []pace.Wait) error {
 	pref, blocked, _ := t.usageOf(v, u)
 	if blocked == (robotstxt.Usage{}) {
 		return nil
@@ -119,7 +121,7 @@ func (t *PoliteTransport) checkUsage(ctx context.Context, v verdict, tg target, 
 		err.Uses = append(err.Uses, c)
 	}
 	if t.events.on() {
-		t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: err.URL, Disallowed: blocked, Rule: rule, Group: v.group()})
+		t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: err.URL, Disallowed: blocked, Rule: rule, Group: v.group(), Waits: waits})
 	}
 	return err
 }

@@ -23,6 +23,14 @@ func newWaitLog() *waitLog {
 	return w
 }
 
+// list returns the stretches w recorded, or nil for a nil w.
+func (w *waitLog) list() []pace.Wait {
+	if w == nil {
+		return nil
+	}
+	return w.waits
+}
+
 // trace returns the Trace that records into w, or nil for a nil w.
 func (w *waitLog) trace() *pace.Trace {
 	if w == nil {
