@@ -140,7 +140,8 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	var w *waitLog // what holds the request up; nil when nobody listens
 	if t.events.on() {
-		w = newWaitLog()
+		w = getWaitLog()
+		defer w.put()
 	}
 	v, err := t.decide(ctx, &tg, req.URL, true, w.trace())
 	if w != nil && w.open {

@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"sync"
 	"time"
 
 	"github.com/polite-go/polite/pace"
@@ -8,19 +9,33 @@ import (
 
 // A waitLog records what holds one request up before it is sent, as
 // [Event].Waits shows it: the stretches its Trace hears of, each from the
-// call that began it to the next call, or to end. RoundTrip makes one only
-// when some hook listens; the Trace is called on RoundTrip's goroutine
-// alone (pace.Trace), so the log needs no lock.
+// call that began it to the next call, or to end. RoundTrip takes one only
+// when some hook listens, and puts it back when it returns; the Trace is
+// called on RoundTrip's goroutine alone, and never after Acquire returns
+// (pace.Trace), so the log needs no lock, and serves request after
+// request.
 type waitLog struct {
 	tr    pace.Trace
 	waits []pace.Wait
 	open  bool // the last of waits has not ended
 }
 
-func newWaitLog() *waitLog {
+// waitLogs keeps the logs of requests that have returned, for the next:
+// a log and its Trace's hook are made once.
+var waitLogs = sync.Pool{New: func() any {
 	w := new(waitLog)
 	w.tr.Wait = w.wait
 	return w
+}}
+
+// getWaitLog returns an empty log.
+func getWaitLog() *waitLog { return waitLogs.Get().(*waitLog) }
+
+// put gives w back for another request. Its waits, which an event may
+// hold, are left to the event.
+func (w *waitLog) put() {
+	w.waits, w.open = nil, false
+	waitLogs.Put(w)
 }
 
 // list returns the stretches w recorded, or nil for a nil w.

@@ -46,8 +46,9 @@ const (
 // A Trace hears why a request waits, as an [net/http/httptrace.ClientTrace]
 // hears how a request connects. A caller sets it on the [Request] it gives
 // [Pacer.Acquire]; the Pacer calls its hooks on the goroutine that called
-// Acquire, before Acquire returns, and outside its locks. A nil Trace, or
-// a nil hook, hears nothing.
+// Acquire, outside its locks, and before Acquire returns, never after: the
+// caller may give the same Trace to its next request. A nil Trace, or a
+// nil hook, hears nothing.
 //
 // A Pacer should report every wait, and a transport shows what it reports
 // (package polite's events); one that reports nothing still paces
