@@ -141,7 +141,6 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var w *waitLog // what holds the request up; nil when nobody listens
 	if t.events.on() {
 		w = getWaitLog()
-		defer w.put()
 	}
 	v, err := t.decide(ctx, &tg, req.URL, true, w.trace())
 	if w != nil && w.open {
@@ -153,6 +152,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		if w != nil {
 			t.refusedByDeadline(ctx, &tg, req.URL, err, w)
+			w.put()
 		}
 		return nil, err
 	}
@@ -175,6 +175,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		if w != nil {
 			t.refusedByDeadline(ctx, &tg, req.URL, err, w)
+			w.put()
 		}
 		return nil, err
 	}
@@ -197,6 +198,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		t.reportUnreadable(tg.pacingKey, req.URL, resp.Header)
 	}
+	w.put()
 	return resp, err
 }
 

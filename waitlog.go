@@ -10,7 +10,8 @@ import (
 // A waitLog records what holds one request up before it is sent, as
 // [Event].Waits shows it: the stretches its Trace hears of, each from the
 // call that began it to the next call, or to end. RoundTrip takes one only
-// when some hook listens, and puts it back when it returns; the Trace is
+// when some hook listens, and puts it back when it returns (but for a
+// panic of the base, which leaves it to the collector); the Trace is
 // called on RoundTrip's goroutine alone, and never after Acquire returns
 // (pace.Trace), so the log needs no lock, and serves request after
 // request.

@@ -34,7 +34,8 @@
 //	                     deadline, in seconds, and polite.refusal.detail, the error
 //	polite.would_refuse  robots.txt did not allow a request sent all the same (RobotsReport
 //	                     mode, or FailOpen for a path it does not decide), as polite.refused says
-//	polite.backoff       the request's response changed its host's backoff: polite.backoff.level,
+//	polite.backoff       the request's response, or that of the robots.txt fetch it started,
+//	                     changed its host's backoff: polite.backoff.level,
 //	                     and when it rose polite.backoff.pause and polite.backoff.retry_after, in
 //	                     seconds; http.response.status_code, or polite.backoff.error
 //
