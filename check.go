@@ -146,7 +146,7 @@ func (t *PoliteTransport) Robots(req *http.Request) (*robotstxt.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.robots.get(req.Context(), tg.origin, nil)
+	r, err := t.robots.get(req.Context(), &tg.origin, nil)
 	if err != nil {
 		return nil, err
 	}

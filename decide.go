@@ -47,7 +47,7 @@ func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL, fe
 		}
 		return match(r, tg.token, u, t.undecided), nil
 	}
-	r, err := t.robots.get(ctx, tg.origin, tr)
+	r, err := t.robots.get(ctx, &tg.origin, tr)
 	if err != nil {
 		return verdict{}, err
 	}

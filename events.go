@@ -22,11 +22,12 @@ type Event struct {
 	// URL is the request's URL, or the robots.txt URL for robots events.
 	URL string
 	// Context is the context of the request the event is about, as
-	// RoundTrip was given it, for a hook that reports on the request's
-	// span or reads its values: the request refused or sent, the request
-	// whose outcome changed the backoff, or the request whose turn
-	// started a robots.txt fetch (whichever asked first, when several
-	// waited for it, or Check's). Nil for the events of no request.
+	// RoundTrip was given it or one made from it with the same values, for
+	// a hook that reports on the request's span or reads its values: the
+	// request refused or sent, the request whose outcome changed the
+	// backoff, or the request whose turn started a robots.txt fetch
+	// (whichever asked first, when several waited for it, or Check's).
+	// Nil for the events of no request.
 	Context context.Context
 
 	// Status is the HTTP status of the response the event is about (a

@@ -94,8 +94,10 @@ func (c *robotsCache) shard(k originKey) *robotsShard {
 // with ctx's error when the caller gives up waiting: the fetch goes on
 // for the other waiters, and is called off when none is left. Or it fails
 // with a RobotsStore's error. tr, when not nil, hears that the caller
-// waits for a fetch.
-func (c *robotsCache) get(ctx context.Context, k originKey, tr *pace.Trace) (*robotsRecord, error) {
+// waits for a fetch. k is a pointer, so that the arguments stay in
+// registers.
+func (c *robotsCache) get(ctx context.Context, pk *originKey, tr *pace.Trace) (*robotsRecord, error) {
+	k := *pk
 	s := c.shard(k)
 	evicted, checked := false, c.tooLate == nil
 	for {

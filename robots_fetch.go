@@ -326,7 +326,7 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, l pace.Leas
 		t.freeHop(h, l, req)
 		return
 	}
-	t.release(requesterOf(req.Context()), l, t.sentKey(req), req.URL, classify(resp, err, nil), resp, err)
+	t.release(l, t.sentKey(req), req, classify(resp, err, nil), resp, err)
 	h.resp, h.err = resp, err
 	switch {
 	case err != nil:
@@ -350,7 +350,7 @@ func (t *PoliteTransport) freeHop(h *robotsHop, l pace.Lease, req *http.Request)
 	}
 	h.mu.Unlock()
 	if free {
-		t.release(requesterOf(req.Context()), l, t.sentKey(req), req.URL, pace.Outcome{Class: pace.Signal, TimedOut: true}, nil, h.gaveUp)
+		t.release(l, t.sentKey(req), req, pace.Outcome{Class: pace.Signal, TimedOut: true}, nil, h.gaveUp)
 	}
 }
 

@@ -23,7 +23,7 @@ func testCache(max int, fetches *atomic.Int64) *robotsCache {
 	}, nil, time.Hour, max, defaultLimits.RobotsCacheBytes)
 }
 
-func origin(i int) originKey { return originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }
+func origin(i int) *originKey { return &originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }
 
 // cached counts the entries of every shard, and checks the count kept
 // alongside.

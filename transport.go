@@ -171,7 +171,11 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w != nil {
 		asked = time.Now()
 	}
-	l, err := t.admit(ctx, pace.Request{Key: tg.pacingKey, Partition: tg.partition, CrawlDelay: v.crawlDelay(), Trace: w.trace()})
+	actx := ctx // Acquire's: with w's Trace when someone listens
+	if w != nil {
+		actx = pace.WithTrace(ctx, &w.tr)
+	}
+	l, err := t.admit(actx, pace.Request{Key: tg.pacingKey, Partition: tg.partition, CrawlDelay: v.crawlDelay()})
 	if err != nil {
 		if w != nil {
 			t.refusedByDeadline(ctx, &tg, req.URL, err, w)
@@ -181,7 +185,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	handed = true
 	if w == nil {
-		resp, err := t.send(ctx, l, &tg, out)
+		resp, err := t.send(l, &tg, out)
 		if tg.bandwidth > 0 && resp != nil {
 			t.bandwidth.capBody(ctx, resp, tg.pacingKey, tg.bandwidth)
 		}
@@ -189,7 +193,7 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	sent := time.Now()
 	w.end(sent)
-	resp, err := t.send(ctx, l, &tg, out)
+	resp, err := t.send(l, &tg, out)
 	if tg.bandwidth > 0 && resp != nil {
 		t.bandwidth.capBody(ctx, resp, tg.pacingKey, tg.bandwidth)
 	}
@@ -231,19 +235,19 @@ type uaRequest struct {
 // send passes req, admitted with l to the pacing key of tg, to the base
 // transport and releases l with the Outcome on every path: when the base
 // panics, the key's slot is released before the panic goes on to the
-// caller. ctx is the context RoundTrip was given.
-func (t *PoliteTransport) send(ctx context.Context, l pace.Lease, tg *target, req *http.Request) (*http.Response, error) {
+// caller.
+func (t *PoliteTransport) send(l pace.Lease, tg *target, req *http.Request) (*http.Response, error) {
 	released := false
 	defer func() {
 		if !released {
-			t.release(ctx, l, tg.pacingKey, req.URL, pace.Outcome{Class: pace.Neutral}, nil, nil)
+			t.release(l, tg.pacingKey, req, pace.Outcome{Class: pace.Neutral}, nil, nil)
 		}
 	}()
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error", t.base)
 	}
-	t.release(ctx, l, tg.pacingKey, req.URL, classify(resp, err, req.Context().Err()), resp, err)
+	t.release(l, tg.pacingKey, req, classify(resp, err, req.Context().Err()), resp, err)
 	released = true
 	if err != nil && resp != nil {
 		if resp.Body != nil {
@@ -254,17 +258,21 @@ func (t *PoliteTransport) send(ctx context.Context, l pace.Lease, tg *target, re
 	return resp, err
 }
 
-// release ends l's request to u, admitted to key, with o, and reports
-// what that changed in the key's backoff, with the response's status or
-// the error that caused it, and ctx, the context of the request the
-// event is about. Events go out after the Pacer's release, outside its
-// locks.
-func (t *PoliteTransport) release(ctx context.Context, l pace.Lease, key string, u *url.URL, o pace.Outcome, resp *http.Response, err error) {
+// release ends l's request req, admitted to key, with o, and reports what
+// that changed in the key's backoff, with the response's status or the
+// error that caused it, and the context of req, or of the request that
+// started the robots.txt fetch req is part of. Events go out after the
+// Pacer's release, outside its locks.
+func (t *PoliteTransport) release(l pace.Lease, key string, req *http.Request, o pace.Outcome, resp *http.Response, err error) {
 	c := t.pacer.Release(l, o)
 	if !t.events.on() || !c.Raised && !c.Cleared {
 		return
 	}
-	ev := Event{Kind: EventBackoff, Context: ctx, Key: key, URL: u.String(), Level: c.Level}
+	ctx := req.Context()
+	if r := requesterOf(ctx); r != nil {
+		ctx = r
+	}
+	ev := Event{Kind: EventBackoff, Context: ctx, Key: key, URL: req.URL.String(), Level: c.Level}
 	if c.Raised {
 		ev.Pause, ev.RetryAfter = c.Pause, o.RetryAfter
 	}
@@ -301,11 +309,13 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 }
 
 // admit waits for the global limiter, if any, then for r's turn, telling
-// r.Trace when the limiter holds r.
+// ctx's Trace (pace.WithTrace) when the limiter holds r.
 func (t *PoliteTransport) admit(ctx context.Context, r pace.Request) (pace.Lease, error) {
 	if l := t.global; l != nil {
-		if r.Trace != nil && r.Trace.Wait != nil && l.Limit() != rate.Inf && l.Tokens() < 1 {
-			r.Trace.Wait(pace.CauseGlobal)
+		if t.events.on() && l.Limit() != rate.Inf && l.Tokens() < 1 {
+			if tr := pace.ContextTrace(ctx); tr != nil && tr.Wait != nil {
+				tr.Wait(pace.CauseGlobal)
+			}
 		}
 		if err := l.Wait(ctx); err != nil {
 			return pace.Lease{}, globalError(ctx, l, r.Key, err)

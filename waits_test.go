@@ -42,8 +42,7 @@ func sentEvents() (func(Event), func() []Event) {
 type silentPacer struct{ pace.Pacer }
 
 func (p silentPacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error) {
-	r.Trace = nil
-	return p.Pacer.Acquire(ctx, r)
+	return p.Pacer.Acquire(pace.WithTrace(ctx, nil), r)
 }
 
 // TestEventWaits checks what EventSent says held a request up: the

@@ -232,8 +232,7 @@ func TestWaitCauses(t *testing.T) {
 type silentPacer struct{ pace.Pacer }
 
 func (p silentPacer) Acquire(ctx context.Context, r pace.Request) (pace.Lease, error) {
-	r.Trace = nil
-	return p.Pacer.Acquire(ctx, r)
+	return p.Pacer.Acquire(pace.WithTrace(ctx, nil), r)
 }
 
 // TestRefusals checks that each refusal shows on the span of the request

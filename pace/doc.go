@@ -76,8 +76,8 @@
 //
 // # Why a request waits
 //
-// A [Trace] set on a Request hears, each time Acquire makes the request
-// wait, what holds it: the term of the formula that sets its next start
+// A [Trace] on the context given to Acquire ([WithTrace]) hears, each time
+// Acquire makes the request wait, what holds it: the term of the formula that sets its next start
 // ([CausePace], [CauseCrawlDelay], [CauseBackoff], [CauseRetryAfter],
 // [CauseQuota], [CauseQuotaSpread], [CauseRateLimit]), the in-flight cap
 // ([CauseInFlight]) or the requests queued ahead ([CauseQueue]). A
@@ -101,8 +101,9 @@
 // # Costs
 //
 // An Acquire whose key is free takes one lock and allocates nothing; the
-// Lease is a value, and the Trace is not looked at. A request that must wait joins its key's queue and
-// waits on a timer; a Release wakes the head of the queue, which looks
-// again, so a 429 delays every request already waiting. Keys are kept in
-// 64 shards, so requests to different keys seldom share a lock.
+// Lease is a value, and the context is not searched for a Trace. A request
+// that must wait joins its key's queue and waits on a timer; a Release
+// wakes the head of the queue, which looks again, so a 429 delays every
+// request already waiting. Keys are kept in 64 shards, so requests to
+// different keys seldom share a lock.
 package pace

@@ -169,6 +169,7 @@ func (p *Memory) Acquire(ctx context.Context, r Request) (Lease, error) {
 // partition's quota outside h's queue, then in the queue for its turn.
 // h.mu is held, and wait releases it.
 func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, error) {
+	tr := ContextTrace(ctx)
 	for first := true; ; first = false {
 		if !first {
 			h.mu.Lock()
@@ -184,7 +185,7 @@ func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, err
 			if held := p.heldUntil(h, now, r.Partition); held != 0 {
 				_, cause := h.pol.quotaCause(&h.pace, now, r.Partition)
 				h.mu.Unlock()
-				r.wait(cause)
+				tr.wait(cause)
 				if err := p.waitQuota(ctx, h, held, cause); err != nil {
 					return Lease{}, err
 				}
@@ -198,7 +199,7 @@ func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, err
 		select {
 		case <-h.turn: // nobody else queued
 		default:
-			r.wait(CauseQueue)
+			tr.wait(CauseQueue)
 			err := p.checkDeadline(ctx, h, r, ahead)
 			if err == nil {
 				select {
@@ -212,7 +213,7 @@ func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, err
 				return Lease{}, err
 			}
 		}
-		l, err := p.admit(ctx, h, r)
+		l, err := p.admit(ctx, h, r, tr)
 		h.turn <- struct{}{}
 		if err != errQuotaHeld {
 			return l, err
@@ -362,8 +363,8 @@ func (p *Memory) RobotsRead(l Lease, crawlDelay time.Duration) {
 //
 // When the quotas of the request's partition hold it past the key's next
 // start, admit leaves the queue and returns errQuotaHeld, for the request
-// to wait outside it.
-func (p *Memory) admit(ctx context.Context, h *hostState, r *Request) (_ Lease, err error) {
+// to wait outside it. tr hears what holds the request each time it waits.
+func (p *Memory) admit(ctx context.Context, h *hostState, r *Request, tr *Trace) (_ Lease, err error) {
 	var timer *time.Timer // made on the first timed wait, then reused
 	defer func() {
 		if timer != nil {
@@ -397,7 +398,7 @@ func (p *Memory) admit(ctx context.Context, h *hostState, r *Request) (_ Lease, 
 				h.mu.Unlock()
 				return Lease{}, err
 			}
-			if r.traced() {
+			if tr.hears() {
 				cause = h.pol.cause(&h.pace, now, r.CrawlDelay, r.Partition)
 			}
 			d := time.Duration(h.pol.wakeAt(&h.pace, now, next) - now)
@@ -415,7 +416,7 @@ func (p *Memory) admit(ctx context.Context, h *hostState, r *Request) (_ Lease, 
 		}
 		changed := h.changed
 		h.mu.Unlock()
-		r.wait(cause)
+		tr.wait(cause)
 
 		select {
 		case <-wake:

@@ -57,9 +57,6 @@ type Request struct {
 	// Robots reports that the request fetches the key's robots.txt,
 	// which may ask for a Crawl-delay: see [Pacer.RobotsRead].
 	Robots bool
-	// Trace, when not nil, hears why Acquire makes the request wait; Ready
-	// ignores it.
-	Trace *Trace
 }
 
 // A Lease is a started request's hold on one of its key's in-flight

@@ -1,6 +1,9 @@
 package pace
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // This file says why a request waits: the causes, the hook a Pacer tells
 // them to, and which term of the policy sets a key's next start.
@@ -44,11 +47,12 @@ const (
 )
 
 // A Trace hears why a request waits, as an [net/http/httptrace.ClientTrace]
-// hears how a request connects. A caller sets it on the [Request] it gives
-// [Pacer.Acquire]; the Pacer calls its hooks on the goroutine that called
-// Acquire, outside its locks, and before Acquire returns, never after: the
-// caller may give the same Trace to its next request. A nil Trace, or a
-// nil hook, hears nothing.
+// hears how a request connects. A caller sets it on the context it gives
+// [Pacer.Acquire] ([WithTrace]); the Pacer looks it up ([ContextTrace])
+// only when it is about to make the request wait, and calls its hooks on
+// the goroutine that called Acquire, outside its locks, and before
+// Acquire returns, never after: the caller may give the same Trace to its
+// next request. A nil Trace, or a nil hook, hears nothing.
 //
 // A Pacer should report every wait, and a transport shows what it reports
 // (package polite's events); one that reports nothing still paces
@@ -64,15 +68,30 @@ type Trace struct {
 	Wait func(Cause)
 }
 
-// wait tells r's Trace, if any, that r waits for c.
-func (r *Request) wait(c Cause) {
-	if r.Trace != nil && r.Trace.Wait != nil {
-		r.Trace.Wait(c)
+// traceKey is the key of a Trace in a context.
+type traceKey struct{}
+
+// WithTrace returns a copy of ctx that carries tr, for the Acquire it is
+// given to.
+func WithTrace(ctx context.Context, tr *Trace) context.Context {
+	return context.WithValue(ctx, traceKey{}, tr)
+}
+
+// ContextTrace returns the Trace that ctx carries, or nil.
+func ContextTrace(ctx context.Context) *Trace {
+	tr, _ := ctx.Value(traceKey{}).(*Trace)
+	return tr
+}
+
+// wait tells tr, if it hears of waits, that its request waits for c.
+func (tr *Trace) wait(c Cause) {
+	if tr != nil && tr.Wait != nil {
+		tr.Wait(c)
 	}
 }
 
-// traced reports whether r has a Trace that hears of waits.
-func (r *Request) traced() bool { return r.Trace != nil && r.Trace.Wait != nil }
+// hears reports whether tr hears of waits.
+func (tr *Trace) hears() bool { return tr != nil && tr.Wait != nil }
 
 // A Wait is one stretch of a request's wait before it started, with the
 // one cause that held it, as a caller records what its [Trace] heard: the

@@ -121,7 +121,7 @@ func TestTraceCauses(t *testing.T) {
 				p := newTestPacer(0, edits...)
 				tc.setup(t, p)
 				rec := newTraceRecorder()
-				l, err := p.Acquire(context.Background(), Request{Key: pacerKey, CrawlDelay: tc.floor, Trace: rec.trace()})
+				l, err := p.Acquire(WithTrace(context.Background(), rec.trace()), Request{Key: pacerKey, CrawlDelay: tc.floor})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -146,7 +146,7 @@ func TestTraceAfterARelease(t *testing.T) {
 		rec := newTraceRecorder()
 		done := make(chan error, 1)
 		go func() {
-			l, err := p.Acquire(context.Background(), Request{Key: pacerKey, Trace: rec.trace()})
+			l, err := p.Acquire(WithTrace(context.Background(), rec.trace()), Request{Key: pacerKey})
 			if err == nil {
 				p.Release(l, outSuccess)
 			}

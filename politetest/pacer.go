@@ -470,7 +470,7 @@ var cases = []struct {
 					heard = append(heard, c)
 				}
 			}}
-			l, err := s.p.Acquire(context.Background(), pace.Request{Key: key, CrawlDelay: c.crawlDelay, Trace: tr})
+			l, err := s.p.Acquire(pace.WithTrace(context.Background(), tr), pace.Request{Key: key, CrawlDelay: c.crawlDelay})
 			if err != nil {
 				t.Fatalf("%s: Acquire = %v", c.name, err)
 			}
