@@ -290,7 +290,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 			}, nil, time.Hour, hosts, defaultLimits.RobotsCacheBytes)
 			ctx := context.Background()
 			for _, k := range origins {
-				if _, err := c.get(ctx, k); err != nil {
+				if _, err := c.get(ctx, &k, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -109,7 +109,7 @@ func (t *PoliteTransport) check(op string, req *http.Request, fetch bool) (Decis
 		return Decision{}, err
 	}
 	ctx := req.Context()
-	v, err := t.decide(ctx, &tg, req.URL, fetch)
+	v, err := t.decide(ctx, &tg, req.URL, fetch, nil)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -146,7 +146,7 @@ func (t *PoliteTransport) Robots(req *http.Request) (*robotstxt.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.robots.get(req.Context(), tg.origin)
+	r, err := t.robots.get(req.Context(), &tg.origin, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -28,8 +29,9 @@ type verdict struct {
 // fetch false, a file not cached gives a verdict that is unknown.
 // RoundTrip, Check and Ready decide through it. It fails when ctx has
 // ended, before anything else, or ends first, or with the error of a
-// RobotsStore that failed.
-func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL, fetch bool) (verdict, error) {
+// RobotsStore that failed. tr, when not nil, hears that the request waits
+// for a fetch.
+func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL, fetch bool, tr *pace.Trace) (verdict, error) {
 	switch err := ctx.Err(); {
 	case err != nil:
 		return verdict{}, err
@@ -45,7 +47,7 @@ func (t *PoliteTransport) decide(ctx context.Context, tg *target, u *url.URL, fe
 		}
 		return match(r, tg.token, u, t.undecided), nil
 	}
-	r, err := t.robots.get(ctx, tg.origin)
+	r, err := t.robots.get(ctx, &tg.origin, tr)
 	if err != nil {
 		return verdict{}, err
 	}
@@ -121,38 +123,39 @@ func (v verdict) reason() string {
 }
 
 // apply does what v, the verdict of robots.txt on a request to u with
-// target tg, says: it returns the error that refuses the request, or
-// counts and reports a request that is sent although robots.txt did not
-// allow it (RobotsReport mode, or FailOpen for what it does not decide),
-// and then holds it to the uses declared with WithUsage.
-func (t *PoliteTransport) apply(v verdict, tg *target, u *url.URL) error {
+// target tg and context ctx, says: it returns the error that refuses the
+// request, or counts and reports a request that is sent although
+// robots.txt did not allow it (RobotsReport mode, or FailOpen for what it
+// does not decide), and then holds it to the uses declared with WithUsage.
+// A refusal is reported with waits, what held the request up until then.
+func (t *PoliteTransport) apply(ctx context.Context, v verdict, tg *target, u *url.URL, waits []pace.Wait) error {
 	if v.undecided != nil {
 		v.robots.counts.undecided.Add(1)
 	}
 	switch {
 	case !v.allowed && tg.mode == RobotsReport:
 		v.robots.counts.wouldRefuse.Add(1)
-		t.wouldRefuse(v, tg, u)
+		t.wouldRefuse(ctx, v, tg, u)
 	case !v.allowed:
 		v.robots.counts.refused.Add(1)
 		err := &RobotsBlockedError{URL: u.String(), Agent: tg.token, RobotsURL: v.robots.url, Rule: v.ruleText(), Reason: v.reason()}
 		if t.events.on() {
-			t.events.emit(Event{Kind: EventRefused, Key: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason})
+			t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: err.URL, Rule: err.Rule, Reason: err.Reason, Group: v.group(), Waits: waits})
 		}
 		return err
 	case v.undecided != nil:
-		t.wouldRefuse(v, tg, u) // sent by FailOpen
+		t.wouldRefuse(ctx, v, tg, u) // sent by FailOpen
 	}
 	if t.usage.on() {
-		return t.checkUsage(v, *tg, u)
+		return t.checkUsage(ctx, v, *tg, u, waits)
 	}
 	return nil
 }
 
-// wouldRefuse reports a request to u, with target tg, that robots.txt did
-// not allow and that is sent all the same.
-func (t *PoliteTransport) wouldRefuse(v verdict, tg *target, u *url.URL) {
+// wouldRefuse reports a request to u, with target tg and context ctx,
+// that robots.txt did not allow and that is sent all the same.
+func (t *PoliteTransport) wouldRefuse(ctx context.Context, v verdict, tg *target, u *url.URL) {
 	if t.events.on() {
-		t.events.emit(Event{Kind: EventWouldRefuse, Key: tg.pacingKey, URL: u.String(), Rule: v.ruleText(), Reason: v.reason()})
+		t.events.emit(Event{Kind: EventWouldRefuse, Context: ctx, Key: tg.pacingKey, URL: u.String(), Rule: v.ruleText(), Reason: v.reason(), Group: v.group()})
 	}
 }

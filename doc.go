@@ -27,8 +27,9 @@
 //     Nothing was sent.
 //   - [*pace.DeadlineError], matching [context.DeadlineExceeded], a timeout:
 //     the request's deadline falls before the earliest start it could get,
-//     counting the requests queued ahead of it and a robots.txt fetch it
-//     waits for. It fails at once rather than at its deadline.
+//     counting the requests queued ahead of it, a robots.txt fetch it
+//     waits for and the global limiter; its Cause says which. It fails at
+//     once rather than at its deadline.
 //   - The context's error, when it is cancelled while the request waits:
 //     waiting counts against the request's context, and so against
 //     [http.Client.Timeout].
@@ -208,7 +209,11 @@
 // # Extending
 //
 // [WithEvents] and [WithLogger] receive what the transport does (see
-// [Event]), outside its locks. [PoliteTransport.Check] decides a request
+// [Event]), outside its locks: each request's events carry its context,
+// and the request sent says what held it up ([Event].Waits), so that a
+// hook can report on the request's own trace span, as the nested module
+// otel/ (package politeotel) does for OpenTelemetry and prometheus/
+// (package politeprom) counts for Prometheus. [PoliteTransport.Check] decides a request
 // without sending it, [PoliteTransport.Ready] says what Check would and
 // when the request could start, without fetching or reserving anything,
 // and [PoliteTransport.Stats] returns a snapshot of every key.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -20,6 +21,14 @@ type Event struct {
 	Key string
 	// URL is the request's URL, or the robots.txt URL for robots events.
 	URL string
+	// Context is the context of the request the event is about, as
+	// RoundTrip was given it or one made from it with the same values, for
+	// a hook that reports on the request's span or reads its values: the
+	// request refused or sent, the request whose outcome changed the
+	// backoff, or the request whose turn started a robots.txt fetch
+	// (whichever asked first, when several waited for it, or Check's).
+	// Nil for the events of no request.
+	Context context.Context
 
 	// Status is the HTTP status of the response the event is about (a
 	// robots.txt fetch, a backoff signal, the response that cleared a
@@ -36,6 +45,9 @@ type Event struct {
 	// Rule is the rule that refused a request, as "Disallow: /private/";
 	// Reason says why when no rule did.
 	Rule, Reason string
+	// Group is the user-agent token of the robots.txt group that bound a
+	// refused request ("mybot", or "*"); "" when no group did.
+	Group string
 	// Field is the name of a response field that could not be read, as
 	// "RateLimit-Reset", and Value its value, cut to 100 bytes.
 	Field, Value string
@@ -48,6 +60,16 @@ type Event struct {
 	// Duration is how long a robots.txt fetch took, or how long a request
 	// waited for its turn.
 	Duration time.Duration
+	// Waits is what held a request up before it was sent or refused, in
+	// order, each stretch with its cause: a robots.txt fetch it waited for
+	// ([pace.CauseRobots]), before it asked for its turn; then, within
+	// Duration, the global limiter ([pace.CauseGlobal]) and what the
+	// Pacer reported (see [pace.Trace]). Nil when nothing held it up, and
+	// for a wait whose Pacer reports no cause.
+	Waits []pace.Wait
+	// Bytes is the length of the robots.txt body read by a fetch: 0 for a
+	// 304, a 4xx or a failure.
+	Bytes int
 	// Level is the backoff level after the event.
 	Level int
 	// Pause is how long the host is paused from Time on.
@@ -61,25 +83,31 @@ type EventKind int
 
 const (
 	// EventRobotsFetched: a robots.txt fetch ended: Status, Rules,
-	// Skipped, Duration; and Err when the file is unreachable (a 429, a
-	// 5xx, a network error, a timeout), with Stale when the last good copy
-	// stays in force.
+	// Skipped, Bytes, Duration, with Time its end; and Err when the file
+	// is unreachable (a 429, a 5xx, a network error, a timeout), with
+	// Stale when the last good copy stays in force. A 304 keeps the copy
+	// in force. A copy that a [RobotsStore] gives, fetched by another, is
+	// no fetch of this transport's, and makes no event.
 	EventRobotsFetched EventKind = iota + 1
-	// EventRefused: robots.txt refused a request: URL, and Rule or Reason
-	// (its rules disallow the URL; the file is unreachable, or does not
-	// decide the URL, and the failure policy refuses it: see
-	// [WithRobotsFailure]); or Disallowed and Rule, for a usage preference
-	// that disallows a use declared with [WithUsage].
+	// EventRefused: a request was refused unsent. By robots.txt: URL, and
+	// Rule and Group, or Reason (its rules disallow the URL; the file is
+	// unreachable, or does not decide the URL, and the failure policy
+	// refuses it: see [WithRobotsFailure]); or Disallowed, Rule and Group,
+	// for a usage preference that disallows a use declared with
+	// [WithUsage]. Or by its deadline: URL, and Err, the
+	// [*pace.DeadlineError] that RoundTrip returns. And Waits, what held
+	// the request up until then.
 	EventRefused
 	// EventWouldRefuse: robots.txt did not allow a request that was sent
 	// all the same, with the fields of EventRefused: in [RobotsReport]
 	// mode, or, for a URL the file does not decide, under FailOpen (see
 	// [WithRobotsFailure]).
 	EventWouldRefuse
-	// EventSent: a request was passed to the base transport: URL, and
-	// Duration, how long it waited for its turn, from asking for it to
-	// getting it: 0, or next to it, when nothing held it up. Every request
-	// sent makes one; the transport's own robots.txt fetches do not.
+	// EventSent: a request was passed to the base transport, at Time:
+	// URL, Duration, how long it waited for its turn, from asking for it
+	// to getting it (0, or next to it, when nothing held it up), and
+	// Waits, what held it up. Every request sent makes one, after the base
+	// returns; the transport's own robots.txt fetches do not.
 	EventSent
 	// EventBackoff: the key's backoff level changed: the URL of the
 	// request whose outcome changed it, its Status or Err, and Level. A
@@ -135,6 +163,17 @@ func (e emitter) emit(ev Event) {
 	}
 }
 
+// longest returns the cause of the longest of waits, or "" for none.
+func longest(waits []pace.Wait) pace.Cause {
+	var w pace.Wait
+	for _, x := range waits {
+		if x.Duration > w.Duration || w.Cause == "" {
+			w = x
+		}
+	}
+	return w.Cause
+}
+
 // slowWait is how long a request must wait for its turn for the logger
 // to log it at Info rather than Debug.
 const slowWait = time.Second
@@ -152,10 +191,15 @@ func logEvents(l *slog.Logger) func(Event) {
 				level, msg = slog.LevelWarn, "polite: robots.txt unreachable"
 				attrs = append(attrs, slog.Any("error", ev.Err), slog.Bool("stale", ev.Stale))
 			} else {
-				attrs = append(attrs, slog.Int("rules", ev.Rules), slog.Int("skipped_lines", ev.Skipped))
+				attrs = append(attrs, slog.Int("rules", ev.Rules), slog.Int("skipped_lines", ev.Skipped), slog.Int("bytes", ev.Bytes))
 			}
 			attrs = append(attrs, slog.Duration("duration", ev.Duration))
 		case EventRefused, EventWouldRefuse:
+			if ev.Kind == EventRefused && ev.Err != nil { // by its deadline
+				msg = "polite: refused by its deadline"
+				attrs = append(attrs, slog.String("url", ev.URL), slog.Any("error", ev.Err))
+				break
+			}
 			if ev.Kind == EventRefused {
 				level = slog.LevelDebug
 			}
@@ -168,6 +212,9 @@ func logEvents(l *slog.Logger) func(Event) {
 			} else {
 				attrs = append(attrs, slog.String("reason", ev.Reason))
 			}
+			if ev.Group != "" {
+				attrs = append(attrs, slog.String("group", ev.Group))
+			}
 		case EventSent:
 			if ev.Duration >= slowWait {
 				msg = "polite: waited"
@@ -175,6 +222,9 @@ func logEvents(l *slog.Logger) func(Event) {
 				level = slog.LevelDebug
 			}
 			attrs = append(attrs, slog.String("url", ev.URL), slog.Duration("wait", ev.Duration))
+			if c := longest(ev.Waits); c != "" {
+				attrs = append(attrs, slog.String("cause", string(c)))
+			}
 		case EventBackoff:
 			if ev.Level == 0 {
 				msg = "polite: backoff cleared"

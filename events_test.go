@@ -3,6 +3,7 @@ package polite
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -23,12 +24,15 @@ func TestEvents(t *testing.T) {
 			if ev.Time.IsZero() {
 				t.Errorf("%v without a time", ev.Kind)
 			}
-			ev.Time = time.Time{}
+			if ev.Context == nil {
+				t.Errorf("%v without a context", ev.Kind)
+			}
 			mu.Lock()
-			got = append(got, ev)
+			got = append(got, plain(ev))
 			mu.Unlock()
 		}
-		base := site("User-agent: *\nDisallow: /private\nnonsense\n")
+		const robots = "User-agent: *\nDisallow: /private\nnonsense\n"
+		base := site(robots)
 		tr := New(base, WithPacing(pace.Policy{Jitter: pace.None}), WithEvents(hook))
 		for _, u := range []string{"http://h/a", "http://h/private", "http://h/b"} {
 			if resp, err := get(tr, u, ""); err == nil {
@@ -39,17 +43,18 @@ func TestEvents(t *testing.T) {
 		if resp, err := tr.RoundTrip(req); err == nil {
 			resp.Body.Close()
 		}
+		paced := []pace.Wait{{Cause: pace.CausePace, Duration: time.Second}}
 		want := []Event{
-			{Kind: EventRobotsFetched, Key: "h", URL: "http://h/robots.txt", Status: 200, Rules: 1, Skipped: 1},
-			{Kind: EventSent, Key: "h", URL: "http://h/a", Duration: time.Second},
-			{Kind: EventRefused, Key: "h", URL: "http://h/private", Rule: "Disallow: /private"},
-			{Kind: EventSent, Key: "h", URL: "http://h/b", Duration: time.Second},
-			{Kind: EventWouldRefuse, Key: "h", URL: "http://h/private", Rule: "Disallow: /private"},
-			{Kind: EventSent, Key: "h", URL: "http://h/private", Duration: time.Second},
+			{Kind: EventRobotsFetched, Key: "h", URL: "http://h/robots.txt", Status: 200, Rules: 1, Skipped: 1, Bytes: len(robots)},
+			{Kind: EventSent, Key: "h", URL: "http://h/a", Duration: time.Second, Waits: []pace.Wait{{Cause: pace.CauseRobots}, paced[0]}},
+			{Kind: EventRefused, Key: "h", URL: "http://h/private", Rule: "Disallow: /private", Group: "*"},
+			{Kind: EventSent, Key: "h", URL: "http://h/b", Duration: time.Second, Waits: paced},
+			{Kind: EventWouldRefuse, Key: "h", URL: "http://h/private", Rule: "Disallow: /private", Group: "*"},
+			{Kind: EventSent, Key: "h", URL: "http://h/private", Duration: time.Second, Waits: paced},
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if !slices.Equal(got, want) {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("events\n%+v\nwant\n%+v", got, want)
 		}
 	})
@@ -88,9 +93,8 @@ func TestEventSentForEveryRequest(t *testing.T) {
 				}))
 				hook := func(ev Event) {
 					if ev.Kind == EventSent {
-						ev.Time = time.Time{}
 						mu.Lock()
-						got = append(got, ev)
+						got = append(got, plain(ev))
 						mu.Unlock()
 					}
 				}
@@ -104,13 +108,18 @@ func TestEventSentForEveryRequest(t *testing.T) {
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				// The first page waits the pace after the robots.txt fetch.
-				want := []Event{
-					{Kind: EventSent, Key: "h", URL: "http://h/a", Duration: tt.wait},
-					{Kind: EventSent, Key: "h", URL: "http://h/b", Duration: tt.wait},
-					{Kind: EventSent, Key: "h", URL: "http://h/c", Duration: tt.wait},
+				// The first page waits for the robots.txt fetch, then the
+				// pace after it.
+				var paced []pace.Wait
+				if tt.wait > 0 {
+					paced = []pace.Wait{{Cause: pace.CausePace, Duration: tt.wait}}
 				}
-				if !slices.Equal(got, want) {
+				want := []Event{
+					{Kind: EventSent, Key: "h", URL: "http://h/a", Duration: tt.wait, Waits: append([]pace.Wait{{Cause: pace.CauseRobots}}, paced...)},
+					{Kind: EventSent, Key: "h", URL: "http://h/b", Duration: tt.wait, Waits: paced},
+					{Kind: EventSent, Key: "h", URL: "http://h/c", Duration: tt.wait, Waits: paced},
+				}
+				if !reflect.DeepEqual(got, want) {
 					t.Errorf("events\n%+v\nwant\n%+v", got, want)
 				}
 				if !strings.Contains(logged.String(), tt.wantLog) {
@@ -119,6 +128,17 @@ func TestEventSentForEveryRequest(t *testing.T) {
 			})
 		})
 	}
+}
+
+// plain returns ev without what tests cannot foresee: its Time, its
+// Context and the starts of its Waits.
+func plain(ev Event) Event {
+	ev.Time, ev.Context = time.Time{}, nil
+	ev.Waits = slices.Clone(ev.Waits)
+	for i := range ev.Waits {
+		ev.Waits[i].Start = time.Time{}
+	}
+	return ev
 }
 
 func TestEventKindString(t *testing.T) {

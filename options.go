@@ -355,23 +355,27 @@ func WithEvents(hook func(Event)) Option {
 // event kind's name ("polite: backing off"), at level Info, but for these:
 // [EventRefused] at Debug; an [EventRobotsFetched] with an error at Warn,
 // as "polite: robots.txt unreachable"; an [EventBackoff] at level 0 as
-// "polite: backoff cleared"; [EventUnreadableField] at Warn; and
-// [EventSent], a request that waited a second or more for its turn at
-// Info as "polite: waited", the others at Debug as "polite: sent". The
-// attributes are:
+// "polite: backoff cleared"; [EventUnreadableField] at Warn; an
+// [EventRefused] by a deadline at Info, as "polite: refused by its
+// deadline"; and [EventSent], a request that waited a second or more for
+// its turn at Info as "polite: waited", the others at Debug as "polite:
+// sent". The attributes are:
 //
 //	key            every event: the pacing key
 //	url            robots.txt fetches: the robots.txt URL; the others: the request's
 //	status         EventRobotsFetched: the HTTP status, 0 for none; EventBackoff: the response's, when one came
 //	rules          EventRobotsFetched: Allow and Disallow rules in the file
 //	skipped_lines  EventRobotsFetched: lines that could not be read
+//	bytes          EventRobotsFetched: the length of the body read
 //	error, stale   EventRobotsFetched: why it is unreachable, and whether the last good copy stays in force
 //	duration       EventRobotsFetched: how long the fetch took
-//	error          EventBackoff: the error that came instead of a response
+//	error          EventBackoff: the error that came instead of a response; refusals by a deadline: the *pace.DeadlineError
 //	rule           refusals: the rule, or the usage preference's lines, that refused, when one did
 //	reason         refusals: why, when no rule did
+//	group          refusals: the robots.txt group that bound, when one did
 //	disallowed     refusals by a usage preference: the declared uses disallowed, as "train-ai=n"
 //	wait           EventSent: how long the request waited for its turn
+//	cause          EventSent: what held it up longest, as "crawl-delay" (see Event.Waits), when something did
 //	level, pause   EventBackoff raised: the backoff level, and how long the key is paused
 //	retry_after    EventBackoff raised: the server's Retry-After, 0s for none
 //	field, value   EventUnreadableField: the field's name, and its value cut to 100 bytes

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/polite-go/polite/pace"
 )
 
 // minRobotsTTL is the shortest lifetime a Cache-Control max-age gives a
@@ -91,8 +93,11 @@ func (c *robotsCache) shard(k originKey) *robotsShard {
 // tooLate's if the fetch could not end before ctx's deadline. It fails
 // with ctx's error when the caller gives up waiting: the fetch goes on
 // for the other waiters, and is called off when none is left. Or it fails
-// with a RobotsStore's error.
-func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, error) {
+// with a RobotsStore's error. tr, when not nil, hears that the caller
+// waits for a fetch. k is a pointer, so that the arguments stay in
+// registers.
+func (c *robotsCache) get(ctx context.Context, pk *originKey, tr *pace.Trace) (*robotsRecord, error) {
+	k := *pk
 	s := c.shard(k)
 	evicted, checked := false, c.tooLate == nil
 	for {
@@ -129,7 +134,7 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 		}
 		call := e.fetching
 		if call == nil {
-			fetchCtx, callOff := context.WithCancel(context.Background())
+			fetchCtx, callOff := context.WithCancel(withRequester(ctx))
 			call = &robotsFetchCall{done: make(chan struct{}), callOff: callOff}
 			e.fetching = call
 			c.running.Add(1)
@@ -138,12 +143,33 @@ func (c *robotsCache) get(ctx context.Context, k originKey) (*robotsRecord, erro
 		call.waiters++
 		s.mu.Unlock()
 
+		if tr != nil && tr.Wait != nil {
+			tr.Wait(pace.CauseRobots)
+		}
 		r, err := c.wait(ctx, s, call)
 		if r == nil && err == nil {
 			continue // called off by waiters who gave up before this one came
 		}
 		return r, err
 	}
+}
+
+// requesterKey is the key of the context value that holds, in a fetch's
+// context, the context of the request whose turn started it.
+type requesterKey struct{}
+
+// withRequester returns a context of its own for a fetch that the request
+// of ctx starts, with none of ctx's values, deadline or cancellation but
+// ctx itself, which requesterOf returns.
+func withRequester(ctx context.Context) context.Context {
+	return context.WithValue(context.Background(), requesterKey{}, ctx)
+}
+
+// requesterOf returns the context of the request that started the fetch
+// of ctx, or nil.
+func requesterOf(ctx context.Context) context.Context {
+	r, _ := ctx.Value(requesterKey{}).(context.Context)
+	return r
 }
 
 // wait waits for call, a fetch in shard s, as one of its waiters, and

@@ -194,14 +194,16 @@ func (t *PoliteTransport) fetchRobots(ctx context.Context, k originKey, prev *ro
 	r.fetchedAt = time.Now()
 	r.duration = r.fetchedAt.Sub(start)
 
-	status, took := r.status, r.duration
+	status, ended, took, size := r.status, r.fetchedAt, r.duration, len(body)
 	if r.err != nil && prev != nil && prev.good() {
 		// Unreachable now, but there is a good copy: keep it.
 		r, body = &robotsRecord{url: prev.url, status: prev.status, fetchedAt: prev.fetchedAt,
 			duration: prev.duration, file: prev.file, cost: prev.cost, stale: true, err: r.err, counts: prev.counts}, nil
 	}
 	r.disallow = t.closed(r)
-	t.emitRobots(r, k, status, took)
+	if t.events.on() {
+		t.emitRobots(requesterOf(ctx), r, k, status, ended, took, size)
+	}
 	return r, body
 }
 
@@ -324,7 +326,7 @@ func (t *PoliteTransport) runHop(h *robotsHop, rt http.RoundTripper, l pace.Leas
 		t.freeHop(h, l, req)
 		return
 	}
-	t.release(l, t.sentKey(req), req.URL, classify(resp, err, nil), resp, err)
+	t.release(l, t.sentKey(req), req, classify(resp, err, nil), resp, err)
 	h.resp, h.err = resp, err
 	switch {
 	case err != nil:
@@ -348,7 +350,7 @@ func (t *PoliteTransport) freeHop(h *robotsHop, l pace.Lease, req *http.Request)
 	}
 	h.mu.Unlock()
 	if free {
-		t.release(l, t.sentKey(req), req.URL, pace.Outcome{Class: pace.Signal, TimedOut: true}, nil, h.gaveUp)
+		t.release(l, t.sentKey(req), req, pace.Outcome{Class: pace.Signal, TimedOut: true}, nil, h.gaveUp)
 	}
 }
 
@@ -416,13 +418,12 @@ func redirectTarget(from, location string) (to, host string, ok bool) {
 	return u.String(), k.host, true
 }
 
-// emitRobots reports the end of a fetch of k's robots.txt that gave r.
-func (t *PoliteTransport) emitRobots(r *robotsRecord, k originKey, status int, took time.Duration) {
-	if !t.events.on() {
-		return
-	}
-	ev := Event{Kind: EventRobotsFetched, Key: t.originPacingKey(k),
-		URL: k.fetchURL(), Status: status, Duration: took}
+// emitRobots reports the end of a fetch of k's robots.txt that gave r,
+// for the request of ctx: status, when it ended, how long it took and the
+// bytes of the body read.
+func (t *PoliteTransport) emitRobots(ctx context.Context, r *robotsRecord, k originKey, status int, ended time.Time, took time.Duration, size int) {
+	ev := Event{Kind: EventRobotsFetched, Time: ended, Context: ctx, Key: t.originPacingKey(k),
+		URL: k.fetchURL(), Status: status, Duration: took, Bytes: size}
 	if r.err != nil {
 		ev.Err, ev.Stale = r.err, r.stale
 	} else if r.file != nil {

@@ -18,7 +18,11 @@ func (t *PoliteTransport) fetchShared(ctx context.Context, k originKey, prev *ro
 	// atomic, since a store may run fetch on a goroutine of its own.
 	var mine atomic.Pointer[robotsRecord]
 	var sent atomic.Pointer[RobotsFetch]
+	requester := requesterOf(ctx)
 	f, err := t.store.Load(ctx, k.String(), func(ctx context.Context, shared *RobotsFetch) *RobotsFetch {
+		if requesterOf(ctx) == nil { // a context of the store's own
+			ctx = context.WithValue(ctx, requesterKey{}, requester)
+		}
 		from := prev
 		if shared != nil {
 			from = t.sharedRecord(shared, prev) // its validators, and the copy to keep if need be

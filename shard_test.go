@@ -23,7 +23,7 @@ func testCache(max int, fetches *atomic.Int64) *robotsCache {
 	}, nil, time.Hour, max, defaultLimits.RobotsCacheBytes)
 }
 
-func origin(i int) originKey { return originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }
+func origin(i int) *originKey { return &originKey{"http", fmt.Sprintf("h%d.example", i), "80"} }
 
 // cached counts the entries of every shard, and checks the count kept
 // alongside.
@@ -48,31 +48,31 @@ func TestRobotsCacheBoundSpansShards(t *testing.T) {
 		c := testCache(100, &fetches)
 		ctx := context.Background()
 		for i := range 50 { // these expire first
-			c.get(ctx, origin(i))
+			c.get(ctx, origin(i), nil)
 		}
 		time.Sleep(30 * time.Minute)
 		for i := 50; i < 100; i++ {
-			c.get(ctx, origin(i))
+			c.get(ctx, origin(i), nil)
 		}
 		if n := cached(t, c); n != 100 {
 			t.Fatalf("%d origins cached; want 100: the bound is on the whole cache, not on each shard", n)
 		}
 		time.Sleep(31 * time.Minute) // the first 50 have expired
 
-		c.get(ctx, origin(100)) // full: expired files go first, and that is room enough
+		c.get(ctx, origin(100), nil) // full: expired files go first, and that is room enough
 		if n := cached(t, c); n != 51 {
 			t.Errorf("%d origins cached after the eviction; want the 50 fresh ones and the new one", n)
 		}
 		before := fetches.Load()
 		for i := 50; i <= 100; i++ {
-			c.get(ctx, origin(i))
+			c.get(ctx, origin(i), nil)
 		}
 		if refetched := fetches.Load() - before; refetched != 0 {
 			t.Errorf("%d fresh origins fetched again; want 0", refetched)
 		}
 
 		for i := 101; i <= 150; i++ { // full at 150: nothing expired, so drop at random below 3/4
-			c.get(ctx, origin(i))
+			c.get(ctx, origin(i), nil)
 		}
 		if n := cached(t, c); n != 75 {
 			t.Errorf("%d origins cached after a random eviction; want 74 and the new one", n)
@@ -87,7 +87,7 @@ func TestRobotsCacheConcurrentEviction(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 200 {
-				if _, err := c.get(context.Background(), origin(g*1000+i)); err != nil {
+				if _, err := c.get(context.Background(), origin(g*1000+i), nil); err != nil {
 					t.Error(err)
 				}
 			}
@@ -124,7 +124,7 @@ func TestRobotsCacheFullOfFetches(t *testing.T) {
 		}, nil, time.Hour, max, defaultLimits.RobotsCacheBytes)
 		var wg sync.WaitGroup
 		for i := range origins {
-			wg.Go(func() { c.get(context.Background(), origin(i)) })
+			wg.Go(func() { c.get(context.Background(), origin(i), nil) })
 		}
 		synctest.Wait() // every fetch started
 		if n := c.evicts.Load(); n > 16 {
@@ -132,7 +132,7 @@ func TestRobotsCacheFullOfFetches(t *testing.T) {
 		}
 		close(release)
 		wg.Wait()
-		if _, err := c.get(context.Background(), origin(origins)); err != nil {
+		if _, err := c.get(context.Background(), origin(origins), nil); err != nil {
 			t.Fatal(err)
 		}
 		if n := cached(t, c); n > max {
@@ -149,7 +149,7 @@ func TestRobotsCacheByteBudget(t *testing.T) {
 		return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: cost, counts: new(robotsCounts)}
 	}, nil, time.Hour, 1000, budget)
 	for i := range 100 {
-		if _, err := c.get(context.Background(), origin(i)); err != nil {
+		if _, err := c.get(context.Background(), origin(i), nil); err != nil {
 			t.Fatal(err)
 		}
 		if b := c.bytes.Load(); b > budget+cost {
@@ -205,15 +205,15 @@ func TestRobotsCacheOverBudgetWhileRefetching(t *testing.T) {
 			}
 			return &robotsRecord{url: k.String() + "/robots.txt", status: 200, cost: 2 * budget, counts: new(robotsCounts)}
 		}, nil, time.Hour, 1000, budget)
-		if _, err := c.get(context.Background(), origin(0)); err != nil {
+		if _, err := c.get(context.Background(), origin(0), nil); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Hour) // origin 0 expires, and its refetch hangs
 		ctx, cancel := context.WithCancel(context.Background())
-		go c.get(ctx, origin(0))
+		go c.get(ctx, origin(0), nil)
 		synctest.Wait()
 		for i := 1; i <= 100; i++ {
-			go c.get(ctx, origin(i))
+			go c.get(ctx, origin(i), nil)
 			synctest.Wait()
 		}
 		if n := c.evicts.Load(); n > 2 {

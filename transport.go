@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -137,11 +138,22 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
-	v, err := t.decide(ctx, &tg, req.URL, true)
+	var w *waitLog // what holds the request up; nil when nobody listens
+	if t.events.on() {
+		w = getWaitLog()
+	}
+	v, err := t.decide(ctx, &tg, req.URL, true, w.trace())
+	if w != nil && w.open {
+		w.end(time.Now()) // the robots.txt fetch it waited for
+	}
 	if err == nil && (!v.allowed || v.undecided != nil || t.usage.on()) {
-		err = t.apply(v, &tg, req.URL)
+		err = t.apply(ctx, v, &tg, req.URL, w.list())
 	}
 	if err != nil {
+		if w != nil {
+			t.refusedByDeadline(ctx, &tg, req.URL, err, w)
+			w.put()
+		}
 		return nil, err
 	}
 
@@ -156,31 +168,41 @@ func (t *PoliteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// count as the server's latency, and a wait there would bring the
 	// next start closer than the pace to this one.
 	var asked time.Time
-	if t.events.on() {
+	if w != nil {
 		asked = time.Now()
 	}
-	l, err := t.admit(ctx, pace.Request{Key: tg.pacingKey, Partition: tg.partition, CrawlDelay: v.crawlDelay()})
+	actx := ctx // Acquire's: with w's Trace when someone listens
+	if w != nil {
+		actx = pace.WithTrace(ctx, &w.tr)
+	}
+	l, err := t.admit(actx, pace.Request{Key: tg.pacingKey, Partition: tg.partition, CrawlDelay: v.crawlDelay()})
 	if err != nil {
+		if w != nil {
+			t.refusedByDeadline(ctx, &tg, req.URL, err, w)
+			w.put()
+		}
 		return nil, err
 	}
 	handed = true
-	if !t.events.on() {
+	if w == nil {
 		resp, err := t.send(l, &tg, out)
 		if tg.bandwidth > 0 && resp != nil {
 			t.bandwidth.capBody(ctx, resp, tg.pacingKey, tg.bandwidth)
 		}
 		return resp, err
 	}
-	waited := time.Since(asked)
+	sent := time.Now()
+	w.end(sent)
 	resp, err := t.send(l, &tg, out)
 	if tg.bandwidth > 0 && resp != nil {
 		t.bandwidth.capBody(ctx, resp, tg.pacingKey, tg.bandwidth)
 	}
 	// Reported after the call, which the hook must not delay.
-	t.events.emit(Event{Kind: EventSent, Key: tg.pacingKey, URL: req.URL.String(), Duration: waited})
+	t.events.emit(Event{Kind: EventSent, Time: sent, Context: ctx, Key: tg.pacingKey, URL: req.URL.String(), Duration: sent.Sub(asked), Waits: w.waits})
 	if resp != nil {
 		t.reportUnreadable(tg.pacingKey, req.URL, resp.Header)
 	}
+	w.put()
 	return resp, err
 }
 
@@ -218,14 +240,14 @@ func (t *PoliteTransport) send(l pace.Lease, tg *target, req *http.Request) (*ht
 	released := false
 	defer func() {
 		if !released {
-			t.release(l, tg.pacingKey, req.URL, pace.Outcome{Class: pace.Neutral}, nil, nil)
+			t.release(l, tg.pacingKey, req, pace.Outcome{Class: pace.Neutral}, nil, nil)
 		}
 	}()
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("polite: base RoundTripper %T returned no response and no error", t.base)
 	}
-	t.release(l, tg.pacingKey, req.URL, classify(resp, err, req.Context().Err()), resp, err)
+	t.release(l, tg.pacingKey, req, classify(resp, err, req.Context().Err()), resp, err)
 	released = true
 	if err != nil && resp != nil {
 		if resp.Body != nil {
@@ -236,16 +258,21 @@ func (t *PoliteTransport) send(l pace.Lease, tg *target, req *http.Request) (*ht
 	return resp, err
 }
 
-// release ends l's request to u, admitted to key, with o, and reports
-// what that changed in the key's backoff, with the response's status or
-// the error that caused it. Events go out after the Pacer's release,
-// outside its locks.
-func (t *PoliteTransport) release(l pace.Lease, key string, u *url.URL, o pace.Outcome, resp *http.Response, err error) {
+// release ends l's request req, admitted to key, with o, and reports what
+// that changed in the key's backoff, with the response's status or the
+// error that caused it, and the context of req, or of the request that
+// started the robots.txt fetch req is part of. Events go out after the
+// Pacer's release, outside its locks.
+func (t *PoliteTransport) release(l pace.Lease, key string, req *http.Request, o pace.Outcome, resp *http.Response, err error) {
 	c := t.pacer.Release(l, o)
 	if !t.events.on() || !c.Raised && !c.Cleared {
 		return
 	}
-	ev := Event{Kind: EventBackoff, Key: key, URL: u.String(), Level: c.Level}
+	ctx := req.Context()
+	if r := requesterOf(ctx); r != nil {
+		ctx = r
+	}
+	ev := Event{Kind: EventBackoff, Context: ctx, Key: key, URL: req.URL.String(), Level: c.Level}
 	if c.Raised {
 		ev.Pause, ev.RetryAfter = c.Pause, o.RetryAfter
 	}
@@ -276,27 +303,58 @@ func (t *PoliteTransport) robotsTooLate(ctx context.Context, k originKey) error 
 		return nil // a store that fails fails the fetch, which says so
 	}
 	if now := time.Now(); ks.Next.After(now) && !ks.Next.Before(deadline) {
-		return &pace.DeadlineError{Key: key, Earliest: ks.Next, Deadline: deadline, Now: now}
+		return &pace.DeadlineError{Key: key, Earliest: ks.Next, Deadline: deadline, Now: now, Cause: pace.CauseRobots}
 	}
 	return nil
 }
 
-// admit waits for the global limiter, if any, then for r's turn.
+// admit waits for the global limiter, if any, then for r's turn, telling
+// ctx's Trace (pace.WithTrace) when the limiter holds r.
 func (t *PoliteTransport) admit(ctx context.Context, r pace.Request) (pace.Lease, error) {
 	if l := t.global; l != nil {
+		if t.events.on() && l.Limit() != rate.Inf && l.Tokens() < 1 {
+			if tr := pace.ContextTrace(ctx); tr != nil && tr.Wait != nil {
+				tr.Wait(pace.CauseGlobal)
+			}
+		}
 		if err := l.Wait(ctx); err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return pace.Lease{}, ctxErr
-			}
-			if _, ok := ctx.Deadline(); ok {
-				// x/time/rate's "would exceed context deadline" does not
-				// match context.DeadlineExceeded (golang/go#54541); make it.
-				return pace.Lease{}, fmt.Errorf("polite: global limiter: %v: %w", err, context.DeadlineExceeded)
-			}
-			return pace.Lease{}, fmt.Errorf("polite: global limiter: %w", err)
+			return pace.Lease{}, globalError(ctx, l, r.Key, err)
 		}
 	}
 	return t.pacer.Acquire(ctx, r)
+}
+
+// globalError returns the error of a request to key that the global
+// limiter l did not let through with err: ctx's, when it has ended; a
+// *pace.DeadlineError, when the limiter's next token comes after ctx's
+// deadline (x/time/rate's "would exceed context deadline" does not match
+// context.DeadlineExceeded: golang/go#54541); else err, wrapped, matching
+// context.DeadlineExceeded when ctx has a deadline.
+func globalError(ctx context.Context, l *rate.Limiter, key string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return fmt.Errorf("polite: global limiter: %w", err)
+	}
+	now := time.Now()
+	if lim, tokens := l.Limit(), l.TokensAt(now); lim > 0 && l.Burst() >= 1 && tokens < 1 {
+		wait := time.Duration((1 - tokens) / float64(lim) * float64(time.Second))
+		return &pace.DeadlineError{Key: key, Earliest: now.Add(wait), Deadline: deadline, Now: now, Cause: pace.CauseGlobal}
+	}
+	return fmt.Errorf("polite: global limiter: %v: %w", err, context.DeadlineExceeded)
+}
+
+// refusedByDeadline reports a request to u, with target tg and context
+// ctx, that RoundTrip refuses with err, when err is a *pace.DeadlineError,
+// with what w says held it up until then.
+func (t *PoliteTransport) refusedByDeadline(ctx context.Context, tg *target, u *url.URL, err error, w *waitLog) {
+	var de *pace.DeadlineError
+	if errors.As(err, &de) {
+		w.end(time.Now())
+		t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: u.String(), Err: err, Waits: w.waits})
+	}
 }
 
 // CloseIdleConnections calls CloseIdleConnections on the base transport, if

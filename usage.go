@@ -1,12 +1,14 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/polite-go/polite/pace"
 	"github.com/polite-go/polite/robotstxt"
 )
 
@@ -88,8 +90,9 @@ func (t *PoliteTransport) usageOf(v verdict, u *url.URL) (pref, blocked robotstx
 // checkUsage holds a request to u, which robots.txt lets through with
 // verdict v, to the uses declared: in RobotsEnforce mode it returns the
 // error that refuses it, in RobotsReport mode it counts it. A path the
-// engine does not decide states no preference.
-func (t *PoliteTransport) checkUsage(v verdict, tg target, u *url.URL) error {
+// engine does not decide states no preference. ctx is the request's, and
+// waits what held it up until then.
+func (t *PoliteTransport) checkUsage(ctx context.Context, v verdict, tg target, u *url.URL, waits []pace.Wait) error {
 	pref, blocked, _ := t.usageOf(v, u)
 	if blocked == (robotstxt.Usage{}) {
 		return nil
@@ -108,7 +111,7 @@ func (t *PoliteTransport) checkUsage(v verdict, tg target, u *url.URL) error {
 	if t.usage.mode == RobotsReport {
 		v.robots.counts.usageWouldRefuse.Add(1)
 		if t.events.on() {
-			t.events.emit(Event{Kind: EventWouldRefuse, Key: tg.pacingKey, URL: u.String(), Disallowed: blocked, Rule: rule})
+			t.events.emit(Event{Kind: EventWouldRefuse, Context: ctx, Key: tg.pacingKey, URL: u.String(), Disallowed: blocked, Rule: rule, Group: v.group()})
 		}
 		return nil
 	}
@@ -118,7 +121,7 @@ func (t *PoliteTransport) checkUsage(v verdict, tg target, u *url.URL) error {
 		err.Uses = append(err.Uses, c)
 	}
 	if t.events.on() {
-		t.events.emit(Event{Kind: EventRefused, Key: tg.pacingKey, URL: err.URL, Disallowed: blocked, Rule: rule})
+		t.events.emit(Event{Kind: EventRefused, Context: ctx, Key: tg.pacingKey, URL: err.URL, Disallowed: blocked, Rule: rule, Group: v.group(), Waits: waits})
 	}
 	return err
 }
@@ -146,7 +149,7 @@ func (t *PoliteTransport) ResponseUsage(resp *http.Response) (robotstxt.Usage, e
 	if err != nil {
 		return robotstxt.Usage{}, err
 	}
-	v, err := t.decide(req.Context(), &tg, req.URL, true)
+	v, err := t.decide(req.Context(), &tg, req.URL, true, nil)
 	if err != nil {
 		return robotstxt.Usage{}, err
 	}

@@ -25,6 +25,7 @@ const (
 // functions neither lock nor keep it.
 type paceState struct {
 	started        bool          // lastStart and u are set
+	retryAfter     bool          // a Retry-After set blockedUntil, rather than a backoff pause
 	lastStart      instant       // start of the last admitted request
 	prevStart      instant       // start of the one before it; 0 for none
 	u              float64       // jitter draw for lastStart, in [0, 1]
@@ -192,9 +193,14 @@ func end(q *quotaHold) instant { return max(q.until, q.spreadUntil) }
 // when maxDelay is smaller. A quota's spread is not part of it: it holds
 // only its partition (quotaNext).
 func (p *Policy) pace(s *paceState, now instant, floor time.Duration) time.Duration {
+	return p.paceAt(s, s.levelAt(now), floor)
+}
+
+// paceAt is the pace at backoff level level.
+func (p *Policy) paceAt(s *paceState, level int, floor time.Duration) time.Duration {
 	base, maxDelay := Value(p.BaseDelay), Value(p.MaxDelay)
 	d := max(base, time.Duration(Value(p.LatencyFactor)*float64(s.est)))
-	for range s.levelAt(now) {
+	for range level {
 		if d >= maxDelay {
 			break // and do not overflow
 		}
@@ -351,11 +357,15 @@ func (p *Policy) learn(s *paceState, start, now instant, partition string, o *Ou
 				pause *= 2
 			}
 			pause = p.jittered(min(pause, Value(p.MaxBackoff)), p.draw(rnd))
-			s.blockedUntil = max(s.blockedUntil, now.add(pause))
+			if end := now.add(pause); end > s.blockedUntil {
+				s.blockedUntil, s.retryAfter = end, false
+			}
 		}
 		if o.RetryAfter > 0 { // a floor on the pause, never a ceiling
 			s.retryAfters++
-			s.blockedUntil = max(s.blockedUntil, now.add(min(o.RetryAfter, MaxPause)))
+			if end := now.add(min(o.RetryAfter, MaxPause)); end >= s.blockedUntil {
+				s.blockedUntil, s.retryAfter = end, true
+			}
 		}
 		if fresh {
 			return levelRaised

@@ -91,6 +91,18 @@
 // counting the requests queued ahead of it, fails at once with a
 // [*DeadlineError], which matches [context.DeadlineExceeded].
 //
+// # Why a request waits
+//
+// A [Trace] on the context given to Acquire ([WithTrace]) hears, each time
+// Acquire makes the request wait, what holds it: the term of the formula that sets its next start
+// ([CausePace], [CauseCrawlDelay], [CauseBackoff], [CauseRetryAfter],
+// [CauseQuota], [CauseQuotaSpread], [CauseRateLimit]), the in-flight cap
+// ([CauseInFlight]) or the requests queued ahead ([CauseQueue]). A
+// request that starts at once hears nothing, and a DeadlineError names
+// what would have held it. Reporting is optional: a Pacer that reports
+// nothing still paces right, and its requests' waits go without a cause;
+// the in-memory Pacer reports every wait.
+//
 // # Memory
 //
 // The in-memory Pacer keeps state for at most Config.MaxKeys keys, a soft
@@ -106,8 +118,9 @@
 // # Costs
 //
 // An Acquire whose key is free takes one lock and allocates nothing; the
-// Lease is a value. A request that must wait joins its key's queue and
-// waits on a timer; a Release wakes the head of the queue, which looks
-// again, so a 429 delays every request already waiting. Keys are kept in
-// 64 shards, so requests to different keys seldom share a lock.
+// Lease is a value, and the context is not searched for a Trace. A request
+// that must wait joins its key's queue and waits on a timer; a Release
+// wakes the head of the queue, which looks again, so a 429 delays every
+// request already waiting. Keys are kept in 64 shards, so requests to
+// different keys seldom share a lock.
 package pace

@@ -22,6 +22,9 @@ type DeadlineError struct {
 	// Now is when the Pacer found the deadline too near; the zero time
 	// when it is not known.
 	Now time.Time
+	// Cause is what would hold the request until Earliest; "" when the
+	// Pacer does not say.
+	Cause Cause
 }
 
 // Error implements the error interface. It says how far ahead the next

@@ -169,6 +169,7 @@ func (p *Memory) Acquire(ctx context.Context, r Request) (Lease, error) {
 // partition's quota outside h's queue, then in the queue for its turn.
 // h.mu is held, and wait releases it.
 func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, error) {
+	tr := ContextTrace(ctx)
 	for first := true; ; first = false {
 		if !first {
 			h.mu.Lock()
@@ -180,9 +181,12 @@ func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, err
 			}
 		}
 		if h.pace.quotas != nil {
-			if held := p.heldUntil(h, p.clock.now(), r.Partition); held != 0 {
+			now := p.clock.now()
+			if held := p.heldUntil(h, now, r.Partition); held != 0 {
+				_, cause := h.pol.quotaCause(&h.pace, now, r.Partition)
 				h.mu.Unlock()
-				if err := p.waitQuota(ctx, h, held); err != nil {
+				tr.wait(cause)
+				if err := p.waitQuota(ctx, h, held, cause); err != nil {
 					return Lease{}, err
 				}
 				continue
@@ -195,6 +199,7 @@ func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, err
 		select {
 		case <-h.turn: // nobody else queued
 		default:
+			tr.wait(CauseQueue)
 			err := p.checkDeadline(ctx, h, r, ahead)
 			if err == nil {
 				select {
@@ -208,7 +213,7 @@ func (p *Memory) wait(ctx context.Context, h *hostState, r *Request) (Lease, err
 				return Lease{}, err
 			}
 		}
-		l, err := p.admit(ctx, h, r)
+		l, err := p.admit(ctx, h, r, tr)
 		h.turn <- struct{}{}
 		if err != errQuotaHeld {
 			return l, err
@@ -232,16 +237,15 @@ func (p *Memory) heldUntil(h *hostState, now instant, partition string) instant 
 }
 
 // waitQuota waits, outside h's queue, until held, when a partition's
-// quotas stop holding a request, or until a release changes what h knows.
-// It fails at once with a *DeadlineError when ctx's deadline comes first.
-func (p *Memory) waitQuota(ctx context.Context, h *hostState, held instant) error {
+// quotas stop holding a request for cause, or until a release changes
+// what h knows. It fails at once with a *DeadlineError when ctx's
+// deadline comes first.
+func (p *Memory) waitQuota(ctx context.Context, h *hostState, held instant, cause Cause) error {
 	h.mu.Lock()
 	now := p.clock.now()
-	if deadline, ok := ctx.Deadline(); ok {
-		if err := p.deadlineError(h.key, now, held, deadline); err != nil {
-			h.mu.Unlock()
-			return err
-		}
+	if deadline, ok := ctx.Deadline(); ok && p.late(now, held, deadline) {
+		h.mu.Unlock()
+		return p.deadlineError(h.key, now, held, deadline, cause)
 	}
 	if h.changed == nil {
 		h.changed = make(chan struct{})
@@ -308,26 +312,38 @@ func (p *Memory) insert(s *pacerShard, key string, pol *Policy) *hostState {
 }
 
 // checkDeadline returns a *DeadlineError if ctx's deadline is no later than
-// the earliest start of r when it has ahead requests to h before it.
+// the earliest start of r when it has ahead requests to h before it. Its
+// cause is the queue, unless the key would hold r past its deadline with
+// nobody ahead.
 func (p *Memory) checkDeadline(ctx context.Context, h *hostState, r *Request, ahead int) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		return nil
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	now := p.clock.now()
 	next := h.pol.earliest(&h.pace, now, r.CrawlDelay, r.Partition, ahead)
-	h.mu.Unlock()
-	return p.deadlineError(h.key, now, next, deadline)
+	if !p.late(now, next, deadline) {
+		return nil
+	}
+	cause := CauseQueue // unless the key would hold r past its deadline with nobody ahead
+	if p.late(now, h.pol.nextAllowed(&h.pace, now, r.CrawlDelay, r.Partition), deadline) {
+		cause = h.pol.cause(&h.pace, now, r.CrawlDelay, r.Partition)
+	}
+	return p.deadlineError(h.key, now, next, deadline, cause)
 }
 
-// deadlineError returns a *DeadlineError if deadline is no later than next,
-// a start in the future, and nil otherwise.
-func (p *Memory) deadlineError(key string, now, next instant, deadline time.Time) error {
-	if next > now && next >= p.clock.instantOf(deadline) {
-		return &DeadlineError{Key: key, Earliest: p.clock.timeOf(next), Deadline: deadline, Now: p.clock.timeOf(now)}
-	}
-	return nil
+// late reports whether deadline is no later than next, a start in the
+// future.
+func (p *Memory) late(now, next instant, deadline time.Time) bool {
+	return next > now && next >= p.clock.instantOf(deadline)
+}
+
+// deadlineError returns the *DeadlineError of a request to key that cause
+// holds until next, past deadline.
+func (p *Memory) deadlineError(key string, now, next instant, deadline time.Time, cause Cause) error {
+	return &DeadlineError{Key: key, Earliest: p.clock.timeOf(next), Deadline: deadline, Now: p.clock.timeOf(now), Cause: cause}
 }
 
 // RobotsRead implements [Pacer].
@@ -347,8 +363,8 @@ func (p *Memory) RobotsRead(l Lease, crawlDelay time.Duration) {
 //
 // When the quotas of the request's partition hold it past the key's next
 // start, admit leaves the queue and returns errQuotaHeld, for the request
-// to wait outside it.
-func (p *Memory) admit(ctx context.Context, h *hostState, r *Request) (_ Lease, err error) {
+// to wait outside it. tr hears what holds the request each time it waits.
+func (p *Memory) admit(ctx context.Context, h *hostState, r *Request, tr *Trace) (_ Lease, err error) {
 	var timer *time.Timer // made on the first timed wait, then reused
 	defer func() {
 		if timer != nil {
@@ -375,12 +391,15 @@ func (p *Memory) admit(ctx context.Context, h *hostState, r *Request) (_ Lease, 
 		}
 		next := h.pol.nextAllowed(&h.pace, now, r.CrawlDelay, r.Partition)
 		var wake <-chan time.Time // nil: only a response or ctx can help
+		cause := CauseInFlight
 		if next > now {
-			if deadline, ok := ctx.Deadline(); ok {
-				if err := p.deadlineError(h.key, now, next, deadline); err != nil {
-					h.mu.Unlock()
-					return Lease{}, err
-				}
+			if deadline, ok := ctx.Deadline(); ok && p.late(now, next, deadline) {
+				err := p.deadlineError(h.key, now, next, deadline, h.pol.cause(&h.pace, now, r.CrawlDelay, r.Partition))
+				h.mu.Unlock()
+				return Lease{}, err
+			}
+			if tr.hears() {
+				cause = h.pol.cause(&h.pace, now, r.CrawlDelay, r.Partition)
 			}
 			d := time.Duration(h.pol.wakeAt(&h.pace, now, next) - now)
 			if timer == nil {
@@ -397,6 +416,7 @@ func (p *Memory) admit(ctx context.Context, h *hostState, r *Request) (_ Lease, 
 		}
 		changed := h.changed
 		h.mu.Unlock()
+		tr.wait(cause)
 
 		select {
 		case <-wake:

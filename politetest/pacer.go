@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -18,7 +19,9 @@ import (
 // [pace.Config] as a transport does: an Effective Policy, the defaults
 // with no jitter but for what the case changes; for the cases of keys with
 // policies of their own, an Override; and for the cases of the memory
-// bound, a MaxKeys of 1 and an Evicted hook.
+// bound, a MaxKeys of 1 and an Evicted hook. A Pacer that tells a
+// [pace.Trace] why a request waits is held to telling the right causes; one
+// that tells nothing skips that case, since a Trace is optional.
 func RunPacer(t *testing.T, newPacer func(pace.Config) pace.Pacer) {
 	run := func(name string, edit func(*pace.Config), check func(*testing.T, *session)) {
 		t.Run(name, func(t *testing.T) {
@@ -511,8 +514,58 @@ var cases = []struct {
 		if !errors.As(err, &de) || time.Since(asked) != 0 {
 			t.Fatalf("Acquire = %v after %v; want a *DeadlineError at once", err, time.Since(asked))
 		}
+		if de.Cause != "" { // said, so said right
+			want(t, "DeadlineError.Cause", de.Cause, pace.CausePace)
+		}
 		want(t, "next start", s.request("a", 0, 0, success), time.Second)
 	}},
+	{"a Pacer that reports why a request waits reports the right cause", nil, func(t *testing.T, s *session) {
+		for i, c := range traceCases {
+			key := fmt.Sprint("key", i)
+			c.setup(s, key)
+			var heard []pace.Cause
+			tr := &pace.Trace{Wait: func(c pace.Cause) {
+				if len(heard) == 0 || heard[len(heard)-1] != c {
+					heard = append(heard, c)
+				}
+			}}
+			l, err := s.p.Acquire(pace.WithTrace(context.Background(), tr), pace.Request{Key: key, CrawlDelay: c.crawlDelay})
+			if err != nil {
+				t.Fatalf("%s: Acquire = %v", c.name, err)
+			}
+			s.p.Release(l, success)
+			if i == 0 && len(heard) == 0 {
+				t.Skip("the Pacer reports no cause (a Trace is optional)")
+			}
+			if !slices.Equal(heard, c.want) {
+				t.Errorf("%s: the Trace heard %q; want %q", c.name, heard, c.want)
+			}
+		}
+	}},
+}
+
+// traceCases are the waits whose causes a Pacer that reports them must
+// report right, each on a key of its own, under the default policy
+// without jitter; the Trace hears of the request that setup leaves
+// waiting, each cause once however many times it is said in a row.
+var traceCases = []struct {
+	name       string
+	setup      func(s *session, key string)
+	crawlDelay time.Duration
+	want       []pace.Cause
+}{
+	{"the base delay", func(s *session, key string) { s.request(key, 0, 0, success) }, 0, []pace.Cause{pace.CausePace}},
+	{"a Crawl-delay", func(s *session, key string) { s.request(key, 3*time.Second, 0, success) }, 3 * time.Second, []pace.Cause{pace.CauseCrawlDelay}},
+	{"a backoff pause", func(s *session, key string) { s.request(key, 0, 0, signal) }, 0, []pace.Cause{pace.CauseBackoff}},
+	{"a Retry-After", func(s *session, key string) {
+		s.request(key, 0, 0, pace.Outcome{Class: pace.Signal, RetryAfter: time.Minute})
+	}, 0, []pace.Cause{pace.CauseRetryAfter}},
+	{"an exhausted quota", func(s *session, key string) { s.request(key, 0, 0, quota(0, 0, 30*time.Second, "")) }, 0, []pace.Cause{pace.CauseQuota}},
+	{"a low quota's spread", func(s *session, key string) { s.request(key, 0, 0, quota(2, 100, 9*time.Second, "")) }, 0, []pace.Cause{pace.CauseQuotaSpread}},
+	{"the pace, the in-flight cap, then the pace of a 10s latency", func(s *session, key string) {
+		l, _ := s.start(key, 0)
+		go func() { time.Sleep(10 * time.Second); s.p.Release(l, success) }()
+	}, 0, []pace.Cause{pace.CausePace, pace.CauseInFlight, pace.CausePace}},
 }
 
 // ownCases check that a Pacer runs the policy of each key that

@@ -38,7 +38,9 @@
 // through untouched. A robots.txt fetch is counted once, however many
 // redirects it followed; a 429 answer is "4xx" and "unreachable", a 404
 // "4xx" and "fetched" (RFC 9309 §2.3.1.3 and §2.3.1.4). A refusal under
-// [polite.FailClosed], for want of a robots.txt, is "refused" too.
+// [polite.FailClosed], for want of a robots.txt, is "refused" too; a
+// request refused because its deadline falls before its turn counts in
+// no metric.
 //
 // # Labels
 //
@@ -178,6 +180,9 @@ func (m *Metrics) observe(ev polite.Event) {
 		m.requests.Inc()
 		m.wait.Observe(ev.Duration.Seconds())
 	case polite.EventRefused, polite.EventWouldRefuse:
+		if ev.Err != nil { // refused by its deadline, not by robots.txt
+			return
+		}
 		if ev.Disallowed != (robotstxt.Usage{}) { // a usage preference's
 			action := "refused"
 			if ev.Kind == polite.EventWouldRefuse {

@@ -165,6 +165,28 @@ polite_requests_waiting 0
 	})
 }
 
+// TestDeadlineRefusalUncounted checks that a request refused because its
+// deadline falls before its turn counts neither as a request nor as a
+// robots.txt refusal.
+func TestDeadlineRefusalUncounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		m := politeprom.New(reg)
+		tr := polite.New(site(""), polite.WithPacing(pace.Policy{Jitter: pace.None}), m.Option())
+		mustFetch(t, tr, "http://h/a")
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		defer cancel()
+		var de *pace.DeadlineError
+		if err := fetch(ctx, tr, "http://h/b"); !errors.As(err, &de) {
+			t.Fatalf("GET /b = %v; want a *pace.DeadlineError", err)
+		}
+		compare(t, reg, helpRequests+"polite_requests_total 1\n"+helpDisallowed+`
+polite_robots_disallowed_total{action="refused"} 0
+polite_robots_disallowed_total{action="sent"} 0
+`, "polite_requests_total", "polite_robots_disallowed_total")
+	})
+}
+
 // TestEveryRequestCounted checks that requests that do not wait count,
 // and that their wait is observed as 0.
 func TestEveryRequestCounted(t *testing.T) {
