@@ -14,19 +14,19 @@ import "time"
 // at the good gap. After probeAfter successes there, it probes an eighth
 // faster: a 429 keeps the good gap and doubles the successes before the
 // next probe, up to 2^maxMissed times probeAfter, and confirmProbe
-// successes resume the search below it. So a limit that stays put costs
-// one 429 for each probe, fewer and fewer of them: at one request each 3
-// seconds, probes 5, 10, 20 and then 40 minutes apart. The confirmations outnumber what a burst lets through:
-// a server that keeps a limit of one request every L with a burst of b
-// takes about b·L/(L−g) requests at a gap g below L before it refuses one,
-// about 9 at a probe an eighth faster with a burst of 1 (nginx's limit_req
-// with nodelay; bench/nginx), so confirmAfter takes a trial gap as good
-// only when it is within a tenth of L for such a burst, and confirmProbe
-// a probe only when the limit did move. So a steady limit costs a handful of 429s,
-// found in a few steps, and not one per recovery from backoff; a limit that
-// moves is followed, tighter at the next 429, looser at the next probe; and
-// what was learned is forgotten with the backoff level, forgetAfter after
-// the last 429.
+// successes resume the search below it. So a limit that stays put costs one
+// 429 for each probe, fewer and fewer of them: at one request each 3
+// seconds, probes 5, 10, 20 and then 40 minutes apart. The confirmations
+// outnumber what a burst lets through: a server that keeps a limit of one
+// request every L with a burst of b takes about b·L/(L−g) requests at a gap
+// g below L before it refuses one, about 9 at a probe an eighth faster with
+// a burst of 1 (nginx's limit_req with nodelay; bench/nginx), so
+// confirmAfter takes a trial gap as good only when it is within a tenth of
+// L for such a burst, and confirmProbe a probe only when the limit did
+// move. So a steady limit costs a handful of 429s, found in a few steps,
+// and not one per recovery from backoff; a limit that moves is followed,
+// tighter at the next 429, looser at the next probe; and what was learned
+// is forgotten with the backoff level, forgetAfter after the last 429.
 
 // The fixed part of the search.
 const (
