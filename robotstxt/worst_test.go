@@ -45,6 +45,7 @@ func engineWorstCases(size int) []engineWorstCase {
 		engineRecordsCase(size),
 		engineWalkCase(size),
 		engineBlocksCase(size),
+		engineOffsetsCase(size),
 	}
 }
 
@@ -246,4 +247,30 @@ func TestWorstCasesDecided(t *testing.T) {
 			}
 		}
 	}
+}
+
+// engineOffsetsCase makes next search far and never twice alike: a path
+// that repeats one unit of 64 random octets, and rules of 4-octet pieces of
+// the unit, each starting 1 to 3 octets before the end of the one before,
+// so that its next occurrence is most of a unit on; the steps are random,
+// so that the rules search from different places. A last piece W, at the
+// start of the path only, makes every rule fail.
+func engineOffsetsCase(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnop"
+	r := rand.New(rand.NewPCG(7, 7))
+	unit := make([]byte, 64)
+	for i := range unit {
+		unit[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	path := "/W" + strings.Repeat(string(unit), size/64+1)[:size-2]
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < engineMaxBytes-size/8-40 {
+		b.WriteString("Disallow: /")
+		for start := 2 + r.IntN(64); start+4 <= len(path); start += 4 - 1 - r.IntN(3) + 64 {
+			b.WriteString("*" + path[start:start+4])
+		}
+		b.WriteString("*W\n")
+	}
+	return engineWorstCase{"offsets/periodic", b.String(), path, false}
 }
