@@ -283,6 +283,55 @@ func TestRuleMatcherSearchesAgree(t *testing.T) {
 	}
 }
 
+// TestNextAgreesWithIndex checks next, which searches blocks and then
+// looks occurrences up in the bitmaps of ends that findEnds builds, against
+// strings.Index, for every place of paths short and long (blocks of 64
+// octets and more) and literals that overlap themselves.
+func TestNextAgreesWithIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 5))
+	lits := []string{"a", "b", "ab", "aa", "aab", "abab", "baab", "aaaa", "abba"}
+	var rules []fileRule
+	for _, l := range lits {
+		rules = append(rules, fileRule{pattern: "/*" + l + "*Z"})
+	}
+	m := compileRules(rules)
+	for _, size := range []int{70, 700, 4 << 10, 5000, 20 << 10} {
+		for _, alphabet := range []string{"ab", "abbbbbbbbbbbbbbbbbbb", "abcdefghijklmnopqrstuvwxyz"} {
+			p := make([]byte, size)
+			for i := range p {
+				p[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			path := string(p)
+			for _, bitmap := range []bool{false, true} {
+				st := getMatchState(len(m.lits))
+				m.scan(st, path)
+				for l, lit := range m.lits {
+					ls := &st.lits[l]
+					if ls.seen != st.gen || lit == "Z" {
+						continue
+					}
+					for pos := 0; pos < size; pos += 1 + r.IntN(3) {
+						if bitmap {
+							ls.searched = int32(size) // findEnds, then look up
+						}
+						want := strings.Index(path[pos:], lit)
+						if want >= 0 {
+							want += pos
+						}
+						if want == pos || int(ls.firstEnd)-len(lit) >= pos && ls.ends == 0 {
+							continue // wildMatches does not call next there
+						}
+						if got := m.next(st, path, int32(l), int32(pos)); int(got) != want {
+							t.Fatalf("%d octets of %q, bitmap %v: next(%q, %d) = %d; want %d", size, alphabet, bitmap, lit, pos, got, want)
+						}
+					}
+				}
+				matchStates.Put(st)
+			}
+		}
+	}
+}
+
 // TestRuleMatcherAllocatesNothing checks decisions on small and large
 // matchers, short and long paths.
 func TestRuleMatcherAllocatesNothing(t *testing.T) {

@@ -2,6 +2,7 @@ package robotstxt
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -103,7 +104,15 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 		switch {
 		case ls.firstEnd >= least: // l does not occur before pos
 			pos = ls.firstEnd
-		case least <= n && path[pos] == ls.first && (ls.size == 1 || path[pos+1:least] == m.lits[l][1:]): // at pos
+		case least > end:
+			return false
+		case ls.ends != 0: // next found its ends
+			e := nextEnd(st.ends[ls.ends-1:], ls.blocks, st.shift, least-1)
+			if e < 0 {
+				return false
+			}
+			pos = e + 1
+		case path[pos] == ls.first && (ls.size == 1 || path[pos+1:least] == m.lits[l][1:]): // at pos
 			pos = least
 		default:
 			at := m.next(st, path, l, pos)
@@ -124,7 +133,11 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 // nor first at or after it, as wildMatches has seen. scan recorded the
 // blocks of path that l ends in: the first occurrence after pos is in the
 // rest of pos's block, which next searches, or else in the next block
-// that l ends in, which it searches from its start.
+// that l ends in, which it searches from its start. Once it has searched
+// as many octets for l as the path has, it finds l's every end instead
+// (findEnds), and the occurrences of l that follow are looked up there: so
+// a decision searches at most about twice the path for a literal, however
+// many patterns place it.
 func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	ls := &st.lits[l]
 	lit, size := m.lits[l], ls.size
@@ -134,8 +147,19 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	if least > n || ls.blocks>>block == 0 { // past the last block that l ends in
 		return -1
 	}
+	if ls.ends == 0 && ls.searched >= n && len(st.ends)+endsWords(n) <= maxEndsWords {
+		m.findEnds(st, path, l)
+	}
+	if ls.ends != 0 {
+		if e := nextEnd(st.ends[ls.ends-1:], ls.blocks, st.shift, least-1); e >= 0 {
+			return e + 1 - size
+		}
+		return -1
+	}
 	if ls.blocks>>block&1 == 1 {
-		if j := index(path[pos:min(n, int32(block+1)<<st.shift)], lit); j >= 0 {
+		stop := min(n, int32(block+1)<<st.shift)
+		ls.searched += stop - pos
+		if j := index(path[pos:stop], lit); j >= 0 {
 			return pos + int32(j)
 		}
 	}
@@ -144,8 +168,77 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 		return -1
 	}
 	block += 1 + uint32(bits.TrailingZeros64(later))
-	from := max(pos, int32(block)<<st.shift+1-size)                              // an occurrence that ends in block starts there or after
-	return from + int32(index(path[from:min(n, int32(block+1)<<st.shift)], lit)) // l ends in block: found
+	from := max(pos, int32(block)<<st.shift+1-size) // an occurrence that ends in block starts there or after
+	stop := min(n, int32(block+1)<<st.shift)
+	j := int32(index(path[from:stop], lit)) // l ends in block: found
+	ls.searched += j + size
+	return from + j
+}
+
+// maxEndsWords bounds matchState.ends: 512 KiB, the bitmaps of 1,985
+// literals on a path of 2 KiB, 127 on one of 32 KiB. Past it, next
+// searches.
+const maxEndsWords = 64 << 10
+
+// endsWords returns the words of a bitmap of ends of a path of n octets,
+// with a last word that stays empty, so that nextEnd reads two words
+// wherever it starts.
+func endsWords(n int32) int { return int(n+63)>>6 + 1 }
+
+// findEnds finds the ends of literal l in path and makes its bitmap of
+// ends, bit e set when an occurrence of l ends at octet e: it searches
+// each block that l ends in for the occurrences that end there.
+func (m *ruleMatcher) findEnds(st *matchState, path string, l int32) {
+	ls := &st.lits[l]
+	lit, size := m.lits[l], ls.size
+	n := int32(len(path))
+	at := len(st.ends)
+	st.ends = slices.Grow(st.ends, endsWords(n))[:at+endsWords(n)]
+	ends := st.ends[at:]
+	clear(ends)
+	from := int32(0)
+	for blocks := ls.blocks; blocks != 0; blocks &= blocks - 1 {
+		block := int32(bits.TrailingZeros64(blocks))
+		from = max(from, block<<st.shift+1-size)
+		stop := min(n, (block+1)<<st.shift)
+		for {
+			j := index(path[from:stop], lit)
+			if j < 0 {
+				break
+			}
+			e := from + int32(j) + size - 1
+			ends[e>>6] |= 1 << (e & 63)
+			from += int32(j) + 1
+		}
+	}
+	ls.ends = int32(at) + 1
+}
+
+// nextEnd returns the first end at or after e in ends, a bitmap of ends
+// that are all in the blocks of blocks, or -1 if there is none; a block
+// of 1<<shift octets is 1<<shift>>6 words of ends.
+func nextEnd(ends []uint64, blocks uint64, shift uint8, e int32) int32 {
+	w, s := e>>6, uint(e&63)
+	if x := ends[w]>>s | ends[w+1]<<(63-s)<<1; x != 0 { // the 64 octets from e
+		return e + int32(bits.TrailingZeros64(x))
+	}
+	if x := ends[w+1] >> s; x != 0 { // the rest of the next word
+		return (w+1)<<6 + int32(s) + int32(bits.TrailingZeros64(x))
+	}
+	bs := shift - 6 // a block is 1<<bs words
+	for w += 2; w < int32(len(ends)); w++ {
+		if w&(1<<bs-1) == 0 { // a block's start: go to the next block with ends
+			block := uint32(w) >> bs
+			if block >= 64 || blocks>>block == 0 {
+				return -1
+			}
+			w = int32(block+uint32(bits.TrailingZeros64(blocks>>block))) << bs
+		}
+		if ends[w] != 0 {
+			return w<<6 + int32(bits.TrailingZeros64(ends[w]))
+		}
+	}
+	return -1
 }
 
 // index returns the index of the first lit in s, or -1, as strings.Index

@@ -91,6 +91,10 @@ type matchState struct {
 	shift   uint8 // a block of the path is 1<<shift octets
 	lits    []litState
 	found   []int32 // the literals that occur and key patterns, by first end
+	// ends holds bitmaps of the path, a bit an octet, set where a literal
+	// ends: next builds one for a literal it has searched much for
+	// (litState.ends).
+	ends []uint64
 }
 
 // litState is what a decision knows of one literal: the fields hold when
@@ -101,6 +105,8 @@ type litState struct {
 	size     int32  // its octets
 	first    byte   // its first octet
 	blocks   uint64 // bit b set when it ends in block b of the path
+	searched int32  // the octets next has searched for it
+	ends     int32  // 1 + where its bitmap of ends begins in matchState.ends; 0 if none
 }
 
 var matchStates = sync.Pool{New: func() any { return new(matchState) }}
@@ -119,5 +125,6 @@ func getMatchState(lits int) *matchState {
 	}
 	st.scanned = false
 	st.found = st.found[:0]
+	st.ends = st.ends[:0]
 	return st
 }
