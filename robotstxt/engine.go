@@ -91,6 +91,7 @@ type ruleMatcher struct {
 	pieces   []int32  // the pieces of wild, as literal indexes, rule after rule
 	lits     []string // the distinct pieces and tails, sorted
 	ac       automaton
+	suffixes []int32 // per literal: the longest other literal that is a suffix of it; -1 if none
 	maxWild  ruleRef // the best of wild, whether or not it matches; none if empty
 }
 
@@ -258,8 +259,25 @@ func compileRules(rules []fileRule) *ruleMatcher {
 	m.fileWild(wild, pieces)
 	if len(m.lits) > 0 {
 		m.ac = newAutomaton(m.lits)
+		m.suffixes = suffixLinks(&m.ac, len(m.lits))
 	}
 	return m
+}
+
+// suffixLinks returns, for each literal of a, the longest other literal
+// that is a suffix of it, or -1 if none: the next literal of its chain
+// (scan).
+func suffixLinks(a *automaton, lits int) []int32 {
+	links := make([]int32, lits)
+	for v := range a.nodes[:len(a.nodes)-1] {
+		if out := a.nodes[v].out; out < 0 {
+			links[-1-out] = -1
+			if u := a.literalNode(a.nodes[v].fail); u != 0 {
+				links[-1-out] = -1 - a.nodes[u].out
+			}
+		}
+	}
+	return links
 }
 
 // headEntry is a rule, by its index, and the head of its pattern.

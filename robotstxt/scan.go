@@ -68,12 +68,11 @@ func blockShift(n int) uint8 {
 // literal's node, ends at end. The deepest literals are listed in
 // st.deepest in the order they first end.
 func (m *ruleMatcher) mark(st *matchState, end, s int32) {
-	v := m.ac.literalNode(s)
-	l := -1 - m.ac.nodes[v].out
+	l := -1 - m.ac.nodes[m.ac.literalNode(s)].out
 	ls := &st.lits[l]
 	if ls.seen != st.gen {
 		m.see(st, l, end)
-		st.deepest = append(st.deepest, v)
+		st.deepest = append(st.deepest, l)
 	}
 	ls.blocks |= 1 << (uint32(end-1) >> st.shift)
 }
@@ -95,12 +94,10 @@ func (m *ruleMatcher) see(st *matchState, l, end int32) {
 // already, or will have when it is taken itself. So each step past the
 // first adds a block to a literal's, at most 64 a literal.
 func (m *ruleMatcher) spread(st *matchState) {
-	a := &m.ac
-	for _, v := range st.deepest {
-		from := &st.lits[-1-a.nodes[v].out]
+	for _, l := range st.deepest {
+		from := &st.lits[l]
 		blocks, first := from.blocks, from.firstEnd
-		for v = a.literalNode(a.nodes[v].fail); v != 0; v = a.literalNode(a.nodes[v].fail) {
-			l := -1 - a.nodes[v].out
+		for l = m.suffixes[l]; l >= 0; l = m.suffixes[l] {
 			ls := &st.lits[l]
 			if ls.seen != st.gen {
 				m.see(st, l, first)
@@ -121,7 +118,7 @@ type matchState struct {
 	shift   uint8 // a block of the path is 1<<shift octets
 	lits    []litState
 	found   []int32 // the literals that occur and key patterns
-	deepest []int32 // the nodes of the literals that are the deepest to end somewhere (mark)
+	deepest []int32 // the literals that are the deepest to end somewhere (mark)
 	// ends holds bitmaps of the path, a bit an octet, set where a literal
 	// ends: next builds one for a literal it has searched much for
 	// (litState.ends).
