@@ -46,6 +46,7 @@ func engineWorstCases(size int) []engineWorstCase {
 		engineWalkCase(size),
 		engineBlocksCase(size),
 		engineOffsetsCase(size),
+		engineTaggedCase(size),
 	}
 }
 
@@ -273,4 +274,52 @@ func engineOffsetsCase(size int) engineWorstCase {
 		b.WriteString("*W\n")
 	}
 	return engineWorstCase{"offsets/periodic", b.String(), path, false}
+}
+
+// engineTaggedCase makes spread hand the most blocks down chains: a path
+// of units of 128 octets, each a tag of its own and then one text U, and
+// rules whose pieces are the substrings of U and each tag followed by each
+// start of U. At each place of U the deepest literal is a tag's, new in
+// each unit, whose chain holds every substring of U that ends there: each
+// unit's blocks are handed down to every substring of U. A last piece W,
+// at the start of the path only, makes every rule fail.
+func engineTaggedCase(size int) engineWorstCase {
+	const alphabet, tags = "abcdefghijklmnop", "qrstuvwxyz"
+	r := rand.New(rand.NewPCG(11, 11))
+	u := make([]byte, 124)
+	for i := range u {
+		u[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	var p strings.Builder
+	p.WriteString("/W")
+	var lits []string
+	for p.Len() < size {
+		tag := make([]byte, 4)
+		for i := range tag {
+			tag[i] = tags[r.IntN(len(tags))]
+		}
+		for k := 1; k <= len(u); k++ {
+			lits = append(lits, string(tag)+string(u[:k]))
+		}
+		p.WriteString(string(tag) + string(u))
+	}
+	for length := 2; length <= len(u); length++ {
+		for at := 0; at+length <= len(u); at++ {
+			lits = append(lits, string(u[at:at+length]))
+		}
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	line := "Disallow: /"
+	for _, l := range lits {
+		if b.Len()+len(line)+len(l) > engineMaxBytes-300 {
+			break
+		}
+		line += "*" + l
+		if len(line) > 200 {
+			b.WriteString(line + "*W\n")
+			line = "Disallow: /"
+		}
+	}
+	return engineWorstCase{"tagged/unit-chains", b.String(), p.String()[:size], false}
 }
