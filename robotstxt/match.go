@@ -106,12 +106,15 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 			pos = ls.firstEnd
 		case least > end:
 			return false
-		case ls.ends != 0: // next found its ends
-			e := nextEnd(st.ends[ls.ends-1:], ls.blocks, st.shift, least-1)
-			if e < 0 {
+		case ls.ends != 0: // next found its ends: look the next one up
+			e, ends := least-1, st.ends[ls.ends-1:]
+			if x := ends[e>>6]>>(e&63) | ends[e>>6+1]<<(63-e&63)<<1; x != 0 { // in the 64 octets from e, as nextEnd
+				pos = least + int32(bits.TrailingZeros64(x))
+			} else if e = nextEnd(ends, ls.blocks, st.shift, e); e >= 0 {
+				pos = e + 1
+			} else {
 				return false
 			}
-			pos = e + 1
 		case path[pos] == ls.first && (ls.size == 1 || path[pos+1:least] == m.lits[l][1:]): // at pos
 			pos = least
 		default:
@@ -134,10 +137,11 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 // blocks of path that l ends in: the first occurrence after pos is in the
 // rest of pos's block, which next searches, or else in the next block
 // that l ends in, which it searches from its start. Once it has searched
-// as many octets for l as the path has, it finds l's every end instead
-// (findEnds), and the occurrences of l that follow are looked up there: so
-// a decision searches at most about twice the path for a literal, however
-// many patterns place it.
+// as many octets for l as there are in the blocks that l ends in, it
+// searches those blocks for l's every end instead (findEnds), and the
+// occurrences of l that follow are looked up there: so a decision
+// searches at most twice the blocks of a literal for it, however many
+// patterns place it.
 func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	ls := &st.lits[l]
 	lit, size := m.lits[l], ls.size
@@ -147,7 +151,7 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	if least > n || ls.blocks>>block == 0 { // past the last block that l ends in
 		return -1
 	}
-	if ls.ends == 0 && ls.searched >= n && len(st.ends)+endsWords(n) <= maxEndsWords {
+	if ls.ends == 0 && ls.searched >= int32(bits.OnesCount64(ls.blocks))<<st.shift && len(st.ends)+endsWords(n) <= maxEndsWords {
 		m.findEnds(st, path, l)
 	}
 	if ls.ends != 0 {
