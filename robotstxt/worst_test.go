@@ -47,6 +47,7 @@ func engineWorstCases(size int) []engineWorstCase {
 		engineBlocksCase(size),
 		engineOffsetsCase(size),
 		engineTaggedCase(size),
+		engineTwiceCase(size),
 	}
 }
 
@@ -322,4 +323,32 @@ func engineTaggedCase(size int) engineWorstCase {
 		}
 	}
 	return engineWorstCase{"tagged/unit-chains", b.String(), p.String()[:size], false}
+}
+
+// engineTwiceCase makes next search once a pattern for many literals: a
+// path of W and one random text X twice, and rules of W, a piece of X, a
+// piece from before it in X, which is placed in the second X, and a last
+// piece from before that one, which fails. The pieces are 4 octets at
+// random places, so that each literal is searched for by a few rules only.
+func engineTwiceCase(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	r := rand.New(rand.NewPCG(13, 13))
+	half := (size - 2) / 2
+	x := make([]byte, half)
+	for i := range x {
+		x[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	path := "/W" + string(x) + string(x)
+	path += strings.Repeat("z", size-len(path))
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < engineMaxBytes-40 {
+		a := 8 + r.IntN(half-12)
+		c := 4 + r.IntN(a-7)
+		d := r.IntN(c - 3)
+		if rule := fmt.Sprintf("/*W*%s*%s*%s", x[a:a+4], x[c:c+4], x[d:d+4]); !globMatches(rule, path, new(int)) {
+			b.WriteString("Disallow: " + rule + "\n") // not the few that a repeat in X lets match
+		}
+	}
+	return engineWorstCase{"twice/x-x", b.String(), path, false}
 }
