@@ -141,17 +141,21 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 // searches those blocks for l's every end instead (findEnds), and the
 // occurrences of l that follow are looked up there: so a decision
 // searches at most twice the blocks of a literal for it, however many
-// patterns place it.
+// patterns place it. A literal of more than 64 octets is always searched
+// for: a search of it costs little more than the octets of the piece, and
+// finding its every end could cost its octets an end. A search that would
+// start where the last one for l found nothing before its find is not
+// made again.
 func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	ls := &st.lits[l]
-	lit, size := m.lits[l], ls.size
+	size := ls.size
 	n := int32(len(path))
 	least := pos + size // the least end of an occurrence at or after pos
 	block := uint32(least-1) >> st.shift
 	if least > n || ls.blocks>>block == 0 { // past the last block that l ends in
 		return -1
 	}
-	if ls.ends == 0 && ls.searched >= int32(bits.OnesCount64(ls.blocks))<<st.shift && len(st.ends)+endsWords(n) <= maxEndsWords {
+	if ls.ends == 0 && ls.searched >= int32(bits.OnesCount64(ls.blocks))<<st.shift && size <= 64 && len(st.ends)+endsWords(n) <= maxEndsWords {
 		m.findEnds(st, path, l)
 	}
 	if ls.ends != 0 {
@@ -160,6 +164,20 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 		}
 		return -1
 	}
+	if ls.from >= 0 && ls.from <= pos && (pos <= ls.at || ls.at < 0) { // as the last search found
+		return ls.at
+	}
+	at := m.search(st, path, l, pos, block)
+	ls.from, ls.at = pos, at
+	return at
+}
+
+// search searches path for the first occurrence of literal l that starts
+// at or after pos, whose first end can be in block only, as next says.
+func (m *ruleMatcher) search(st *matchState, path string, l, pos int32, block uint32) int32 {
+	ls := &st.lits[l]
+	lit, size := m.lits[l], ls.size
+	n := int32(len(path))
 	if ls.blocks>>block&1 == 1 {
 		stop := min(n, int32(block+1)<<st.shift)
 		ls.searched += stop - pos

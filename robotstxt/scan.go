@@ -80,7 +80,7 @@ func (m *ruleMatcher) mark(st *matchState, end, s int32) {
 // see starts the litState of literal l, which first ends at end.
 func (m *ruleMatcher) see(st *matchState, l, end int32) {
 	lit := m.lits[l]
-	st.lits[l] = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0]}
+	st.lits[l] = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0], from: -1}
 	if m.litKeys[l] < m.litKeys[l+1] {
 		st.found = append(st.found, l)
 	}
@@ -135,6 +135,10 @@ type litState struct {
 	blocks   uint64 // bit b set when it ends in block b of the path
 	searched int32  // the octets next has searched for it
 	ends     int32  // 1 + where its bitmap of ends begins in matchState.ends; 0 if none
+	// next's last search: none of its occurrences starts in [from, at),
+	// and one starts at at, or none after from if at is -1; from is -1
+	// before any search.
+	from, at int32
 }
 
 var matchStates = sync.Pool{New: func() any { return new(matchState) }}
