@@ -48,6 +48,7 @@ func engineWorstCases(size int) []engineWorstCase {
 		engineOffsetsCase(size),
 		engineTaggedCase(size),
 		engineTwiceCase(size),
+		engineOverlapCase(size),
 	}
 }
 
@@ -351,4 +352,23 @@ func engineTwiceCase(size int) engineWorstCase {
 		}
 	}
 	return engineWorstCase{"twice/x-x", b.String(), path, false}
+}
+
+// engineOverlapCase makes the ends of long literals that overlap
+// themselves costly to find: a path of two runs of "a" with a "b" between,
+// and rules "/*a^j*a^k*W" with j+k past the first run, so that a^k, not at
+// its place and first ending before it, is searched for in the second
+// run, where it occurs at every octet, by four rules each k.
+func engineOverlapCase(size int) engineWorstCase {
+	run := (size - 3) / 2
+	path := "/" + strings.Repeat("a", run) + "b" + strings.Repeat("a", size-run-3) + "W"
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for k := run / 2; b.Len() < engineMaxBytes-2*run-40; k++ {
+		j := run + 1 - k%run
+		for t := range 4 {
+			fmt.Fprintf(&b, "Disallow: /*%s*%s*W*W\n", strings.Repeat("a", j+t), strings.Repeat("a", k%run+1))
+		}
+	}
+	return engineWorstCase{"overlap/a-runs", b.String(), path, false}
 }
