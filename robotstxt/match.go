@@ -137,11 +137,11 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 // blocks of path that l ends in: the first occurrence after pos is in the
 // rest of pos's block, which next searches, or else in the next block
 // that l ends in, which it searches from its start. Once it has searched
-// as many octets for l as there are in the blocks that l ends in, it
-// searches those blocks for l's every end instead (findEnds), and the
-// occurrences of l that follow are looked up there: so a decision
-// searches at most twice the blocks of a literal for it, however many
-// patterns place it. A literal of more than 64 octets is always searched
+// for l as many octets as there are in the blocks that l ends in but two
+// (a search's most), it searches those blocks for l's every end instead
+// (findEnds), and the occurrences of l that follow are looked up there:
+// so a decision searches at most twice the blocks of a literal and two
+// more for it, however many patterns place it. A literal of more than 64 octets is always searched
 // for: a search of it costs little more than the octets of the piece, and
 // finding its every end could cost its octets an end. A search that would
 // start where the last one for l found nothing before its find is not
@@ -155,7 +155,7 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 	if least > n || ls.blocks>>block == 0 { // past the last block that l ends in
 		return -1
 	}
-	if ls.ends == 0 && ls.searched >= int32(bits.OnesCount64(ls.blocks))<<st.shift && size <= 64 && len(st.ends)+endsWords(n) <= maxEndsWords {
+	if ls.ends == 0 && ls.searched >= int32(bits.OnesCount64(ls.blocks)-2)<<st.shift && size <= 64 && len(st.ends)+endsWords(n) <= maxEndsWords {
 		m.findEnds(st, path, l)
 	}
 	if ls.ends != 0 {
