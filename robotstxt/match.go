@@ -209,7 +209,10 @@ func endsWords(n int32) int { return int(n+63)>>6 + 1 }
 
 // findEnds finds the ends of literal l in path and makes its bitmap of
 // ends, bit e set when an occurrence of l ends at octet e: it searches
-// each block that l ends in for the occurrences that end there.
+// each block that l ends in for the occurrences that end there. Once two
+// occurrences overlap, l has a period, its least, and the occurrence after
+// one is found a period on by comparing the period's last octets alone,
+// so that a run of overlapping occurrences costs no more than its octets.
 func (m *ruleMatcher) findEnds(st *matchState, path string, l int32) {
 	ls := &st.lits[l]
 	lit, size := m.lits[l], ls.size
@@ -218,22 +221,39 @@ func (m *ruleMatcher) findEnds(st *matchState, path string, l int32) {
 	st.ends = slices.Grow(st.ends, endsWords(n))[:at+endsWords(n)]
 	ends := st.ends[at:]
 	clear(ends)
-	from := int32(0)
+	from, last, period := int32(0), int32(-1), int32(0)
 	for blocks := ls.blocks; blocks != 0; blocks &= blocks - 1 {
 		block := int32(bits.TrailingZeros64(blocks))
 		from = max(from, block<<st.shift+1-size)
 		stop := min(n, (block+1)<<st.shift)
-		for {
-			j := index(path[from:stop], lit)
-			if j < 0 {
+		for from+size <= stop {
+			var j int32
+			if p := last + period; period > 0 && p >= from && p+size <= stop && path[last+size:p+size] == lit[size-period:] {
+				j = p // the next occurrence, as the least period is
+			} else if k := index(path[from:stop], lit); k >= 0 {
+				j = from + int32(k)
+			} else {
 				break
 			}
-			e := from + int32(j) + size - 1
+			if period == 0 && last >= 0 && j-last < size { // they overlap
+				period = leastPeriod(lit)
+			}
+			e := j + size - 1
 			ends[e>>6] |= 1 << (e & 63)
-			from += int32(j) + 1
+			last, from = j, j+1
 		}
 	}
 	ls.ends = int32(at) + 1
+}
+
+// leastPeriod returns the least p > 0 such that lit[i] == lit[i+p] for
+// every i: lit is lit[:p] repeated, cut.
+func leastPeriod(lit string) int32 {
+	p := 1
+	for p < len(lit) && lit[p:] != lit[:len(lit)-p] {
+		p++
+	}
+	return int32(p)
 }
 
 // nextEnd returns the first end at or after e in ends, a bitmap of ends
