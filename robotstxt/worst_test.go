@@ -49,6 +49,7 @@ func engineWorstCases(size int) []engineWorstCase {
 		engineTaggedCase(size),
 		engineTwiceCase(size),
 		engineOverlapCase(size),
+		engineRunsCase(size),
 	}
 }
 
@@ -371,4 +372,23 @@ func engineOverlapCase(size int) engineWorstCase {
 		}
 	}
 	return engineWorstCase{"overlap/a-runs", b.String(), path, false}
+}
+
+// engineRunsCase makes next find the ends of short literals that overlap
+// themselves: a path of runs of 63 "a" and a "b", and rules "/*a^j*a^k*W"
+// and longer, with j+k past a run, so that a^k, not at its place, is
+// searched for until its every end is found, at every octet of each run.
+func engineRunsCase(size int) engineWorstCase {
+	path := "/" + strings.Repeat(strings.Repeat("a", 63)+"b", (size-2)/64)
+	path += strings.Repeat("a", size-len(path)-1) + "W"
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for more := 0; b.Len() < engineMaxBytes-200; more++ {
+		for j := 1; j < 64 && b.Len() < engineMaxBytes-200; j++ {
+			for k := 64 - j; k < 64; k++ {
+				fmt.Fprintf(&b, "Disallow: /*%s%s*W*W\n", strings.Repeat("a", j), strings.Repeat("*"+strings.Repeat("a", k), 1+more))
+			}
+		}
+	}
+	return engineWorstCase{"runs/a63-b", b.String(), path, false}
 }
