@@ -180,10 +180,11 @@ func (m *ruleMatcher) search(st *matchState, path string, l, pos int32, block ui
 	n := int32(len(path))
 	if ls.blocks>>block&1 == 1 {
 		stop := min(n, int32(block+1)<<st.shift)
-		ls.searched += stop - pos
-		if j := index(path[pos:stop], lit); j >= 0 {
-			return pos + int32(j)
+		if j := int32(index(path[pos:stop], lit)); j >= 0 {
+			ls.searched += searchCost + j + size
+			return pos + j
 		}
+		ls.searched += searchCost + stop - pos
 	}
 	later := ls.blocks >> block >> 1
 	if later == 0 {
@@ -193,9 +194,13 @@ func (m *ruleMatcher) search(st *matchState, path string, l, pos int32, block ui
 	from := max(pos, int32(block)<<st.shift+1-size) // an occurrence that ends in block starts there or after
 	stop := min(n, int32(block+1)<<st.shift)
 	j := int32(index(path[from:stop], lit)) // l ends in block: found
-	ls.searched += j + size
+	ls.searched += searchCost + j + size
 	return from + j
 }
+
+// searchCost is what a search costs besides the octets it reads, in
+// octets: next counts it in litState.searched.
+const searchCost = 64
 
 // maxEndsWords bounds matchState.ends: 512 KiB, the bitmaps of 1,985
 // literals on a path of 2 KiB, 127 on one of 32 KiB. Past it, next
@@ -210,9 +215,10 @@ func endsWords(n int32) int { return int(n+63)>>6 + 1 }
 // findEnds finds the ends of literal l in path and makes its bitmap of
 // ends, bit e set when an occurrence of l ends at octet e: it searches
 // each block that l ends in for the occurrences that end there. Once two
-// occurrences overlap, l has a period, its least, and the occurrence after
-// one is found a period on by comparing the period's last octets alone,
-// so that a run of overlapping occurrences costs no more than its octets.
+// occurrences overlap, l has a period, its least, and l occurs a period
+// after an occurrence for as long as the path repeats itself a period
+// back, and nowhere between: so a run of overlapping occurrences costs a
+// comparison an octet.
 func (m *ruleMatcher) findEnds(st *matchState, path string, l int32) {
 	ls := &st.lits[l]
 	lit, size := m.lits[l], ls.size
@@ -227,14 +233,28 @@ func (m *ruleMatcher) findEnds(st *matchState, path string, l int32) {
 		from = max(from, block<<st.shift+1-size)
 		stop := min(n, (block+1)<<st.shift)
 		for from+size <= stop {
-			var j int32
-			if p := last + period; period > 0 && p >= from && p+size <= stop && path[last+size:p+size] == lit[size-period:] {
-				j = p // the next occurrence, as the least period is
-			} else if k := index(path[from:stop], lit); k >= 0 {
-				j = from + int32(k)
-			} else {
+			if period > 0 && last+period >= from {
+				// As long as the path repeats itself a period back, l
+				// occurs a period after each occurrence.
+				i := last + size
+				for i < stop && path[i] == path[i-period] {
+					i++
+				}
+				if last+period+size <= i {
+					for j := last + period; j+size <= i; j += period {
+						e := j + size - 1
+						ends[e>>6] |= 1 << (e & 63)
+						last = j
+					}
+					from = last + 1
+					continue
+				}
+			}
+			k := index(path[from:stop], lit)
+			if k < 0 {
 				break
 			}
+			j := from + int32(k)
 			if period == 0 && last >= 0 && j-last < size { // they overlap
 				period = leastPeriod(lit)
 			}
