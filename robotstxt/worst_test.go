@@ -10,9 +10,11 @@ import (
 // The constructions of this file are files of 500 KiB of rules written to
 // make the engine work, each with a path of size octets built against it:
 // BenchmarkEngineWorst times the decisions, TestWorstCasesDecided checks
-// them. The last three are written against the engine as it matches now
-// (the doc of ruleMatcher): scan's records, a walk of many pieces, and
-// next's searches of blocks.
+// them. The last ones are written against the engine as it matches now
+// (the doc of ruleMatcher): scan's records and spread's walks down chains,
+// a walk of many pieces, next's searches of blocks, from places that
+// differ from rule to rule and for literals that few rules place, and the
+// ends that findEnds finds of literals that overlap themselves.
 
 // engineWorstCase is a file and a path built against it; match tells
 // whether a rule matches.
