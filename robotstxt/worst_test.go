@@ -52,6 +52,8 @@ func engineWorstCases(size int) []engineWorstCase {
 		engineTwiceCase(size),
 		engineOverlapCase(size),
 		engineRunsCase(size),
+		engineQsCase(size, 40),
+		engineQsCase(size, 65),
 	}
 }
 
@@ -393,4 +395,26 @@ func engineRunsCase(size int) engineWorstCase {
 		}
 	}
 	return engineWorstCase{"runs/a63-b", b.String(), path, false}
+}
+
+// engineQsCase is engineBlocksCase with every piece after the key a q,
+// which occurs every spacing octets, so that each is looked up past the
+// place, and with a spacing past 64, past the 64 octets that nextEnd
+// looks at first.
+func engineQsCase(size, spacing int) engineWorstCase {
+	shift := blockShift(size)
+	stretch, _ := engineKeys(size)
+	_, early := engineKeys(1<<shift - 4) // a prefix of the stretch: these occur in the first block
+	p := []byte("/W" + stretch[:size-2])
+	qs := 0
+	for at := 1 << shift; at < size; at += spacing {
+		p[at] = 'q'
+		qs++
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < engineMaxBytes-2*qs-40; i++ {
+		fmt.Fprintf(&b, "Disallow: /*%s%s*W\n", early[i%len(early)], strings.Repeat("*q", qs-i/len(early)%qs))
+	}
+	return engineWorstCase{fmt.Sprintf("qs/every-%d", spacing), b.String(), string(p), false}
 }
