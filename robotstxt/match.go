@@ -106,7 +106,14 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 			pos = ls.firstEnd
 		case least > end:
 			return false
+		case ls.table != 0: // the table of next ends
+			if pos = int32(st.tables[ls.table-1+least-1]); pos == 0 {
+				return false
+			}
 		case ls.ends != 0: // next found its ends: look the next one up
+			if ls.lookups++; ls.lookups >= n && len(st.tables)+int(n) <= maxTables {
+				m.tabulate(st, l, n)
+			}
 			e, ends := least-1, st.ends[ls.ends-1:]
 			if x := ends[e>>6]>>(e&63) | ends[e>>6+1]<<(63-e&63)<<1; x != 0 { // in the 64 octets from e, as nextEnd
 				pos = least + int32(bits.TrailingZeros64(x))
@@ -274,6 +281,30 @@ func leastPeriod(lit string) int32 {
 		p++
 	}
 	return int32(p)
+}
+
+// maxTables bounds matchState.tables: 64 KiB, the tables of 16 literals
+// on a path of 2 KiB, one on a path of 32 KiB; few enough to stay in a
+// cache near the processor.
+const maxTables = 32 << 10
+
+// tabulate makes the table of next ends of literal l, whose bitmap of
+// ends findEnds made, on a path of n octets: a lookup there is one load,
+// where a lookup in the bitmap is several that depend on each other.
+func (m *ruleMatcher) tabulate(st *matchState, l, n int32) {
+	ls := &st.lits[l]
+	ends := st.ends[ls.ends-1:]
+	at := len(st.tables)
+	st.tables = slices.Grow(st.tables, int(n))[:at+int(n)]
+	table := st.tables[at:]
+	next := uint16(0)
+	for i := n - 1; i >= 0; i-- {
+		if ends[i>>6]>>(i&63)&1 == 1 {
+			next = uint16(i + 1)
+		}
+		table[i] = next
+	}
+	ls.table = int32(at) + 1
 }
 
 // nextEnd returns the first end at or after e in ends, a bitmap of ends

@@ -123,6 +123,11 @@ type matchState struct {
 	// ends: next builds one for a literal it has searched much for
 	// (litState.ends).
 	ends []uint64
+	// tables holds tables of the path, an entry an octet i, of where a
+	// literal's first occurrence that ends at or after i ends, plus 1, or 0
+	// if none: wildMatches makes one for a literal it has looked up in its
+	// bitmap of ends many times (litState.table).
+	tables []uint16
 }
 
 // litState is what a decision knows of one literal: the fields hold when
@@ -135,6 +140,8 @@ type litState struct {
 	blocks   uint64 // bit b set when it ends in block b of the path
 	searched int32  // the octets next has searched for it
 	ends     int32  // 1 + where its bitmap of ends begins in matchState.ends; 0 if none
+	lookups  int32  // the times its next end was looked up in its bitmap
+	table    int32  // 1 + where its table of next ends begins in matchState.tables; 0 if none
 	// next's last search: none of its occurrences starts in [from, at),
 	// and one starts at at, or none after from if at is -1; from is -1
 	// before any search.
@@ -159,5 +166,6 @@ func getMatchState(lits int) *matchState {
 	st.found = st.found[:0]
 	st.deepest = st.deepest[:0]
 	st.ends = st.ends[:0]
+	st.tables = st.tables[:0]
 	return st
 }
