@@ -284,7 +284,8 @@ func TestRuleMatcherSearchesAgree(t *testing.T) {
 }
 
 // TestNextAgreesWithIndex checks next, which searches blocks and then
-// looks occurrences up in the bitmaps of ends that findEnds builds, against
+// looks occurrences up in the bitmaps of ends that findEnds builds, and
+// the tables of next ends that tabulate builds from them, against
 // strings.Index, for every place of paths short and long (blocks of 64
 // octets and more) and literals that overlap themselves.
 func TestNextAgreesWithIndex(t *testing.T) {
@@ -323,6 +324,19 @@ func TestNextAgreesWithIndex(t *testing.T) {
 						}
 						if got := m.next(st, path, int32(l), int32(pos)); int(got) != want {
 							t.Fatalf("%d octets of %q, bitmap %v: next(%q, %d) = %d; want %d", size, alphabet, bitmap, lit, pos, got, want)
+						}
+					}
+					if ls.ends != 0 && len(st.tables)+size <= maxTables {
+						m.tabulate(st, int32(l), int32(size))
+						table := st.tables[ls.table-1:][:size]
+						for i := range size { // the end, plus 1, of the first occurrence that ends at or after i
+							want := 0
+							if j := strings.Index(path[max(0, i+1-len(lit)):], lit); j >= 0 {
+								want = max(0, i+1-len(lit)) + j + len(lit)
+							}
+							if int(table[i]) != want {
+								t.Fatalf("%d octets of %q: table of %q at %d = %d; want %d", size, alphabet, lit, i, table[i], want)
+							}
 						}
 					}
 				}
