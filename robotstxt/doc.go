@@ -172,23 +172,24 @@
 // in (64 a literal), to note where the literals end; then each wildcard
 // rule that could decide is tried once, placing at most one piece a piece
 // of the rule and an octet of the path, each in a few comparisons, by a
-// lookup in a bitmap of where the piece ends, or by searching at most two
-// blocks of max(64, n/64) octets. A literal of at most 64 octets is
-// searched for until the searches have read about as many octets as the
-// blocks it ends in hold, and those blocks are then read once for its
-// every end, into the bitmap: at most 5n octets a literal; a longer one
-// costs its octets and two blocks each time it is placed. So a decision's
-// work grows as O(n·L + F·(1 + n/2048)) at worst for a group of L distinct
-// literals whose patterns hold F octets, and a rule's as O(n + its
-// octets). On the worst files found, 500 KiB of rules written against the
-// engine (BenchmarkEngineWorst), a decision takes at most 0.85 ms of CPU
-// for a path of 2 KiB, 3.1 ms for one of 16 KiB and 5.9 ms for one of 32
-// KiB on the machine of BENCHMARKS.md, and decisions on real files take
-// under a microsecond; a decision takes no context. A group whose wildcard
-// patterns hold more than 1.5 MiB, more than 500 KiB of file can, is
-// beyond that bound: [Group.Err] says so when the group is bound, and it
-// decides no path. Compiling a group, once, takes time in proportion to
-// its rules: 35 to 53 ms for 500 KiB of wildcard rules.
+// lookup in a bitmap of where the piece ends or in a table of its next
+// end, or by searching at most two blocks of max(64, n/64) octets. A
+// literal of at most 64 octets is searched for until the searches have
+// read about as many octets as the blocks it ends in hold, and those
+// blocks are then read once for its every end, into the bitmap: at most 5n
+// octets a literal; a longer one costs its octets and two blocks each time
+// it is placed. So a decision's work grows as O(n·L + F·(1 + n/2048)) at
+// worst for a group of L distinct literals whose patterns hold F octets,
+// and a rule's as O(n + its octets). On the worst files found, 500 KiB of
+// rules written against the engine (BenchmarkEngineWorst), a decision
+// takes at most 0.85 ms of CPU for a path of 2 KiB, 3.1 ms for one of 16
+// KiB and 5.9 ms for one of 32 KiB on the machine of BENCHMARKS.md, and
+// decisions on real files take under a microsecond; a decision takes no
+// context. A group whose wildcard patterns hold more than 1.5 MiB, more
+// than 500 KiB of file can, is beyond that bound: [Group.Err] says so when
+// the group is bound, and it decides no path. Compiling a group, once,
+// takes time in proportion to its rules: 35 to 53 ms for 500 KiB of
+// wildcard rules.
 //
 // Memory. [File.Cost] bounds the heap that a file keeps, parsed and with
 // every group compiled: a few KiB for a typical file, and from 2 to 60

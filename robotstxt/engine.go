@@ -56,7 +56,9 @@ import (
 // a literal of at most 64 octets has been searched for as many octets as
 // the blocks it ends in hold, but two, those blocks are searched once for
 // its every end, kept as a bitmap of the path, and its later placements
-// are looked up there (findEnds, nextEnd).
+// are looked up there (findEnds, nextEnd); a literal looked up there as
+// many times as the path has octets gets a table of its next end at each
+// octet, where a lookup is one load (tabulate).
 //
 // # Cost
 //
@@ -67,9 +69,10 @@ import (
 // linear in the rules: for the 500 KiB files of engine_bench_test.go, 1.2
 // times the bytes of the rules' lines for plain rules, 3.4 for distinct
 // "/*x<N>*y$" rules and 12 for rules of random 12-octet pieces, the most
-// found (TestRuleMatcherSize). A decision also borrows scratch space, 40
-// bytes a literal and the bitmaps of ends, n/64+1 words a literal and 512
-// KiB at most, from a sync.Pool.
+// found (TestRuleMatcherSize). A decision also borrows scratch space, 48
+// bytes a literal, the bitmaps of ends, n/64+1 words a literal and 512 KiB
+// at most, and the tables of next ends, 2n bytes a literal and 64 KiB at
+// most, from a sync.Pool.
 //
 // A decision allocates nothing and gives nothing up. For a path of n
 // octets and h distinct heads it costs O(n log h) to find the heads; at
@@ -78,12 +81,12 @@ import (
 // most one for each literal and block it ends in, 64 a literal, to hand
 // the records down the chains (spread). Then each pattern tried is tried
 // once, and places at most one piece a piece it has and an octet of the
-// path; a placement costs a few comparisons, a lookup in a bitmap, or a
-// search of at most two blocks of max(64, n/64) octets, and the searches
-// for a literal of at most 64 octets cost at most twice the octets of its
-// blocks, and two blocks more, before its ends are found, which costs
-// those octets once more. So a decision costs O(n + L + F + S) for L
-// distinct literals and F octets of patterns, where S, the octets
+// path; a placement costs a few comparisons, a lookup in a table or a
+// bitmap, or a search of at most two blocks of max(64, n/64) octets, and
+// the searches for a literal of at most 64 octets cost at most twice the
+// octets of its blocks, and two blocks more, before its ends are found,
+// which costs those octets once more. So a decision costs O(n + L + F + S)
+// for L distinct literals and F octets of patterns, where S, the octets
 // searched, is at most 5n a literal of at most 64 octets, and a piece's
 // octets and two blocks a longer piece placed. BenchmarkEngineWorst times
 // the worst files found, with paths of 2, 16 and 32 KiB.
