@@ -133,6 +133,7 @@ func matcherCost(rules []fileRule) int64 {
 		lits := pieces + wild
 		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(lits*sizeString) +
 			allocSize(4*(n+lits+1)) + allocSize(4*lits) + allocSize(512) + allocSize((litOctets+2)*sizeNode)
+		c += allocSize(4 * lits) // each literal's next on its chain (ruleMatcher.suffixes)
 	}
 	return c
 }

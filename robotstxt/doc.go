@@ -166,23 +166,30 @@
 //
 // Time. No decision is cut short: every path of up to [MaxPathLength]
 // octets is decided, whatever the rules. For a path of n octets, a
-// decision costs a binary search of the group's heads, at most 2n steps of
-// the automaton and a step for each literal that occurs and block it ends
-// in (64 a literal at most); then each wildcard rule that could decide is
-// tried once, placing at most one piece a piece of the rule and an octet
-// of the path, each in a few comparisons or by searching at most two
-// blocks of max(64, n/64) octets. So a decision's work grows with n and
-// with F, the octets of the group's patterns, as O(n + F·(1 + n/64)) at
-// worst, and a rule's as O(n + its octets). On the worst files found, 500
-// KiB of rules written against the engine (BenchmarkEngineWorst), a
-// decision takes at most 2.9 ms of CPU for a path of 2 KiB, 3.9 ms for one
-// of 16 KiB and 4.4 ms for one of 32 KiB on the machine of BENCHMARKS.md,
-// and decisions on real files take under a microsecond; a decision takes
-// no context. A group whose wildcard patterns hold more than 1.5 MiB, more
-// than 500 KiB of file can, is beyond that bound: [Group.Err] says so when
-// the group is bound, and it decides no path. Compiling a group, once,
-// takes time in proportion to its rules: 35 to 53 ms for 500 KiB of
-// wildcard rules.
+// decision costs a binary search of the group's heads; at most 2n steps of
+// the automaton, a step for each place where a literal ends and for each
+// literal that occurs, and at most one for each literal and block it ends
+// in (64 a literal), to note where the literals end; then each wildcard
+// rule that could decide is tried once, placing at most one piece a piece
+// of the rule and an octet of the path, each in a few comparisons, by a
+// lookup in a bitmap of where the piece ends or in a table of its next
+// end, or by searching at most two blocks of max(64, n/64) octets. A
+// literal of at most 64 octets is searched for until the searches have
+// read about as many octets as the blocks it ends in hold, and those
+// blocks are then read once for its every end, into the bitmap: at most 5n
+// octets a literal; a longer one costs its octets and two blocks each time
+// it is placed. So a decision's work grows as O(n·L + F·(1 + n/2048)) at
+// worst for a group of L distinct literals whose patterns hold F octets,
+// and a rule's as O(n + its octets). On the worst files found, 500 KiB of
+// rules written against the engine (BenchmarkEngineWorst), a decision
+// takes at most 0.9 ms of CPU for a path of 2 KiB, 4.1 ms for one of 16
+// KiB and 7.6 ms for one of 32 KiB on the machine of BENCHMARKS.md
+// (medians, which its load moves by a third either way), and decisions on
+// real files take under a microsecond; a decision takes no context. A
+// group whose wildcard patterns hold more than 1.5 MiB, more than 500 KiB
+// of file can, is beyond that bound: [Group.Err] says so when the group is
+// bound, and it decides no path. Compiling a group, once, takes time in
+// proportion to its rules: 35 to 53 ms for 500 KiB of wildcard rules.
 //
 // Memory. [File.Cost] bounds the heap that a file keeps, parsed and with
 // every group compiled: a few KiB for a typical file, and from 2 to 60

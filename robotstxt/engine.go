@@ -52,30 +52,44 @@ import (
 // pieces in turn (wildMatches). A piece whose first occurrence is after
 // the place, or that occurs at the place, is placed at once; another is
 // found by searching the rest of the place's block, and if it is not
-// there, the next block it ends in, from that block's start (next).
+// there, the next block it ends in, from that block's start (next). Once
+// a literal of at most 64 octets has been searched for as many octets as
+// the blocks it ends in hold, but two, those blocks are searched once for
+// its every end, kept as a bitmap of the path, and its later placements
+// are looked up there (findEnds, nextEnd); a literal looked up there as
+// many times as the path has octets gets a table of its next end at each
+// octet, where a lookup is one load (tabulate).
 //
 // # Cost
 //
 // The compiled form shares the rules' text and adds 40 bytes a distinct
-// head, 28 bytes a pattern with a '*' and 4 bytes a piece, 24 bytes a
+// head, 28 bytes a pattern with a '*' and 4 bytes a piece, 28 bytes a
 // distinct piece or tail, 16 bytes a node of the automaton, at most one an
 // octet of those literals, and 512 bytes for the automaton's root. That is
 // linear in the rules: for the 500 KiB files of engine_bench_test.go, 1.2
 // times the bytes of the rules' lines for plain rules, 3.4 for distinct
 // "/*x<N>*y$" rules and 12 for rules of random 12-octet pieces, the most
-// found (TestRuleMatcherSize). A decision also borrows scratch space, 24
-// bytes a literal, from a sync.Pool.
+// found (TestRuleMatcherSize). A decision also borrows scratch space, 48
+// bytes a literal, the bitmaps of ends, n/64+1 words a literal and 512 KiB
+// at most, and the tables of next ends, 2n bytes a literal and 64 KiB at
+// most, from a sync.Pool.
 //
 // A decision allocates nothing and gives nothing up. For a path of n
-// octets and h distinct heads it costs O(n log h) to find the heads, and
-// at most 2n steps of the automaton, and a step for each literal and block
-// it ends in, at most 64 a literal, to record. Then each pattern tried is
-// tried once, and places at most one piece a piece it has and an octet of
-// the path; a placement costs a few comparisons, or a search of at most
-// two blocks of max(64, n/64) octets. The searches of one try are of
-// stretches of the path one after the other, so a try searches O(n + k)
-// octets for a pattern of k octets. BenchmarkEngineWorst times the worst
-// files found, with paths of 2, 16 and 32 KiB.
+// octets and h distinct heads it costs O(n log h) to find the heads; at
+// most 2n steps of the automaton and a step an octet where a literal ends
+// to record; then a step for each literal that occurs, and past that at
+// most one for each literal and block it ends in, 64 a literal, to hand
+// the records down the chains (spread). Then each pattern tried is tried
+// once, and places at most one piece a piece it has and an octet of the
+// path; a placement costs a few comparisons, a lookup in a table or a
+// bitmap, or a search of at most two blocks of max(64, n/64) octets, and
+// the searches for a literal of at most 64 octets cost at most twice the
+// octets of its blocks, and two blocks more, before its ends are found,
+// which costs those octets once more. So a decision costs O(n + L + F + S)
+// for L distinct literals and F octets of patterns, where S, the octets
+// searched, is at most 5n a literal of at most 64 octets, and a piece's
+// octets and two blocks a longer piece placed. BenchmarkEngineWorst times
+// the worst files found, with paths of 2, 16 and 32 KiB.
 type ruleMatcher struct {
 	rules []fileRule // the rules given to compileRules, which match names by index
 	heads prefixSet  // the distinct heads
@@ -91,6 +105,7 @@ type ruleMatcher struct {
 	pieces   []int32  // the pieces of wild, as literal indexes, rule after rule
 	lits     []string // the distinct pieces and tails, sorted
 	ac       automaton
+	suffixes []int32 // per literal: the longest other literal that is a suffix of it; -1 if none
 	maxWild  ruleRef // the best of wild, whether or not it matches; none if empty
 }
 
@@ -258,8 +273,25 @@ func compileRules(rules []fileRule) *ruleMatcher {
 	m.fileWild(wild, pieces)
 	if len(m.lits) > 0 {
 		m.ac = newAutomaton(m.lits)
+		m.suffixes = suffixLinks(&m.ac, len(m.lits))
 	}
 	return m
+}
+
+// suffixLinks returns, for each literal of a, the longest other literal
+// that is a suffix of it, or -1 if none: the next literal of its chain
+// (scan).
+func suffixLinks(a *automaton, lits int) []int32 {
+	links := make([]int32, lits)
+	for v := range a.nodes[:len(a.nodes)-1] {
+		if out := a.nodes[v].out; out < 0 {
+			links[-1-out] = -1
+			if u := a.literalNode(a.nodes[v].fail); u != 0 {
+				links[-1-out] = -1 - a.nodes[u].out
+			}
+		}
+	}
+	return links
 }
 
 // headEntry is a rule, by its index, and the head of its pattern.

@@ -283,6 +283,69 @@ func TestRuleMatcherSearchesAgree(t *testing.T) {
 	}
 }
 
+// TestNextAgreesWithIndex checks next, which searches blocks and then
+// looks occurrences up in the bitmaps of ends that findEnds builds, and
+// the tables of next ends that tabulate builds from them, against
+// strings.Index, for every place of paths short and long (blocks of 64
+// octets and more) and literals that overlap themselves.
+func TestNextAgreesWithIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 5))
+	lits := []string{"a", "b", "ab", "aa", "aab", "abab", "baab", "aaaa", "abba"}
+	var rules []fileRule
+	for _, l := range lits {
+		rules = append(rules, fileRule{pattern: "/*" + l + "*Z"})
+	}
+	m := compileRules(rules)
+	for _, size := range []int{70, 700, 4 << 10, 5000, 20 << 10} {
+		for _, alphabet := range []string{"ab", "abbbbbbbbbbbbbbbbbbb", "abcdefghijklmnopqrstuvwxyz"} {
+			p := make([]byte, size)
+			for i := range p {
+				p[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			path := string(p)
+			for _, bitmap := range []bool{false, true} {
+				st := getMatchState(len(m.lits))
+				m.scan(st, path)
+				for l, lit := range m.lits {
+					ls := &st.lits[l]
+					if ls.seen != st.gen || lit == "Z" {
+						continue
+					}
+					for pos := 0; pos < size; pos += 1 + r.IntN(3) {
+						if bitmap {
+							ls.searched = int32(size) // findEnds, then look up
+						}
+						want := strings.Index(path[pos:], lit)
+						if want >= 0 {
+							want += pos
+						}
+						if want == pos || int(ls.firstEnd)-len(lit) >= pos && ls.ends == 0 {
+							continue // wildMatches does not call next there
+						}
+						if got := m.next(st, path, int32(l), int32(pos)); int(got) != want {
+							t.Fatalf("%d octets of %q, bitmap %v: next(%q, %d) = %d; want %d", size, alphabet, bitmap, lit, pos, got, want)
+						}
+					}
+					if ls.ends != 0 && len(st.tables)+size <= maxTables {
+						m.tabulate(st, int32(l), int32(size))
+						table := st.tables[ls.table-1:][:size]
+						for i := range size { // the end, plus 1, of the first occurrence that ends at or after i
+							want := 0
+							if j := strings.Index(path[max(0, i+1-len(lit)):], lit); j >= 0 {
+								want = max(0, i+1-len(lit)) + j + len(lit)
+							}
+							if int(table[i]) != want {
+								t.Fatalf("%d octets of %q: table of %q at %d = %d; want %d", size, alphabet, lit, i, table[i], want)
+							}
+						}
+					}
+				}
+				matchStates.Put(st)
+			}
+		}
+	}
+}
+
 // TestRuleMatcherAllocatesNothing checks decisions on small and large
 // matchers, short and long paths.
 func TestRuleMatcherAllocatesNothing(t *testing.T) {

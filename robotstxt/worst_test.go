@@ -10,9 +10,11 @@ import (
 // The constructions of this file are files of 500 KiB of rules written to
 // make the engine work, each with a path of size octets built against it:
 // BenchmarkEngineWorst times the decisions, TestWorstCasesDecided checks
-// them. The last three are written against the engine as it matches now
-// (the doc of ruleMatcher): scan's records, a walk of many pieces, and
-// next's searches of blocks.
+// them. The last ones are written against the engine as it matches now
+// (the doc of ruleMatcher): scan's records and spread's walks down chains,
+// a walk of many pieces, next's searches of blocks, from places that
+// differ from rule to rule and for literals that few rules place, and the
+// ends that findEnds finds of literals that overlap themselves.
 
 // engineWorstCase is a file and a path built against it; match tells
 // whether a rule matches.
@@ -45,6 +47,13 @@ func engineWorstCases(size int) []engineWorstCase {
 		engineRecordsCase(size),
 		engineWalkCase(size),
 		engineBlocksCase(size),
+		engineOffsetsCase(size),
+		engineTaggedCase(size),
+		engineTwiceCase(size),
+		engineOverlapCase(size),
+		engineRunsCase(size),
+		engineQsCase(size, 40),
+		engineQsCase(size, 65),
 	}
 }
 
@@ -246,4 +255,166 @@ func TestWorstCasesDecided(t *testing.T) {
 			}
 		}
 	}
+}
+
+// engineOffsetsCase makes next search far and never twice alike: a path
+// that repeats one unit of 64 random octets, and rules of 4-octet pieces of
+// the unit, each starting 1 to 3 octets before the end of the one before,
+// so that its next occurrence is most of a unit on; the steps are random,
+// so that the rules search from different places. A last piece W, at the
+// start of the path only, makes every rule fail.
+func engineOffsetsCase(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnop"
+	r := rand.New(rand.NewPCG(7, 7))
+	unit := make([]byte, 64)
+	for i := range unit {
+		unit[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	path := "/W" + strings.Repeat(string(unit), size/64+1)[:size-2]
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < engineMaxBytes-size/8-40 {
+		b.WriteString("Disallow: /")
+		for start := 2 + r.IntN(64); start+4 <= len(path); start += 4 - 1 - r.IntN(3) + 64 {
+			b.WriteString("*" + path[start:start+4])
+		}
+		b.WriteString("*W\n")
+	}
+	return engineWorstCase{"offsets/periodic", b.String(), path, false}
+}
+
+// engineTaggedCase makes spread hand the most blocks down chains: a path
+// of units of 128 octets, each a tag of its own and then one text U, and
+// rules whose pieces are the substrings of U and each tag followed by each
+// start of U. At each place of U the deepest literal is a tag's, new in
+// each unit, whose chain holds every substring of U that ends there: each
+// unit's blocks are handed down to every substring of U. A last piece W,
+// at the start of the path only, makes every rule fail.
+func engineTaggedCase(size int) engineWorstCase {
+	const alphabet, tags = "abcdefghijklmnop", "qrstuvwxyz"
+	r := rand.New(rand.NewPCG(11, 11))
+	u := make([]byte, 124)
+	for i := range u {
+		u[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	var p strings.Builder
+	p.WriteString("/W")
+	var lits []string
+	for p.Len() < size {
+		tag := make([]byte, 4)
+		for i := range tag {
+			tag[i] = tags[r.IntN(len(tags))]
+		}
+		for k := 1; k <= len(u); k++ {
+			lits = append(lits, string(tag)+string(u[:k]))
+		}
+		p.WriteString(string(tag) + string(u))
+	}
+	for length := 2; length <= len(u); length++ {
+		for at := 0; at+length <= len(u); at++ {
+			lits = append(lits, string(u[at:at+length]))
+		}
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	line := "Disallow: /"
+	for _, l := range lits {
+		if b.Len()+len(line)+len(l) > engineMaxBytes-300 {
+			break
+		}
+		line += "*" + l
+		if len(line) > 200 {
+			b.WriteString(line + "*W\n")
+			line = "Disallow: /"
+		}
+	}
+	return engineWorstCase{"tagged/unit-chains", b.String(), p.String()[:size], false}
+}
+
+// engineTwiceCase makes next search once a pattern for many literals: a
+// path of W and one random text X twice, and rules of W, a piece of X, a
+// piece from before it in X, which is placed in the second X, and a last
+// piece from before that one, which fails. The pieces are 4 octets at
+// random places, so that each literal is searched for by a few rules only.
+func engineTwiceCase(size int) engineWorstCase {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	r := rand.New(rand.NewPCG(13, 13))
+	half := (size - 2) / 2
+	x := make([]byte, half)
+	for i := range x {
+		x[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	path := "/W" + string(x) + string(x)
+	path += strings.Repeat("z", size-len(path))
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < engineMaxBytes-40 {
+		a := 8 + r.IntN(half-12)
+		c := 4 + r.IntN(a-7)
+		d := r.IntN(c - 3)
+		if rule := fmt.Sprintf("/*W*%s*%s*%s", x[a:a+4], x[c:c+4], x[d:d+4]); !globMatches(rule, path, new(int)) {
+			b.WriteString("Disallow: " + rule + "\n") // not the few that a repeat in X lets match
+		}
+	}
+	return engineWorstCase{"twice/x-x", b.String(), path, false}
+}
+
+// engineOverlapCase makes the ends of long literals that overlap
+// themselves costly to find: a path of two runs of "a" with a "b" between,
+// and rules "/*a^j*a^k*W" with j+k past the first run, so that a^k, not at
+// its place and first ending before it, is searched for in the second
+// run, where it occurs at every octet, by four rules each k.
+func engineOverlapCase(size int) engineWorstCase {
+	run := (size - 3) / 2
+	path := "/" + strings.Repeat("a", run) + "b" + strings.Repeat("a", size-run-3) + "W"
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for k := run / 2; b.Len() < engineMaxBytes-2*run-40; k++ {
+		j := run + 1 - k%run
+		for t := range 4 {
+			fmt.Fprintf(&b, "Disallow: /*%s*%s*W*W\n", strings.Repeat("a", j+t), strings.Repeat("a", k%run+1))
+		}
+	}
+	return engineWorstCase{"overlap/a-runs", b.String(), path, false}
+}
+
+// engineRunsCase makes next find the ends of short literals that overlap
+// themselves: a path of runs of 63 "a" and a "b", and rules "/*a^j*a^k*W"
+// and longer, with j+k past a run, so that a^k, not at its place, is
+// searched for until its every end is found, at every octet of each run.
+func engineRunsCase(size int) engineWorstCase {
+	path := "/" + strings.Repeat(strings.Repeat("a", 63)+"b", (size-2)/64)
+	path += strings.Repeat("a", size-len(path)-1) + "W"
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for more := 0; b.Len() < engineMaxBytes-200; more++ {
+		for j := 1; j < 64 && b.Len() < engineMaxBytes-200; j++ {
+			for k := 64 - j; k < 64; k++ {
+				fmt.Fprintf(&b, "Disallow: /*%s%s*W*W\n", strings.Repeat("a", j), strings.Repeat("*"+strings.Repeat("a", k), 1+more))
+			}
+		}
+	}
+	return engineWorstCase{"runs/a63-b", b.String(), path, false}
+}
+
+// engineQsCase is engineBlocksCase with every piece after the key a q,
+// which occurs every spacing octets, so that each is looked up past the
+// place, and with a spacing past 64, past the 64 octets that nextEnd
+// looks at first.
+func engineQsCase(size, spacing int) engineWorstCase {
+	shift := blockShift(size)
+	stretch, _ := engineKeys(size)
+	_, early := engineKeys(1<<shift - 4) // a prefix of the stretch: these occur in the first block
+	p := []byte("/W" + stretch[:size-2])
+	qs := 0
+	for at := 1 << shift; at < size; at += spacing {
+		p[at] = 'q'
+		qs++
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < engineMaxBytes-2*qs-40; i++ {
+		fmt.Fprintf(&b, "Disallow: /*%s%s*W\n", early[i%len(early)], strings.Repeat("*q", qs-i/len(early)%qs))
+	}
+	return engineWorstCase{fmt.Sprintf("qs/every-%d", spacing), b.String(), string(p), false}
 }
