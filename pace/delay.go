@@ -405,8 +405,9 @@ func (p *Policy) gapBefore(s *paceState, start, now instant) time.Duration {
 // have counted: an answer can only lower the count, but the first of a new
 // window, which sets it. None left holds the partition until the quota
 // resets, and a low count, a quarter of the limit or less, is spread over
-// the time until then, the last start an even share before the reset. Resets are capped at MaxPause. A response without
-// the fields changes nothing.
+// the time until then, the last start an even share before the reset.
+// Resets are capped at MaxPause. A response without the fields changes
+// nothing.
 func (p *Policy) learnQuota(s *paceState, start, now instant, partition string, q *Quota) {
 	if !q.Known {
 		return

@@ -212,7 +212,7 @@ func TestGitHubQuotaPartitions(t *testing.T) {
 		{"empty search quota, a core call", "A", "search", 0, 9 * time.Second, call{"A", true}, call{"A", false}, 0},
 		{"empty search quota, a search call", "A", "search", 0, 9 * time.Second, call{"A", true}, call{"A", true}, 9 * time.Second},
 		{"low search quota, a core call", "A", "search", 3, 7 * time.Second, call{"A", true}, call{"A", false}, 0},
-		{"low search quota, a search call", "A", "search", 3, 7 * time.Second, call{"A", true}, call{"A", true}, 3500 * time.Millisecond},
+		{"low search quota, a search call", "A", "search", 3, 7 * time.Second, call{"A", true}, call{"A", true}, 7 * time.Second / 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
