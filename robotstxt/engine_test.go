@@ -355,6 +355,8 @@ func engineSize(m *ruleMatcher) int {
 		n += int(unsafe.Sizeof(*m.ac.root))
 	}
 	n += cap(m.ac.nodes) * int(unsafe.Sizeof(acNode{}))
+	n += (cap(m.ac.outBits) + cap(m.ac.outRank)/2) * 8
+	n += cap(m.ac.outs) * int(unsafe.Sizeof(acOut{}))
 	return n
 }
 
@@ -371,11 +373,11 @@ func TestRuleMatcherSize(t *testing.T) {
 	}{
 		{"typical-20", robotstest.File(20, robotstest.WildEvery), 5},
 		{"plain", engineFile(enginePlain), 1.25},
-		{"xN", engineFile(engineXN), 3.4},
-		{"order", engineFile(engineOrder), 3.6},
-		{"shared", engineFile(engineShared), 1.9},
+		{"xN", engineFile(engineXN), 3.6},
+		{"order", engineFile(engineOrder), 3.8},
+		{"shared", engineFile(engineShared), 1.95},
 		{"long", engineFile(engineLongRules), 2.1},
-		{"random", engineFile(engineRandomPieces), 12},
+		{"random", engineFile(engineRandomPieces), 3.7},
 	} {
 		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
 		lineBytes := 0
@@ -388,9 +390,10 @@ func TestRuleMatcherSize(t *testing.T) {
 			litBytes += len(l)
 		}
 		bound := int(unsafe.Sizeof(*m)) + 40*len(m.heads.keys) + 28*len(m.wild) + 4*len(m.pieces) +
-			24*len(m.lits) + 4 + 16*(litBytes+2) + 512
+			24*len(m.lits) + 4 + 21*(litBytes+2) + 512
 		bound += bound / 50 // capacities rounded up to the allocator's size classes
 		got := engineSize(m)
+		t.Logf("%s: %.2f times", f.name, float64(got)/float64(lineBytes))
 		if got > bound || float64(got) > f.maxRatio*float64(lineBytes) {
 			t.Errorf("%s: %d bytes compiled from %d bytes of rules (%.2f times); want at most %d and %.2f times",
 				f.name, got, lineBytes, float64(got)/float64(lineBytes), bound, f.maxRatio)

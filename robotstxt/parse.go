@@ -553,8 +553,24 @@ func normalize(p string, bare *byteSet) string {
 	if i == len(p) {
 		return p
 	}
+	size := i // of the normal form, so that it takes no more memory than its octets
+	for j := i; j < len(p); j++ {
+		c := p[j]
+		switch {
+		case c == '%' && j+2 < len(p) && isHex(p[j+1]) && isHex(p[j+2]):
+			size += 3
+			if isUnreserved(unhex(p[j+1])<<4 | unhex(p[j+2])) {
+				size -= 2
+			}
+			j += 2
+		case bare[c]:
+			size++
+		default:
+			size += 3
+		}
+	}
 	var b strings.Builder
-	b.Grow(len(p) + 8)
+	b.Grow(size)
 	b.WriteString(p[:i])
 	for ; i < len(p); i++ {
 		c := p[i]

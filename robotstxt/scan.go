@@ -34,8 +34,8 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 			s = int32(root[c])
 		} else { // the automaton's step by hand: most nodes within a literal have one child
 			for {
-				if lo, hi := nodes[s].first, nodes[s+1].first; hi-lo == 1 {
-					if nodes[lo].label == c {
+				if lo, hi := nodes[s].first(), nodes[s+1].first(); hi-lo == 1 {
+					if nodes[lo].label() == c {
 						s = lo
 						break
 					}
@@ -43,14 +43,14 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 					s = t
 					break
 				}
-				if s = nodes[s].fail; s == 0 {
+				if s = nodes[s].suffix(); s == 0 {
 					s = int32(root[c])
 					break
 				}
 			}
 		}
-		if nodes[s].out != 0 { // a literal ends here
-			m.record(st, int32(i+1), s)
+		if nodes[s].fail&acHasOut != 0 { // a literal ends here, or a cut one's prefix
+			m.record(st, path, int32(i+1), s)
 		}
 	}
 }
@@ -63,24 +63,54 @@ func blockShift(n int) uint8 {
 }
 
 // record records the literals that end at end, where scan is in state s,
-// which is or has a literal's node, as scan says.
-func (m *ruleMatcher) record(st *matchState, end, s int32) {
+// which has outputs, as scan says; and those cut whose prefixes end
+// there, when their cut tails follow in path.
+func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
 	a := &m.ac
-	block := uint32(end-1) >> st.shift
-	for v := a.literalNode(s); v != 0; v = a.literalNode(a.nodes[v].fail) {
-		l := -1 - a.nodes[v].out
-		ls := &st.lits[l]
-		if ls.seen != st.gen {
-			lit := m.lits[l]
-			*ls = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0]}
-			if m.litKeys[l] < m.litKeys[l+1] {
-				st.found = append(st.found, l)
-			}
-		} else if ls.blocks>>block != 0 {
+	o := a.out(s)
+	for v := o.whole; v != 0; {
+		l, _ := a.out(v).literal()
+		if m.mark(st, l, end) {
 			break // and so were those after it
 		}
-		ls.blocks |= 1 << block
+		if f := a.nodes[v].suffix(); a.nodes[f].fail&acHasOut != 0 {
+			v = a.out(f).whole
+		} else {
+			v = 0
+		}
 	}
+	for v := o.cut; v != 0; {
+		l, size := a.out(v).literal()
+		if lit := m.lits[l]; int32(len(path))-end >= size && path[end:end+size] == lit[int32(len(lit))-size:] {
+			m.mark(st, l, end+size)
+		}
+		if f := a.nodes[v].suffix(); a.nodes[f].fail&acHasOut != 0 {
+			v = a.out(f).cut
+		} else {
+			v = 0
+		}
+	}
+}
+
+// mark records that literal l ends at end, and reports whether it was
+// recorded in end's block or a later one already. The literals cut are
+// recorded out of order, so that its first end is the least recorded.
+func (m *ruleMatcher) mark(st *matchState, l, end int32) bool {
+	block := uint32(end-1) >> st.shift
+	ls := &st.lits[l]
+	if ls.seen != st.gen {
+		lit := m.lits[l]
+		*ls = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0]}
+		if m.litKeys[l] < m.litKeys[l+1] {
+			st.found = append(st.found, l)
+		}
+	} else if ls.blocks>>block != 0 {
+		return true
+	} else if end < ls.firstEnd {
+		ls.firstEnd = end
+	}
+	ls.blocks |= 1 << block
+	return false
 }
 
 // matchState is what one decision needs besides the matcher; decisions
