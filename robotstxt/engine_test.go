@@ -377,7 +377,7 @@ func TestRuleMatcherSize(t *testing.T) {
 		{"order", engineFile(engineOrder), 3.8},
 		{"shared", engineFile(engineShared), 1.95},
 		{"long", engineFile(engineLongRules), 2.1},
-		{"random", engineFile(engineRandomPieces), 3.7},
+		{"random", engineFile(engineRandomPieces), 6},
 	} {
 		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
 		lineBytes := 0

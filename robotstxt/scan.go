@@ -39,7 +39,7 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 						s = lo
 						break
 					}
-				} else if t := a.search(lo, hi, c); t != 0 {
+				} else if t := a.kid(s, lo, hi, c); t != 0 {
 					s = t
 					break
 				}
@@ -67,36 +67,38 @@ func blockShift(n int) uint8 {
 // there, when their cut tails follow in path.
 func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
 	a := &m.ac
-	o := a.out(s)
-	for v := o.whole; v != 0; {
-		l, _ := a.out(v).literal()
-		if m.mark(st, l, end) {
+	whole, cut := a.chains(a.entry(s))
+	block := uint32(end-1) >> st.shift
+	for whole != 0 {
+		o := &a.outs[whole]
+		ls := &st.lits[o.lit]
+		if ls.seen != st.gen {
+			lit := m.lits[o.lit]
+			*ls = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0]}
+			if m.litKeys[o.lit] < m.litKeys[o.lit+1] {
+				st.found = append(st.found, o.lit)
+			}
+		} else if ls.blocks>>block != 0 {
 			break // and so were those after it
 		}
-		if f := a.nodes[v].suffix(); a.nodes[f].fail&acHasOut != 0 {
-			v = a.out(f).whole
-		} else {
-			v = 0
-		}
+		ls.blocks |= 1 << block
+		whole = o.whole
 	}
-	for v := o.cut; v != 0; {
-		l, size := a.out(v).literal()
-		if lit := m.lits[l]; int32(len(path))-end >= size && path[end:end+size] == lit[int32(len(lit))-size:] {
-			m.mark(st, l, end+size)
+	for cut != 0 {
+		o := &a.outs[cut]
+		l, size := o.lit&acFirst, o.lit>>24
+		if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[l] &&
+			(size <= 4 || path[end:e-4] == m.lits[l][int32(len(m.lits[l]))-size:len(m.lits[l])-4]) {
+			m.mark(st, l, e)
 		}
-		if f := a.nodes[v].suffix(); a.nodes[f].fail&acHasOut != 0 {
-			v = a.out(f).cut
-		} else {
-			v = 0
-		}
+		cut = o.cut
 	}
 }
 
-// mark records that literal l ends at end, and reports whether it was
-// recorded in end's block or a later one already. The literals cut are
-// recorded out of order, so that its first end is the least recorded.
-func (m *ruleMatcher) mark(st *matchState, l, end int32) bool {
-	block := uint32(end-1) >> st.shift
+// mark records that literal l, which is cut, ends at end. The literals
+// cut are recorded out of order, so that its first end is the least
+// recorded.
+func (m *ruleMatcher) mark(st *matchState, l, end int32) {
 	ls := &st.lits[l]
 	if ls.seen != st.gen {
 		lit := m.lits[l]
@@ -104,13 +106,9 @@ func (m *ruleMatcher) mark(st *matchState, l, end int32) bool {
 		if m.litKeys[l] < m.litKeys[l+1] {
 			st.found = append(st.found, l)
 		}
-	} else if ls.blocks>>block != 0 {
-		return true
-	} else if end < ls.firstEnd {
-		ls.firstEnd = end
 	}
-	ls.blocks |= 1 << block
-	return false
+	ls.firstEnd = min(ls.firstEnd, end)
+	ls.blocks |= 1 << (uint32(end-1) >> st.shift)
 }
 
 // matchState is what one decision needs besides the matcher; decisions
