@@ -91,7 +91,7 @@ func (a *automaton) chains(e int32) (whole, cut int32) {
 
 // newAutomaton returns the automaton of lits, which are sorted, distinct
 // and not empty.
-func newAutomaton(lits []string) automaton {
+func newAutomaton(lits []string) *automaton {
 	// depth[l] is the octets of literal l's node: one more than it shares
 	// with its neighbours, which is what it shares with any literal, or
 	// fewer when it is cut, as the doc of automaton says.
@@ -146,7 +146,7 @@ func newAutomaton(lits []string) automaton {
 		}
 	}
 	n := int32(len(nodes))
-	a := automaton{root: new([256]uint16), nodes: append(nodes, acNode{link: uint32(n)})}
+	a := &automaton{root: new([256]uint16), nodes: append(nodes, acNode{link: uint32(n)})}
 	nodes = a.nodes
 	for c := nodes[0].first(); c < nodes[1].first(); c++ {
 		a.root[nodes[c].label()] = uint16(c)

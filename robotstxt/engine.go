@@ -87,11 +87,11 @@ type ruleMatcher struct {
 	wild     []wildRule
 	headKeys []int32
 	litKeys  []int32
-	litTop   []int32  // per literal: the rank of the best pattern filed under it; -1 if none
-	pieces   []int32  // the pieces of wild, as literal indexes, rule after rule
-	lits     []string // the distinct pieces and tails, sorted
-	ac       automaton
-	maxWild  ruleRef // the best of wild, whether or not it matches; none if empty
+	litTop   []int32    // per literal: the rank of the best pattern filed under it; -1 if none
+	pieces   []int32    // the pieces of wild, as literal indexes, rule after rule
+	lits     []string   // the distinct pieces and tails, sorted
+	ac       *automaton // nil for fewLits literals or fewer, which scan finds by searching
+	maxWild  ruleRef    // the best of wild, whether or not it matches; none if empty
 }
 
 // ruleRef names a rule with its rank: twice the length of its pattern,
@@ -256,7 +256,7 @@ func compileRules(rules []fileRule) *ruleMatcher {
 		}
 	}
 	m.fileWild(wild, pieces)
-	if len(m.lits) > 0 {
+	if len(m.lits) > fewLits {
 		m.ac = newAutomaton(m.lits)
 	}
 	return m

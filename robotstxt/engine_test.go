@@ -351,12 +351,12 @@ func engineSize(m *ruleMatcher) int {
 	n += (cap(m.litTop) + cap(m.pieces)) * 4
 	n += cap(m.wild) * int(unsafe.Sizeof(wildRule{}))
 	n += cap(m.lits) * int(unsafe.Sizeof(""))
-	if m.ac.root != nil {
-		n += int(unsafe.Sizeof(*m.ac.root))
+	if a := m.ac; a != nil {
+		n += int(unsafe.Sizeof(*a)) + int(unsafe.Sizeof(*a.root))
+		n += cap(a.nodes) * int(unsafe.Sizeof(acNode{}))
+		n += (cap(a.outBits)+cap(a.wideBits))*8 + (cap(a.outRank)+cap(a.wideRank)+cap(a.last4))*4
+		n += cap(a.outs)*int(unsafe.Sizeof(acOut{})) + cap(a.wide)*32
 	}
-	n += cap(m.ac.nodes) * int(unsafe.Sizeof(acNode{}))
-	n += (cap(m.ac.outBits) + cap(m.ac.outRank)/2) * 8
-	n += cap(m.ac.outs) * int(unsafe.Sizeof(acOut{}))
 	return n
 }
 
@@ -373,11 +373,11 @@ func TestRuleMatcherSize(t *testing.T) {
 	}{
 		{"typical-20", robotstest.File(20, robotstest.WildEvery), 5},
 		{"plain", engineFile(enginePlain), 1.25},
-		{"xN", engineFile(engineXN), 3.6},
-		{"order", engineFile(engineOrder), 3.8},
-		{"shared", engineFile(engineShared), 1.95},
+		{"xN", engineFile(engineXN), 3.8},
+		{"order", engineFile(engineOrder), 4},
+		{"shared", engineFile(engineShared), 2.05},
 		{"long", engineFile(engineLongRules), 2.1},
-		{"random", engineFile(engineRandomPieces), 6},
+		{"random", engineFile(engineRandomPieces), 6.5},
 	} {
 		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
 		lineBytes := 0

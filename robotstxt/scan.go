@@ -19,7 +19,11 @@ import (
 func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
 	st.shift = blockShift(len(path))
-	a := &m.ac
+	a := m.ac
+	if a == nil {
+		m.scanFew(st, path)
+		return
+	}
 	root, nodes := a.root, a.nodes
 	s := int32(0)
 	for i := 0; i < len(path); i++ {
@@ -55,6 +59,43 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 	}
 }
 
+// fewLits is the most literals that a matcher finds without an automaton,
+// by searching the path for each in turn (scanFew): few enough that the
+// searches cost about what a pass of an automaton would, which would take
+// more memory than the group's rules.
+const fewLits = 4
+
+// scanFew does the work of scan for a matcher without an automaton: for
+// each literal, it searches the path for its first occurrence, and then
+// for the first that ends in a later block than the one before, 64
+// searches at most.
+func (m *ruleMatcher) scanFew(st *matchState, path string) {
+	for l, lit := range m.lits {
+		at := index(path, lit)
+		if at < 0 {
+			continue
+		}
+		ls := &st.lits[l]
+		*ls = litState{seen: st.gen, firstEnd: int32(at + len(lit)), size: int32(len(lit)), first: lit[0]}
+		if m.litKeys[l] < m.litKeys[l+1] {
+			st.found = append(st.found, int32(l))
+		}
+		for {
+			block := uint32(at+len(lit)-1) >> st.shift
+			ls.blocks |= 1 << block
+			from := max(at+1, int(block+1)<<st.shift+1-len(lit)) // where an occurrence that ends in a later block starts, or after
+			if from+len(lit) > len(path) {
+				break
+			}
+			j := index(path[from:], lit)
+			if j < 0 {
+				break
+			}
+			at = from + j
+		}
+	}
+}
+
 // blockShift returns the log₂ of the octets of a block of a path of n
 // octets: 64 octets up to 4 KiB, and a 64th of the path from there, so
 // that a path has at most 64 blocks, a bit each in litState.blocks.
@@ -66,7 +107,7 @@ func blockShift(n int) uint8 {
 // which has outputs, as scan says; and those cut whose prefixes end
 // there, when their cut tails follow in path.
 func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
-	a := &m.ac
+	a := m.ac
 	whole, cut := a.chains(a.entry(s))
 	block := uint32(end-1) >> st.shift
 	for whole != 0 {
