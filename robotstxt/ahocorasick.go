@@ -57,7 +57,7 @@ const (
 	acFirst  = 1<<24 - 1
 	acHasOut = 1 << 31
 	acWide   = 1 << 30 // the node has more than wideKids children
-	wideKids = 6
+	wideKids = 16
 )
 
 func (n acNode) first() int32  { return int32(n.link & acFirst) }
