@@ -1,6 +1,9 @@
 package robotstxt
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // automaton finds every occurrence of a set of literals in one pass over a
 // text (Aho–Corasick), in 8 bytes a node and few nodes a literal.
@@ -23,12 +26,21 @@ import "math/bits"
 // has the top bit of its fail set and an entry in outs, found by counting
 // the bits of outBits.
 type automaton struct {
-	root    *[256]uint16 // the children of the root by octet, 0 for none: nodes 1 to 256 at most
-	nodes   []acNode     // and one more, whose first ends the last node's children
-	outBits []uint64     // bit v set when node v has an entry in outs
-	outRank []int32      // per word of outBits, the nodes' entries of the words before it
+	// The children of the root by octet, 0 for none: nodes 1 to 255 at
+	// most, since a literal in normal form starts with fewer octets.
+	root    *[256]uint8
+	nodes   []acNode // and one more, whose first ends the last node's children
+	outBits []uint64 // bit v set when node v has an entry in outs
+	outRank []int32  // per word of outBits, the nodes' entries of the words before it
 	outs    []acOut
+	*acRare // what an automaton of few literals seldom needs
+}
+
+// acRare is the part of an automaton that its cut literals and its nodes
+// of many children need.
+type acRare struct {
 	last4   []uint32 // per literal, if any is cut: its last 4 octets (lastWord)
+	cutTail []uint8  // and the octets of its cut tail
 	// The nodes of more than wideKids children have the acWide bit of
 	// fail set and, found as outs are, their children's octets as bits.
 	wideBits []uint64
@@ -37,10 +49,11 @@ type automaton struct {
 }
 
 // maxCut is the most octets of a literal's cut tail; minKept the fewest
-// of a cut literal's prefix.
+// of a cut literal's prefix; cutGroup the most literals cut at one node.
 const (
-	maxCut  = 32
-	minKept = 8
+	maxCut   = 32
+	minKept  = 8
+	cutGroup = 4
 )
 
 // acNode is a node: the index of its first child in the low 24 bits of
@@ -67,8 +80,8 @@ func (n acNode) suffix() int32 { return int32(n.fail & acFirst) }
 // acOut is the outputs of a node, an entry of outs: the entries, on the
 // chain of its proper suffixes, of the nearest node of a literal whole and
 // of the nearest node of a cut literal, 0 for none (outs[0] is no node's);
-// and, for a literal's node, its literal in the low 24 bits of lit and the
-// octets of its cut tail above, or -1.
+// and, for a literal's node, its literal, or for a node of cut literals
+// the first in the low 24 bits of lit and how many above, or -1.
 type acOut struct {
 	whole, cut int32
 	lit        int32
@@ -92,47 +105,30 @@ func (a *automaton) chains(e int32) (whole, cut int32) {
 // newAutomaton returns the automaton of lits, which are sorted, distinct
 // and not empty.
 func newAutomaton(lits []string) *automaton {
-	// depth[l] is the octets of literal l's node: one more than it shares
-	// with its neighbours, which is what it shares with any literal, or
-	// fewer when it is cut, as the doc of automaton says.
-	depth := make([]int32, len(lits))
-	var border []int32
-	for l, lit := range lits {
-		shared := 0
-		if l > 0 {
-			shared = commonPrefix(lit, lits[l-1])
-		}
-		if l+1 < len(lits) {
-			shared = max(shared, commonPrefix(lit, lits[l+1]))
-		}
-		depth[l] = int32(len(lit))
-		if t := max(shared+1, len(lit)-maxCut, minKept); t < len(lit) && !periodic(lit[:t], &border) {
-			depth[l] = int32(t)
-		}
-	}
-	type span struct{ lo, hi, depth int32 } // the literals whose nodes start with a node
-	size := 1                               // the nodes: the root and each prefix's octets past the one before
-	for l := range lits {
-		shared := 0
-		if l > 0 {
-			shared = min(int(depth[l]), int(depth[l-1]), commonPrefix(lits[l], lits[l-1]))
-		}
-		size += int(depth[l]) - shared
-	}
-	if size >= acFirst {
-		panic("robotstxt: literals beyond the automaton's reach")
-	}
-	spans := append(make([]span, 0, size), span{0, int32(len(lits)), 0})
-	nodes := append(make([]acNode, 0, size+1), acNode{})
-	lit := make([]int32, 0, size) // per node, the literal it is the node of, or -1
-	lit = append(lit, -1)
+	// A span of literals in sorted order that start with a node's octets
+	// and are cut there, or whose nodes follow it.
+	type span struct{ lo, hi, depth int32 }
+	spans := append(make([]span, 0, len(lits)), span{0, int32(len(lits)), 0})
+	nodes := append(make([]acNode, 0, len(lits)+1), acNode{})
+	lit := append(make([]int32, 0, len(lits)), -1) // per node, its literal or cut literals, as acOut.lit, or -1
+	var cutTail []uint8                            // per literal, the octets of its cut tail
 	for v := 0; v < len(spans); v++ {
 		lo, hi, d := spans[v].lo, spans[v].hi, spans[v].depth
-		if lo < hi && depth[lo] == d {
+		nodes[v].link |= uint32(len(spans))
+		if cuttable(lits[lo:hi], d) {
+			if cutTail == nil {
+				cutTail = make([]uint8, len(lits))
+			}
+			for l := lo; l < hi; l++ {
+				cutTail[l] = uint8(int32(len(lits[l])) - d)
+			}
+			lit[v] = lo | (hi-lo)<<24
+			continue
+		}
+		if lo < hi && int32(len(lits[lo])) == d {
 			lit[v] = lo
 			lo++
 		}
-		nodes[v].link |= uint32(len(spans))
 		for lo < hi {
 			c := lits[lo][d]
 			j := lo + 1
@@ -144,13 +140,21 @@ func newAutomaton(lits []string) *automaton {
 			lit = append(lit, -1)
 			lo = j
 		}
+		if len(nodes) >= acFirst {
+			panic("robotstxt: literals beyond the automaton's reach")
+		}
 	}
-	n := int32(len(nodes))
-	a := &automaton{root: new([256]uint16), nodes: append(nodes, acNode{link: uint32(n)})}
-	nodes = a.nodes
+	nodes = append(slices.Grow([]acNode(nil), len(nodes)+1), nodes...) // copied to its size, and one more
+	nodes = append(nodes, acNode{link: uint32(len(nodes))})
+	n := int32(len(nodes) - 1)
+	a := &automaton{root: new([256]uint8), nodes: nodes}
+	if nodes[1].first() > 256 {
+		panic("robotstxt: literals not in normal form")
+	}
 	for c := nodes[0].first(); c < nodes[1].first(); c++ {
-		a.root[nodes[c].label()] = uint16(c)
+		a.root[nodes[c].label()] = uint8(c)
 	}
+	rare := &acRare{cutTail: cutTail}
 	// whole and cut per node, then the entries of the nodes with either.
 	whole, cut := make([]int32, n), make([]int32, n)
 	entries := 0
@@ -168,7 +172,7 @@ func newAutomaton(lits []string) *automaton {
 		}
 		f := nodes[v].suffix()
 		whole[v], cut[v] = whole[f], cut[f]
-		if l := lit[v]; l >= 0 && int(depth[l]) == len(lits[l]) {
+		if l := lit[v]; l >= 0 && l>>24 == 0 {
 			whole[v] = v
 		} else if l >= 0 {
 			cut[v] = v
@@ -184,31 +188,34 @@ func newAutomaton(lits []string) *automaton {
 		}
 	}
 	if wide > 0 {
-		a.wideBits = make([]uint64, (n+63)/64)
-		a.wideRank = make([]int32, len(a.wideBits))
-		a.wide = make([][4]uint64, 0, wide)
+		rare.wideBits = make([]uint64, (n+63)/64)
+		rare.wideRank = make([]int32, len(rare.wideBits))
+		rare.wide = make([][4]uint64, 0, wide)
 		for v := int32(1); v < n; v++ {
 			if v&63 == 0 {
-				a.wideRank[v>>6] = int32(len(a.wide))
+				rare.wideRank[v>>6] = int32(len(rare.wide))
 			}
 			if lo, hi := nodes[v].first(), nodes[v+1].first(); hi-lo > wideKids {
 				var w [4]uint64
 				for c := lo; c < hi; c++ {
 					w[nodes[c].label()>>6] |= 1 << (nodes[c].label() & 63)
 				}
-				a.wideBits[v>>6] |= 1 << (v & 63)
+				rare.wideBits[v>>6] |= 1 << (v & 63)
 				nodes[v].fail |= acWide
-				a.wide = append(a.wide, w)
+				rare.wide = append(rare.wide, w)
 			}
 		}
 	}
-	for l, lit := range lits {
-		if int(depth[l]) < len(lit) {
-			if a.last4 == nil {
-				a.last4 = make([]uint32, len(lits))
+	if cutTail != nil {
+		rare.last4 = make([]uint32, len(lits))
+		for l, lit := range lits {
+			if cutTail[l] > 0 {
+				rare.last4[l] = lastWord(lit, int32(len(lit)))
 			}
-			a.last4[l] = lastWord(lit, int32(len(lit)))
 		}
+	}
+	if cutTail != nil || wide > 0 {
+		a.acRare = rare
 	}
 	a.outBits = make([]uint64, (n+63)/64)
 	a.outRank = make([]int32, len(a.outBits))
@@ -225,10 +232,7 @@ func newAutomaton(lits []string) *automaton {
 			a.outBits[v>>6] |= 1 << (v & 63)
 			nodes[v].fail |= acHasOut
 			f := nodes[v].suffix()
-			o := acOut{whole: entry[whole[f]], cut: entry[cut[f]], lit: -1}
-			if l >= 0 {
-				o.lit = l | (int32(len(lits[l]))-depth[l])<<24
-			}
+			o := acOut{whole: entry[whole[f]], cut: entry[cut[f]], lit: l}
 			entry[v] = int32(len(a.outs))
 			a.outs = append(a.outs, o)
 		}
@@ -236,41 +240,38 @@ func newAutomaton(lits []string) *automaton {
 	return a
 }
 
-// periodic reports whether s repeats with a period of less than half its
-// length: a cut literal's prefix that does would recur in a text as often
-// as every octet, to be compared each time. border is scratch space.
-func periodic(s string, border *[]int32) bool {
-	if cap(*border) < len(s) {
-		*border = make([]int32, len(s))
+// cuttable reports whether the literals lits, which start with the same
+// d octets and with no other literal's, are cut there, as the doc of
+// automaton says.
+func cuttable(lits []string, d int32) bool {
+	if len(lits) > cutGroup || d < minKept || int32(len(lits[0])) == d || shortPeriod(lits[0][:minKept]) {
+		return false
 	}
-	b := (*border)[:len(s)] // b[i]: the longest proper border of s[:i+1]
-	b[0] = 0
-	for i := 1; i < len(s); i++ {
-		k := b[i-1]
-		for k > 0 && s[i] != s[k] {
-			k = b[k-1]
+	for _, l := range lits {
+		if int32(len(l))-d > maxCut {
+			return false
 		}
-		if s[i] == s[k] {
-			k++
-		}
-		b[i] = k
 	}
-	return 2*(len(s)-int(b[len(s)-1])) < len(s)
+	return true
+}
+
+// shortPeriod reports whether s repeats with a period of fewer than
+// minKept/2 octets: a prefix that does might recur in a text at every
+// octet, and one that does not at most every minKept/2 octets, however
+// long it is.
+func shortPeriod(s string) bool {
+	for p := 1; p < minKept/2; p++ {
+		if s[p:] == s[:len(s)-p] {
+			return true
+		}
+	}
+	return false
 }
 
 // lastWord returns the 4 octets of s that end at end, as one number.
 func lastWord(s string, end int32) uint32 {
 	s = s[end-4 : end]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-}
-
-// commonPrefix returns the octets that a and b start with alike.
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
 }
 
 // entry returns the entry in outs of node v, which has outputs.
@@ -293,6 +294,12 @@ func (a *automaton) kid(v, lo, hi int32, c byte) int32 {
 	if a.nodes[v].fail&acWide == 0 {
 		return a.search(lo, hi, c)
 	}
+	return a.wideKid(v, lo, c)
+}
+
+// wideKid returns the child by the octet c of node v, which has more than
+// wideKids children from nodes[lo], or 0.
+func (a *automaton) wideKid(v, lo int32, c byte) int32 {
 	w := &a.wide[a.wideRank[v>>6]+int32(bits.OnesCount64(a.wideBits[v>>6]&(1<<(v&63)-1)))]
 	i := c >> 6
 	if w[i]>>(c&63)&1 == 0 {

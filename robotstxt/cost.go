@@ -51,13 +51,7 @@ const (
 	sizeNode       = int(unsafe.Sizeof(acNode{}))
 	sizeOut        = int(unsafe.Sizeof(acOut{}))
 	sizeAutomaton  = int(unsafe.Sizeof(automaton{}))
-	// A map keeps at most this many bytes an entry, besides its keys'
-	// text, and mapBase for a map of eight entries or fewer: Go's maps
-	// hold entries in groups of eight slots, at most seven eighths full,
-	// and double when they grow (a map[string]*T of 500 to 4,000 entries
-	// measures 55 bytes an entry).
-	mapEntry = 80
-	mapBase  = 512
+	sizeRare       = int(unsafe.Sizeof(acRare{}))
 )
 
 // fileCost returns the bound that Cost returns for f, whose text is
@@ -78,16 +72,17 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 	}
 	// Bindings: one for each name and for "*" and no group, each with its
 	// parts, at most one for each name of a group naming its token; the
-	// last one asked for; the map of them, and of the compiled parts; the
-	// set of names, lower-cased.
+	// last one asked for; the array of them, and of the parts by group;
+	// the array of names, lower-cased.
 	names := 0
 	for i := range f.groups {
 		for _, a := range f.groups[i].agents {
 			names++
-			c += allocSize(len(a.name)) + mapEntry
+			c += allocSize(len(a.name))
 		}
 	}
-	c += int64(names+2)*(allocSize(sizeBinding)+mapEntry+allocSize(2*8)) + 3*mapBase + allocSize(sizeToken)
+	c += int64(names+2)*(allocSize(sizeBinding)+allocSize(2*8)) + allocSize((names+2)*8) + allocSize(sizeToken) +
+		allocSize(len(f.groups)*8) + allocSize(names*sizeString)
 	for i := range f.groups {
 		g := &f.groups[i]
 		if len(g.agents) > 0 {
@@ -98,14 +93,10 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 }
 
 // groupCost returns a bound of what compiling g keeps, as a part of its
-// own or of the part of the groups that give its names: the key of the
-// part, its rules gathered, the part and its matcher.
+// own or of the part of the groups that give its names: its rules
+// gathered, the part and its matcher.
 func groupCost(g *robotsGroup) int64 {
-	key := len(g.agents)
-	for _, a := range g.agents {
-		key += len(a.name)
-	}
-	c := allocSize(key) + mapEntry + allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
+	c := allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
 	if len(g.usage) > 0 {
 		c += allocSize(2 * len(g.usage) * sizeUsageRule) // gathered with the groups that give its names
 	}
@@ -162,11 +153,12 @@ func matcherCost(rules []fileRule) int64 {
 // prefixes are at most nodes nodes, the root too: a node and an entry of
 // outs for each, and one more; two bits and two counts for each 64; 32
 // bytes for each node of more than wideKids children; the root's table;
-// and 4 bytes a literal for the cut ones.
+// and 5 bytes a literal for the cut ones.
 func automatonCost(nodes, lits int64) int64 {
 	words := int((nodes + 63) / 64)
-	return allocSize(sizeAutomaton) + allocSize(512) + allocSize(int(nodes+1)*sizeNode) + allocSize(int(nodes+1)*sizeOut) +
-		2*(allocSize(8*words)+allocSize(4*words)) + allocSize(32*int(nodes/(wideKids+1))) + allocSize(4*int(lits))
+	return allocSize(sizeAutomaton) + allocSize(sizeRare) + allocSize(256) + allocSize(int(nodes+1)*sizeNode) +
+		allocSize(int(nodes+1)*sizeOut) + 2*(allocSize(8*words)+allocSize(4*words)) +
+		allocSize(32*int(nodes/(wideKids+1))) + allocSize(4*int(lits)) + allocSize(int(lits))
 }
 
 // litBound bounds the literals of patterns, pieces and tails, and the
@@ -177,7 +169,7 @@ type litBound struct {
 	ones, twos int64 // literals of one and two octets
 	longer     int64 // of more
 	prefixes   int64 // a bound of the nodes of those longer ones
-	border     []int32
+	grouped    int64 // another
 }
 
 func (b *litBound) add(lit string) {
@@ -189,23 +181,27 @@ func (b *litBound) add(lit string) {
 		b.twos++
 	default:
 		b.longer++
-		b.prefixes += int64(b.prefixNodes(lit, size))
+		shared, grouped := b.prefixNodes(lit, size)
+		b.prefixes += int64(shared)
+		b.grouped += int64(grouped)
 	}
 }
 
-// prefixNodes returns a bound of what a literal of size octets in normal
-// form adds to the nodes of an automaton: its node's octets, less half of
-// those that it shares with others, which are a node for two literals at
-// least (newAutomaton). A literal cut keeps minKept octets, all but its
-// last maxCut, or one more than it shares, s: of those nodes at most
-// max(minKept, size-maxCut) - s/2, or 1 + s/2 when it keeps s+1, less than
-// size.
-func (b *litBound) prefixNodes(lit string, size int) int {
-	t := max(size-maxCut, minKept)
-	if t >= size || size != len(lit) || periodic(lit[:t], &b.border) {
-		return size // not cut, or not told
+// prefixNodes returns bounds of what a literal of size octets in normal
+// form adds to the nodes of an automaton (newAutomaton), in two ways. Its
+// nodes but those of literals cut at another: its node's octets, less
+// half of those that it shares with others, s, since those are a node for
+// two literals at least: max(minKept, size-maxCut) - s/2 when it is cut
+// there, 1 + s/2 when it is cut at s+1 octets, and size - s/2 when it
+// is not. Or its nodes but those shared with cutGroup others or more,
+// counted a part for each: the first minKept-1, those before its last
+// maxCut, its node and its cut node, and a (cutGroup+1)th of the others.
+// A literal that shortPeriod tells is never cut adds its octets.
+func (b *litBound) prefixNodes(lit string, size int) (shared, grouped int) {
+	if size <= minKept || size != len(lit) || shortPeriod(lit[:minKept]) {
+		return size, size // not cut, or not told
 	}
-	return max(t, size/2+1)
+	return max(size-maxCut, minKept, size/2+1), min(size, minKept+1+max(0, size-maxCut-minKept)+size/(cutGroup+1))
 }
 
 func (b *litBound) distinct() int { return int(min(b.ones, 256) + min(b.twos, 1<<16) + b.longer) }
@@ -213,5 +209,5 @@ func (b *litBound) distinct() int { return int(min(b.ones, 256) + min(b.twos, 1<
 // nodes returns a bound of the nodes of the literals' automaton, the root
 // too.
 func (b *litBound) nodes() int64 {
-	return 1 + min(b.ones, 256) + min(2*b.twos, 256+1<<16) + b.prefixes
+	return 1 + min(b.ones, 256) + min(2*b.twos, 256+1<<16) + min(b.prefixes, b.grouped)
 }

@@ -354,8 +354,10 @@ func engineSize(m *ruleMatcher) int {
 	if a := m.ac; a != nil {
 		n += int(unsafe.Sizeof(*a)) + int(unsafe.Sizeof(*a.root))
 		n += cap(a.nodes) * int(unsafe.Sizeof(acNode{}))
-		n += (cap(a.outBits)+cap(a.wideBits))*8 + (cap(a.outRank)+cap(a.wideRank)+cap(a.last4))*4
-		n += cap(a.outs)*int(unsafe.Sizeof(acOut{})) + cap(a.wide)*32
+		n += cap(a.outBits)*8 + cap(a.outRank)*4 + cap(a.outs)*int(unsafe.Sizeof(acOut{}))
+		if r := a.acRare; r != nil {
+			n += int(unsafe.Sizeof(*r)) + cap(r.wideBits)*8 + (cap(r.wideRank)+cap(r.last4))*4 + cap(r.cutTail) + cap(r.wide)*32
+		}
 	}
 	return n
 }

@@ -121,23 +121,6 @@ func (g *robotsGroup) agentNames() []string {
 	return names
 }
 
-// key returns the names of the group, lower-cased, with a new line
-// between two: the same for the groups that give the same names in the
-// same order.
-func (g *robotsGroup) key() string {
-	if len(g.agents) == 1 {
-		return strings.ToLower(g.agents[0].name) // no copy of a name in lower case
-	}
-	var b strings.Builder
-	for i, a := range g.agents {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(a.name)
-	}
-	return strings.ToLower(b.String())
-}
-
 // sameNames reports whether g gives the names that o gives, in the same
 // order, compared without regard to case: whether the two have one key.
 func (g *robotsGroup) sameNames(o *robotsGroup) bool {

@@ -43,7 +43,12 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 						s = lo
 						break
 					}
-				} else if t := a.kid(s, lo, hi, c); t != 0 {
+				} else if nodes[s].fail&acWide == 0 {
+					if t := a.search(lo, hi, c); t != 0 {
+						s = t
+						break
+					}
+				} else if t := a.wideKid(s, lo, c); t != 0 {
 					s = t
 					break
 				}
@@ -127,10 +132,12 @@ func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
 	}
 	for cut != 0 {
 		o := &a.outs[cut]
-		l, size := o.lit&acFirst, o.lit>>24
-		if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[l] &&
-			(size <= 4 || path[end:e-4] == m.lits[l][int32(len(m.lits[l]))-size:len(m.lits[l])-4]) {
-			m.mark(st, l, e)
+		for l, to := o.lit&acFirst, o.lit&acFirst+o.lit>>24; l < to; l++ {
+			size := int32(a.cutTail[l])
+			if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[l] &&
+				(size <= 4 || path[end:e-4] == m.lits[l][int32(len(m.lits[l]))-size:len(m.lits[l])-4]) {
+				m.mark(st, l, e)
+			}
 		}
 		cut = o.cut
 	}
