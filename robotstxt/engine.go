@@ -58,18 +58,22 @@ import (
 //
 // The compiled form shares the rules' text and adds 40 bytes a distinct
 // head, 28 bytes a pattern with a '*' and 4 bytes a piece, 24 bytes a
-// distinct piece or tail, 16 bytes a node of the automaton, at most one an
-// octet of those literals, and 512 bytes for the automaton's root. That is
-// linear in the rules: for the 500 KiB files of engine_bench_test.go, 1.2
-// times the bytes of the rules' lines for plain rules, 3.4 for distinct
-// "/*x<N>*y$" rules and 12 for rules of random 12-octet pieces, the most
-// found (TestRuleMatcherSize). A decision also borrows scratch space, 24
-// bytes a literal, from a sync.Pool.
+// distinct piece or tail; and for more than fewLits of those, which scan
+// otherwise finds by searching the path, an automaton (ahocorasick.go) of
+// 8 bytes a node, 12 more a node where a literal ends, at most a node an
+// octet of those literals but of the tails that it cuts, and 256 bytes for
+// its root. That is linear in the rules: for the 500 KiB files of
+// engine_bench_test.go, 1.1 times the bytes of the rules' lines for plain
+// rules, 3.7 for distinct "/*x<N>*y$" rules and 6.3 for rules of random
+// 12-octet pieces (TestRuleMatcherSize). A decision also borrows scratch
+// space, 24 bytes a literal, from a sync.Pool.
 //
 // A decision allocates nothing and gives nothing up. For a path of n
 // octets and h distinct heads it costs O(n log h) to find the heads, and
-// at most 2n steps of the automaton, and a step for each literal and block
-// it ends in, at most 64 a literal, to record. Then each pattern tried is
+// at most 2n steps of the automaton, a comparison of the tails of at most
+// cutGroup literals that it cuts, of 4 octets and seldom up to 32, for an
+// octet at most, and a step for each literal and block it ends in, at most
+// 64 a literal, to record. Then each pattern tried is
 // tried once, and places at most one piece a piece it has and an octet of
 // the path; a placement costs a few comparisons, or a search of at most
 // two blocks of max(64, n/64) octets. The searches of one try are of
