@@ -318,6 +318,12 @@ func (a *automaton) search(lo, hi int32, c byte) int32 {
 	if lo == hi || c < a.nodes[lo].label() || c > a.nodes[hi-1].label() {
 		return 0
 	}
+	return a.searchWithin(lo, hi, c)
+}
+
+// searchWithin does the work of search once c is known to be within the
+// labels of nodes[lo:hi]: apart, so that search's first test is inlined.
+func (a *automaton) searchWithin(lo, hi int32, c byte) int32 {
 	for hi-lo > 4 {
 		mid := int32(uint32(lo+hi) >> 1)
 		if a.nodes[mid].label() <= c {

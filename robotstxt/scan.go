@@ -43,14 +43,17 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 						s = lo
 						break
 					}
-				} else if nodes[s].fail&acWide == 0 {
-					if t := a.search(lo, hi, c); t != 0 {
+				} else if lo < hi && c >= nodes[lo].label() && c <= nodes[hi-1].label() { // search's first test, inlined
+					var t int32
+					if nodes[s].fail&acWide == 0 {
+						t = a.searchWithin(lo, hi, c)
+					} else {
+						t = a.wideKid(s, lo, c)
+					}
+					if t != 0 {
 						s = t
 						break
 					}
-				} else if t := a.wideKid(s, lo, c); t != 0 {
-					s = t
-					break
 				}
 				if s = nodes[s].suffix(); s == 0 {
 					s = int32(root[c])
