@@ -22,10 +22,15 @@ func (r *File) Cost() int64 { return r.file.cost }
 // allocSize returns at least the bytes that Go's allocator takes for an
 // object of n bytes. Its size classes round a small object up by less
 // than half, 33 bytes to 48 at worst; one past 32 KiB takes whole pages
-// of 8 KiB. n/4+16 more covers both, and allocSize(a+b) is at most
-// allocSize(a)+allocSize(b), so that a bound may count the parts of what
-// is allocated whole.
-func allocSize(n int) int64 { return int64(n + n/4 + 16) }
+// of 8 KiB. n/4+16 more covers the first, 8 KiB more the second, and
+// allocSize(a+b) is at most allocSize(a)+allocSize(b), so that a bound may
+// count the parts of what is allocated whole.
+func allocSize(n int) int64 {
+	if n > 32<<10 {
+		return int64(n + 8<<10)
+	}
+	return int64(n + n/4 + 16)
+}
 
 // The sizes of the types that a File keeps.
 const (
@@ -44,13 +49,9 @@ const (
 	sizeWild       = int(unsafe.Sizeof(wildRule{}))
 	sizeRef        = int(unsafe.Sizeof(ruleRef{}))
 	sizeNode       = int(unsafe.Sizeof(acNode{}))
-	// A map keeps at most this many bytes an entry, besides its keys'
-	// text, and mapBase for a map of eight entries or fewer: Go's maps
-	// hold entries in groups of eight slots, at most seven eighths full,
-	// and double when they grow (a map[string]*T of 500 to 4,000 entries
-	// measures 55 bytes an entry).
-	mapEntry = 80
-	mapBase  = 512
+	sizeOut        = int(unsafe.Sizeof(acOut{}))
+	sizeAutomaton  = int(unsafe.Sizeof(automaton{}))
+	sizeRare       = int(unsafe.Sizeof(acRare{}))
 )
 
 // fileCost returns the bound that Cost returns for f, whose text is
@@ -71,16 +72,17 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 	}
 	// Bindings: one for each name and for "*" and no group, each with its
 	// parts, at most one for each name of a group naming its token; the
-	// last one asked for; the map of them, and of the compiled parts; the
-	// set of names, lower-cased.
+	// last one asked for; the array of them, and of the parts by group;
+	// the array of names, lower-cased.
 	names := 0
 	for i := range f.groups {
 		for _, a := range f.groups[i].agents {
 			names++
-			c += allocSize(len(a.name)) + mapEntry
+			c += allocSize(len(a.name))
 		}
 	}
-	c += int64(names+2)*(allocSize(sizeBinding)+mapEntry+allocSize(2*8)) + 3*mapBase + allocSize(sizeToken)
+	c += int64(names+2)*(allocSize(sizeBinding)+allocSize(2*8)) + allocSize((names+2)*8) + allocSize(sizeToken) +
+		allocSize(len(f.groups)*8) + allocSize(names*sizeString)
 	for i := range f.groups {
 		g := &f.groups[i]
 		if len(g.agents) > 0 {
@@ -91,14 +93,10 @@ func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64)
 }
 
 // groupCost returns a bound of what compiling g keeps, as a part of its
-// own or of the part of the groups that give its names: the key of the
-// part, its rules gathered, the part and its matcher.
+// own or of the part of the groups that give its names: its rules
+// gathered, the part and its matcher.
 func groupCost(g *robotsGroup) int64 {
-	key := len(g.agents)
-	for _, a := range g.agents {
-		key += len(a.name)
-	}
-	c := allocSize(key) + mapEntry + allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
+	c := allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
 	if len(g.usage) > 0 {
 		c += allocSize(2 * len(g.usage) * sizeUsageRule) // gathered with the groups that give its names
 	}
@@ -110,30 +108,107 @@ func groupCost(g *robotsGroup) int64 {
 
 // matcherCost returns a bound of what compileRules(rules) keeps: the
 // matcher, for each head its key, parent and two best rules; and for the
-// patterns with a '*', each one's wildRule, its pieces, the literals with their keys and best rank, and the
-// automaton, a node for each octet of the literals, which follow the head.
-// A pattern with a '$' that is not its last octet keeps two copies of its
-// body, with each '$' written "%24".
+// patterns with a '*', each one's wildRule, its pieces, the literals with
+// their keys and best rank; and for more than fewLits literals the
+// automaton (automatonCost). A pattern with a '$' that is not its last
+// octet keeps two copies of its body, with each such '$' written "%24".
 func matcherCost(rules []fileRule) int64 {
-	n, wild, pieces, litOctets, copies := len(rules), 0, 0, 0, int64(0)
+	n, wild, pieces := len(rules), 0, 0
+	var copies int64
+	var lits litBound
 	for _, r := range rules {
-		size := len(r.pattern)
-		if strings.IndexByte(strings.TrimSuffix(r.pattern, "$"), '$') >= 0 {
-			size *= 3
-			copies += 2 * allocSize(size)
+		body, anchored := strings.CutSuffix(r.pattern, "$")
+		if inner := strings.Count(body, "$"); inner > 0 {
+			copies += 2 * allocSize(len(body)+2*inner)
 		}
-		if stars := strings.Count(r.pattern, "*"); stars > 0 {
-			wild++
-			pieces += stars
-			litOctets += size - strings.IndexByte(r.pattern, '*') - stars // after the head
+		star := strings.IndexByte(body, '*')
+		if star < 0 {
+			continue
+		}
+		wild++
+		for rest, more := body[star+1:], true; more; {
+			var piece string
+			piece, rest, more = strings.Cut(rest, "*")
+			if piece == "" {
+				continue
+			}
+			if more || !anchored {
+				pieces++
+			}
+			lits.add(piece)
 		}
 	}
 	c := allocSize(sizeMatcher) + allocSize(n*sizeString) + allocSize(4*n) + allocSize(2*n*sizeRef) + copies
 	if wild > 0 {
-		lits := pieces + wild
-		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(lits*sizeString) +
-			allocSize(4*(n+lits+1)) + allocSize(4*lits) + allocSize(512) + allocSize((litOctets+2)*sizeNode)
-		c += allocSize(4 * lits) // each literal's next on its chain (ruleMatcher.suffixes)
+		l := lits.distinct()
+		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(4*(n+l+1)) + allocSize(4*l) + allocSize(l*sizeString)
+		if l > fewLits {
+			c += automatonCost(lits.nodes(), int64(l))
+			c += allocSize(4 * l) // each literal's next on its chain (ruleMatcher.suffixes)
+		}
 	}
 	return c
+}
+
+// automatonCost returns what newAutomaton keeps for lits literals whose
+// prefixes are at most nodes nodes, the root too: a node and an entry of
+// outs for each, and one more; two bits and two counts for each 64; 32
+// bytes for each node of more than wideKids children; the root's table;
+// and 5 bytes a literal for the cut ones.
+func automatonCost(nodes, lits int64) int64 {
+	words := int((nodes + 63) / 64)
+	return allocSize(sizeAutomaton) + allocSize(sizeRare) + allocSize(256) + allocSize(int(nodes+1)*sizeNode) +
+		allocSize(int(nodes+1)*sizeOut) + 2*(allocSize(8*words)+allocSize(4*words)) +
+		allocSize(32*int(nodes/(wideKids+1))) + allocSize(4*int(lits)) + allocSize(int(lits))
+}
+
+// litBound bounds the literals of patterns, pieces and tails, and the
+// nodes of their automaton, one literal at a time, whether or not it is
+// distinct from the others: of one octet there are at most 256, and of
+// two 65,536.
+type litBound struct {
+	ones, twos int64 // literals of one and two octets
+	longer     int64 // of more
+	prefixes   int64 // a bound of the nodes of those longer ones
+	grouped    int64 // another
+}
+
+func (b *litBound) add(lit string) {
+	size := len(lit) + 2*strings.Count(lit, "$")
+	switch size {
+	case 1:
+		b.ones++
+	case 2:
+		b.twos++
+	default:
+		b.longer++
+		shared, grouped := b.prefixNodes(lit, size)
+		b.prefixes += int64(shared)
+		b.grouped += int64(grouped)
+	}
+}
+
+// prefixNodes returns bounds of what a literal of size octets in normal
+// form adds to the nodes of an automaton (newAutomaton), in two ways. Its
+// nodes but those of literals cut at another: its node's octets, less
+// half of those that it shares with others, s, since those are a node for
+// two literals at least: max(minKept, size-maxCut) - s/2 when it is cut
+// there, 1 + s/2 when it is cut at s+1 octets, and size - s/2 when it
+// is not. Or its nodes but those shared with cutGroup others or more,
+// counted a part for each: the first minKept-1, those before its last
+// maxCut, its node and its cut node, and a (cutGroup+1)th of the others.
+// A literal that shortPeriod tells is never cut adds its octets.
+func (b *litBound) prefixNodes(lit string, size int) (shared, grouped int) {
+	if size <= minKept || size != len(lit) || shortPeriod(lit[:minKept]) {
+		return size, size // not cut, or not told
+	}
+	return max(size-maxCut, minKept, size/2+1), min(size, minKept+1+max(0, size-maxCut-minKept)+size/(cutGroup+1))
+}
+
+func (b *litBound) distinct() int { return int(min(b.ones, 256) + min(b.twos, 1<<16) + b.longer) }
+
+// nodes returns a bound of the nodes of the literals' automaton, the root
+// too.
+func (b *litBound) nodes() int64 {
+	return 1 + min(b.ones, 256) + min(2*b.twos, 256+1<<16) + min(b.prefixes, b.grouped)
 }

@@ -63,30 +63,34 @@ import (
 // # Cost
 //
 // The compiled form shares the rules' text and adds 40 bytes a distinct
-// head, 28 bytes a pattern with a '*' and 4 bytes a piece, 28 bytes a
-// distinct piece or tail, 16 bytes a node of the automaton, at most one an
-// octet of those literals, and 512 bytes for the automaton's root. That is
-// linear in the rules: for the 500 KiB files of engine_bench_test.go, 1.2
-// times the bytes of the rules' lines for plain rules, 3.4 for distinct
-// "/*x<N>*y$" rules and 12 for rules of random 12-octet pieces, the most
-// found (TestRuleMatcherSize). A decision also borrows scratch space, 48
-// bytes a literal, the bitmaps of ends, n/64+1 words a literal and 512 KiB
-// at most, and the tables of next ends, 2n bytes a literal and 64 KiB at
-// most, from a sync.Pool.
+// head, 28 bytes a pattern with a '*' and 4 bytes a piece, 24 bytes a
+// distinct piece or tail; and for more than fewLits of those, which scan
+// otherwise finds by searching the path, 4 bytes a literal for its chain
+// and an automaton (ahocorasick.go) of 8 bytes a node, 12 more a node
+// where a literal ends, at most a node an octet of those literals but of
+// the tails that it cuts, and 256 bytes for its root. That is linear in
+// the rules: for the 500 KiB files of engine_bench_test.go, 1.1 times the
+// bytes of the rules' lines for plain rules, 3.7 for distinct "/*x<N>*y$"
+// rules and 6.3 for rules of random 12-octet pieces (TestRuleMatcherSize).
+// A decision also borrows scratch space, 48 bytes a literal, the bitmaps
+// of ends, n/64+1 words a literal and 512 KiB at most, and the tables of
+// next ends, 2n bytes a literal and 64 KiB at most, from a sync.Pool.
 //
 // A decision allocates nothing and gives nothing up. For a path of n
 // octets and h distinct heads it costs O(n log h) to find the heads; at
-// most 2n steps of the automaton and a step an octet where a literal ends
-// to record; then a step for each literal that occurs, and past that at
-// most one for each literal and block it ends in, 64 a literal, to hand
-// the records down the chains (spread). Then each pattern tried is tried
-// once, and places at most one piece a piece it has and an octet of the
-// path; a placement costs a few comparisons, a lookup in a table or a
-// bitmap, or a search of at most two blocks of max(64, n/64) octets, and
-// the searches for a literal of at most 64 octets cost at most twice the
-// octets of its blocks, and two blocks more, before its ends are found,
-// which costs those octets once more. So a decision costs O(n + L + F + S)
-// for L distinct literals and F octets of patterns, where S, the octets
+// most 2n steps of the automaton, a step an octet where a literal ends to
+// record, and a comparison of the tails of at most cutGroup literals that
+// it cuts, of 4 octets and seldom up to 32, an octet at most; then a step
+// for each literal that occurs, and past that at most one for each
+// literal and block it ends in, 64 a literal, to hand the records down
+// the chains (spread). Then each pattern tried is tried once, and places
+// at most one piece a piece it has and an octet of the path; a placement
+// costs a few comparisons, a lookup in a table or a bitmap, or a search
+// of at most two blocks of max(64, n/64) octets, and the searches for a
+// literal of at most 64 octets cost at most twice the octets of its
+// blocks, and two blocks more, before its ends are found, which costs
+// those octets once more. So a decision costs O(n + L + F + S) for L
+// distinct literals and F octets of patterns, where S, the octets
 // searched, is at most 5n a literal of at most 64 octets, and a piece's
 // octets and two blocks a longer piece placed. BenchmarkEngineWorst times
 // the worst files found, with paths of 2, 16 and 32 KiB.
@@ -101,12 +105,12 @@ type ruleMatcher struct {
 	wild     []wildRule
 	headKeys []int32
 	litKeys  []int32
-	litTop   []int32  // per literal: the rank of the best pattern filed under it; -1 if none
-	pieces   []int32  // the pieces of wild, as literal indexes, rule after rule
-	lits     []string // the distinct pieces and tails, sorted
-	ac       automaton
-	suffixes []int32 // per literal: the longest other literal that is a suffix of it; -1 if none
-	maxWild  ruleRef // the best of wild, whether or not it matches; none if empty
+	litTop   []int32    // per literal: the rank of the best pattern filed under it; -1 if none
+	pieces   []int32    // the pieces of wild, as literal indexes, rule after rule
+	lits     []string   // the distinct pieces and tails, sorted
+	ac       *automaton // nil for fewLits literals or fewer, which scan finds by searching
+	suffixes []int32    // with ac, per whole literal: the longest other whole literal that is a suffix of it; -1 if none
+	maxWild  ruleRef    // the best of wild, whether or not it matches; none if empty
 }
 
 // ruleRef names a rule with its rank: twice the length of its pattern,
@@ -271,24 +275,24 @@ func compileRules(rules []fileRule) *ruleMatcher {
 		}
 	}
 	m.fileWild(wild, pieces)
-	if len(m.lits) > 0 {
+	if len(m.lits) > fewLits {
 		m.ac = newAutomaton(m.lits)
-		m.suffixes = suffixLinks(&m.ac, len(m.lits))
+		m.suffixes = suffixLinks(m.ac, len(m.lits))
 	}
 	return m
 }
 
-// suffixLinks returns, for each literal of a, the longest other literal
-// that is a suffix of it, or -1 if none: the next literal of its chain
-// (scan).
+// suffixLinks returns, for each whole literal of a, the longest other
+// whole literal that is a suffix of it, or -1 if none: the next literal
+// of its chain (scan). A cut literal has -1: scan finds it apart.
 func suffixLinks(a *automaton, lits int) []int32 {
 	links := make([]int32, lits)
-	for v := range a.nodes[:len(a.nodes)-1] {
-		if out := a.nodes[v].out; out < 0 {
-			links[-1-out] = -1
-			if u := a.literalNode(a.nodes[v].fail); u != 0 {
-				links[-1-out] = -1 - a.nodes[u].out
-			}
+	for i := range links {
+		links[i] = -1
+	}
+	for _, o := range a.outs[1:] {
+		if o.lit >= 0 && o.lit>>24 == 0 && o.whole != 0 {
+			links[o.lit] = a.outs[o.whole].lit
 		}
 	}
 	return links

@@ -35,7 +35,7 @@ func (g *Group) CrawlDelay() time.Duration { return g.delay }
 
 // NumRules returns the number of the group's Allow and Disallow rules. A
 // group with none allows every path, so a caller can skip building one.
-func (g *Group) NumRules() int { return g.rules }
+func (g *Group) NumRules() int { return int(g.rules) }
 
 // Decide decides whether the group lets a crawler fetch path, a URI's
 // escaped path and query ([url.URL.RequestURI]), as RFC 9309 §2.2.2 and

@@ -121,23 +121,6 @@ func (g *robotsGroup) agentNames() []string {
 	return names
 }
 
-// key returns the names of the group, lower-cased, with a new line
-// between two: the same for the groups that give the same names in the
-// same order.
-func (g *robotsGroup) key() string {
-	if len(g.agents) == 1 {
-		return strings.ToLower(g.agents[0].name) // no copy of a name in lower case
-	}
-	var b strings.Builder
-	for i, a := range g.agents {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(a.name)
-	}
-	return strings.ToLower(b.String())
-}
-
 // sameNames reports whether g gives the names that o gives, in the same
 // order, compared without regard to case: whether the two have one key.
 func (g *robotsGroup) sameNames(o *robotsGroup) bool {
@@ -553,8 +536,24 @@ func normalize(p string, bare *byteSet) string {
 	if i == len(p) {
 		return p
 	}
+	size := i // of the normal form, so that it takes no more memory than its octets
+	for j := i; j < len(p); j++ {
+		c := p[j]
+		switch {
+		case c == '%' && j+2 < len(p) && isHex(p[j+1]) && isHex(p[j+2]):
+			size += 3
+			if isUnreserved(unhex(p[j+1])<<4 | unhex(p[j+2])) {
+				size -= 2
+			}
+			j += 2
+		case bare[c]:
+			size++
+		default:
+			size += 3
+		}
+	}
 	var b strings.Builder
-	b.Grow(len(p) + 8)
+	b.Grow(size)
 	b.WriteString(p[:i])
 	for ; i < len(p); i++ {
 		c := p[i]

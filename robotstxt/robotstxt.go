@@ -1,7 +1,6 @@
 package robotstxt
 
 import (
-	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,19 +16,20 @@ import (
 type File struct {
 	file *robotsFile
 
-	// classes holds the groups compiled so far, by the names they give:
-	// the groups that give the same names always bind together, and are
-	// compiled together once, however many names they have and however
-	// many bindings share them. Guarded by mu.
-	classes map[string]*groupPart
-	// bound holds the bindings made so far, by the group token that
-	// binds: read without a lock on every decision, replaced by a copy
-	// with one more under mu.
-	bound atomic.Pointer[map[string]*Group]
+	// classes holds the parts made so far, by the index of each of their
+	// groups: the groups that give the same names always bind together,
+	// and are compiled together once, however many names they have and
+	// however many bindings share them. Guarded by mu.
+	classes []*groupPart
+	// bound holds the bindings made so far, in the order of the group
+	// token that binds (lookupBound): read without a lock on every
+	// decision, replaced by a copy with one more under mu. A sorted array
+	// takes 8 bytes a binding, where a map would take 40 or more.
+	bound atomic.Pointer[[]*Group]
 	// named holds the product tokens that some group names, lower-cased,
-	// once a second binding is made: a File bound once, as one decided
-	// from scratch is, looks its names over instead.
-	named atomic.Pointer[map[string]bool]
+	// sorted and each once, once a second binding is made: a File bound
+	// once, as one decided from scratch is, looks its names over instead.
+	named atomic.Pointer[[]string]
 	mu    sync.Mutex // serialises compiling and binding
 
 	// last is the User-Agent or token asked for last, its product token
@@ -62,8 +62,8 @@ type Group struct {
 	// common case, which a decision reaches in one step.
 	single atomic.Pointer[ruleMatcher]
 	delay  time.Duration
-	rules  int
-	usage  int // Content-Usage rules and Content-Signal lines, in all parts
+	rules  int32
+	usage  int32 // Content-Usage rules and Content-Signal lines, in all parts
 	// tooComplex tells that the group's rules hold more than maxWildOctets
 	// octets of patterns with a '*': it decides no path (Group.Err).
 	tooComplex bool
@@ -88,7 +88,11 @@ const maxWildOctets = 3 * 512 << 10
 type groupPart struct {
 	rules  []fileRule
 	usage  []UsageRule // Content-Usage rules and Content-Signal lines (usage_rules.go)
-	linear int         // the units that linearMatch spends before searching the path
+	linear int32       // the units that linearMatch spends before searching the path
+	// tiny tells a part of tinyRules rules or fewer, short and with no
+	// '$' but at their ends, which is never compiled: trying each rule in
+	// turn decides as fast as a matcher would, and allocates nothing.
+	tiny bool
 
 	uses    atomic.Int32 // decisions asked of the part
 	once    sync.Once    // compiles it
@@ -98,13 +102,32 @@ type groupPart struct {
 // linearDecisions is how many decisions a part makes before it compiles.
 const linearDecisions = 3
 
-// newGroupPart returns the part of rules, not compiled.
-func newGroupPart(rules []fileRule) *groupPart {
-	p := &groupPart{rules: rules}
+// tinyRules is the most rules of a part that is never compiled.
+const tinyRules = 4
+
+// setRules makes p the part of rules, not compiled.
+func (p *groupPart) setRules(rules []fileRule) {
+	p.rules, p.tiny = rules, len(rules) <= tinyRules
 	for i := range rules {
-		p.linear += linearUnits(&rules[i])
+		p.linear += int32(linearUnits(&rules[i]))
+		if body := strings.TrimSuffix(rules[i].pattern, "$"); len(body) > 128 || strings.IndexByte(body, '$') >= 0 {
+			p.tiny = false
+		}
 	}
-	return p
+}
+
+// matchTiny returns the rule of a tiny part that decides target, a path
+// in normal form, as ruleMatcher.match does, by trying each rule in turn.
+func (p *groupPart) matchTiny(target string) ruleRef {
+	best := noRule
+	units := 0
+	for i := range p.rules {
+		r := &p.rules[i]
+		if ref := (ruleRef{rank: rankOf(r), rule: int32(i)}); r.pattern != "" && ref.beats(best) && globMatches(r.pattern, target, &units) {
+			best = ref
+		}
+	}
+	return best
 }
 
 // match returns the rule of the part that decides target, a path in
@@ -112,6 +135,9 @@ func newGroupPart(rules []fileRule) *groupPart {
 func (p *groupPart) match(target string) ruleRef {
 	if m := p.matcher.Load(); m != nil {
 		return m.match(target)
+	}
+	if p.tiny {
+		return p.matchTiny(target)
 	}
 	if p.uses.Add(1) <= linearDecisions && p.linear <= linearLimit {
 		if ref, ok := linearMatch(p.rules, target); ok {
@@ -250,7 +276,7 @@ func (r *File) binding(userAgent string) *tokenBinding {
 func (r *File) bindGroup(token string) *Group {
 	bound := r.bound.Load()
 	if bound != nil {
-		if b := (*bound)[token]; b != nil && token != "" {
+		if b := lookupBound(*bound, token); b != nil && token != "" {
 			return b // a token that some group names
 		}
 	}
@@ -262,7 +288,7 @@ func (r *File) bindGroup(token string) *Group {
 		group = "*"
 	}
 	if bound != nil {
-		if b := (*bound)[group]; b != nil {
+		if b := lookupBound(*bound, group); b != nil {
 			return b
 		}
 	}
@@ -270,7 +296,7 @@ func (r *File) bindGroup(token string) *Group {
 	defer r.mu.Unlock()
 	old := r.bound.Load()
 	if old != nil {
-		if b := (*old)[group]; b != nil {
+		if b := lookupBound(*old, group); b != nil {
 			return b // bound while this call waited
 		}
 	}
@@ -282,13 +308,15 @@ func (r *File) bindGroup(token string) *Group {
 			continue
 		}
 		b.delay = max(b.delay, g.crawlDelay)
-		b.rules += len(g.rules)
+		b.rules += int32(len(g.rules))
 		octets += g.octets
-		b.usage += len(g.usage)
-		key := g.key()
-		part := r.classes[key]
-		if part == nil {
-			part = r.compileClass(key, i)
+		b.usage += int32(len(g.usage))
+		if r.classes == nil {
+			r.classes = make([]*groupPart, len(r.file.groups))
+		}
+		part := r.classes[i]
+		if part == nil { // the first group that gives its names
+			part = r.compileClass(i)
 		} else if slices.Contains(b.parts, part) {
 			continue
 		}
@@ -303,34 +331,58 @@ func (r *File) bindGroup(token string) *Group {
 		}
 		b.tooComplex = wild > maxWildOctets
 	}
-	m := make(map[string]*Group, 1)
+	var list []*Group
 	if old != nil {
-		maps.Copy(m, *old)
+		list = *old
 	}
-	m[group] = b
-	r.bound.Store(&m)
-	if len(m) == 2 {
-		named := make(map[string]bool)
+	at, _ := slices.BinarySearchFunc(list, group, func(g *Group, t string) int { return strings.Compare(g.group, t) })
+	list = append(append(append(make([]*Group, 0, len(list)+1), list[:at]...), b), list[at:]...) // a copy
+	r.bound.Store(&list)
+	if len(list) == 2 {
+		var named []string
 		for i := range r.file.groups {
 			for _, a := range r.file.groups[i].agents {
-				named[strings.ToLower(a.name)] = true
+				named = append(named, strings.ToLower(a.name))
 			}
 		}
+		slices.Sort(named)
+		named = slices.Clone(slices.Compact(named)) // to its size
 		r.named.Store(&named)
 	}
 	return b
 }
 
-// compileClass makes the part of the groups that give the names of key,
-// the first of them at index first, and keeps it in r.classes. r.mu is
-// held.
-func (r *File) compileClass(key string, first int) *groupPart {
+// lookupBound returns the Group of list, sorted by group token, that
+// token binds, or nil.
+func lookupBound(list []*Group, token string) *Group {
+	lo, hi := 0, len(list)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		switch g := list[mid]; {
+		case g.group == token:
+			return g
+		case g.group < token:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return nil
+}
+
+// compileClass makes the part of the groups that give the names of the
+// group at index first, the first of them, and keeps it in r.classes at
+// the index of each. r.mu is held.
+func (r *File) compileClass(first int) *groupPart {
+	part := new(groupPart)
+	r.classes[first] = part
 	rules, usage := r.file.groups[first].rules, r.file.groups[first].usage
 	for i := first + 1; i < len(r.file.groups); i++ {
 		g := &r.file.groups[i]
-		if len(g.rules) == 0 && len(g.usage) == 0 || !g.sameNames(&r.file.groups[first]) {
+		if !g.sameNames(&r.file.groups[first]) {
 			continue
 		}
+		r.classes[i] = part
 		if len(g.rules) > 0 {
 			rules = append(slices.Clip(rules), g.rules...)
 		}
@@ -338,12 +390,8 @@ func (r *File) compileClass(key string, first int) *groupPart {
 			usage = append(slices.Clip(usage), g.usage...)
 		}
 	}
-	part := newGroupPart(rules)
+	part.setRules(rules)
 	part.usage = usage
-	if r.classes == nil {
-		r.classes = make(map[string]*groupPart)
-	}
-	r.classes[key] = part
 	return part
 }
 
@@ -354,7 +402,8 @@ func (r *File) names(token string) bool {
 		return false
 	}
 	if named := r.named.Load(); named != nil {
-		return (*named)[token]
+		_, found := slices.BinarySearch(*named, token)
+		return found
 	}
 	for i := range r.file.groups {
 		if r.file.groups[i].names(token) {

@@ -11,15 +11,21 @@ import (
 // them. A block is 64 octets, or for a path longer than 4 KiB a 64th of
 // it (blockShift).
 //
-// The literals that end at one place are a chain, each a suffix of the one
-// before. scan records each place for the first of its chain only, the
-// deepest literal that ends there (mark), and then hands each such
-// literal's records down its chain (spread): a step an octet, and a step
-// for each literal and block it ends in at most, however long the chains.
+// The whole literals that end at one place are a chain, each a suffix of
+// the one before. scan records each place for the first of its chain
+// only, the deepest whole literal that ends there (record), and then hands
+// each such literal's records down its chain (spread): a step an octet,
+// and a step for each literal and block it ends in at most, however long
+// the chains. A literal that the automaton cuts is recorded where its
+// prefix's node is reached and its tail follows.
 func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
 	st.shift = blockShift(len(path))
-	a := &m.ac
+	a := m.ac
+	if a == nil {
+		m.scanFew(st, path)
+		return
+	}
 	root, nodes := a.root, a.nodes
 	s := int32(0)
 	for i := 0; i < len(path); i++ {
@@ -35,26 +41,68 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 			s = int32(root[c])
 		} else { // the automaton's step by hand: most nodes within a literal have one child
 			for {
-				if lo, hi := nodes[s].first, nodes[s+1].first; hi-lo == 1 {
-					if nodes[lo].label == c {
+				if lo, hi := nodes[s].first(), nodes[s+1].first(); hi-lo == 1 {
+					if nodes[lo].label() == c {
 						s = lo
 						break
 					}
-				} else if t := a.search(lo, hi, c); t != 0 {
-					s = t
-					break
+				} else if lo < hi && c >= nodes[lo].label() && c <= nodes[hi-1].label() { // search's first test, inlined
+					var t int32
+					if nodes[s].fail&acWide == 0 {
+						t = a.searchWithin(lo, hi, c)
+					} else {
+						t = a.wideKid(s, lo, c)
+					}
+					if t != 0 {
+						s = t
+						break
+					}
 				}
-				if s = nodes[s].fail; s == 0 {
+				if s = nodes[s].suffix(); s == 0 {
 					s = int32(root[c])
 					break
 				}
 			}
 		}
-		if nodes[s].out != 0 { // a literal ends here
-			m.mark(st, int32(i+1), s)
+		if nodes[s].fail&acHasOut != 0 { // a literal ends here, or a cut one's prefix
+			m.record(st, path, int32(i+1), s)
 		}
 	}
 	m.spread(st)
+}
+
+// fewLits is the most literals that a matcher finds without an automaton,
+// by searching the path for each in turn (scanFew): few enough that the
+// searches cost about what a pass of an automaton would, which would take
+// more memory than the group's rules.
+const fewLits = 4
+
+// scanFew does the work of scan for a matcher without an automaton: for
+// each literal, it searches the path for its first occurrence, and then
+// for the first that ends in a later block than the one before, 64
+// searches at most.
+func (m *ruleMatcher) scanFew(st *matchState, path string) {
+	for l, lit := range m.lits {
+		at := index(path, lit)
+		if at < 0 {
+			continue
+		}
+		m.see(st, int32(l), int32(at+len(lit)))
+		ls := &st.lits[l]
+		for {
+			block := uint32(at+len(lit)-1) >> st.shift
+			ls.blocks |= 1 << block
+			from := max(at+1, int(block+1)<<st.shift+1-len(lit)) // where an occurrence that ends in a later block starts, or after
+			if from+len(lit) > len(path) {
+				break
+			}
+			j := index(path[from:], lit)
+			if j < 0 {
+				break
+			}
+			at = from + j
+		}
+	}
 }
 
 // blockShift returns the log₂ of the octets of a block of a path of n
@@ -64,17 +112,51 @@ func blockShift(n int) uint8 {
 	return uint8(max(6, bits.Len(uint(n-1))-6))
 }
 
-// mark records that the deepest literal of state s, which is or has a
-// literal's node, ends at end. The deepest literals are listed in
+// record records the literals that end at end, where scan is in state s,
+// which has outputs, as scan says; and those cut whose prefixes end
+// there, when their cut tails follow in path.
+func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
+	a := m.ac
+	whole, cut := a.chains(a.entry(s))
+	block := uint32(end-1) >> st.shift
+	if whole != 0 {
+		m.markDeepest(st, a.outs[whole].lit, block, end)
+	}
+	for cut != 0 {
+		o := &a.outs[cut]
+		for l, to := o.lit&acFirst, o.lit&acFirst+o.lit>>24; l < to; l++ {
+			size := int32(a.cutTail[l])
+			if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[l] &&
+				(size <= 4 || path[end:e-4] == m.lits[l][int32(len(m.lits[l]))-size:len(m.lits[l])-4]) {
+				m.markCut(st, l, e)
+			}
+		}
+		cut = o.cut
+	}
+}
+
+// markCut records that literal l, which is cut, ends at end. The
+// literals cut are recorded out of order, so that its first end is the
+// least recorded.
+func (m *ruleMatcher) markCut(st *matchState, l, end int32) {
+	ls := &st.lits[l]
+	if ls.seen != st.gen {
+		m.see(st, l, end)
+	}
+	ls.firstEnd = min(ls.firstEnd, end)
+	ls.blocks |= 1 << (uint32(end-1) >> st.shift)
+}
+
+// markDeepest records that whole literal l, the deepest of its chain to
+// end there, ends at end, in block. The deepest literals are listed in
 // st.deepest in the order they first end.
-func (m *ruleMatcher) mark(st *matchState, end, s int32) {
-	l := -1 - m.ac.nodes[m.ac.literalNode(s)].out
+func (m *ruleMatcher) markDeepest(st *matchState, l int32, block uint32, end int32) {
 	ls := &st.lits[l]
 	if ls.seen != st.gen {
 		m.see(st, l, end)
 		st.deepest = append(st.deepest, l)
 	}
-	ls.blocks |= 1 << (uint32(end-1) >> st.shift)
+	ls.blocks |= 1 << block
 }
 
 // see starts the litState of literal l, which first ends at end.

@@ -106,7 +106,7 @@ func (r *File) Usage(userAgent string, u *url.URL) (Usage, error) {
 // NumUsageRules returns the number of the group's Content-Usage rules and
 // Content-Signal lines. A group with none states no preference, so a
 // caller can skip asking it.
-func (g *Group) NumUsageRules() int { return g.usage }
+func (g *Group) NumUsageRules() int { return int(g.usage) }
 
 // Usage returns the usage preferences that the group states for path, a
 // URI's escaped path and query, as [Group.Decide] takes it. It does not
