@@ -56,8 +56,8 @@ const (
 	cutGroup = 4
 )
 
-// acNode is a node: the index of its first child in the low 24 bits of
-// link and the octet that leads to it in the top 8; the index of its
+// acNode is a node: the index of its first child in the top 24 bits of
+// link and the octet that leads to it in the low 8; the index of its
 // longest proper suffix that is a node in the low 31 bits of fail, whose
 // top bit tells that the node has outputs. A part has no more than
 // maxWildOctets octets of literals, and so fewer than 1<<24 nodes.
@@ -73,8 +73,8 @@ const (
 	wideKids = 16
 )
 
-func (n acNode) first() int32  { return int32(n.link & acFirst) }
-func (n acNode) label() byte   { return byte(n.link >> 24) }
+func (n acNode) first() int32  { return int32(n.link >> 8) }
+func (n acNode) label() byte   { return byte(n.link) }
 func (n acNode) suffix() int32 { return int32(n.fail & acFirst) }
 
 // acOut is the outputs of a node, an entry of outs: the entries, on the
@@ -114,7 +114,7 @@ func newAutomaton(lits []string) *automaton {
 	var cutTail []uint8                            // per literal, the octets of its cut tail
 	for v := 0; v < len(spans); v++ {
 		lo, hi, d := spans[v].lo, spans[v].hi, spans[v].depth
-		nodes[v].link |= uint32(len(spans))
+		nodes[v].link |= uint32(len(spans)) << 8
 		if cuttable(lits[lo:hi], d) {
 			if cutTail == nil {
 				cutTail = make([]uint8, len(lits))
@@ -136,7 +136,7 @@ func newAutomaton(lits []string) *automaton {
 				j++
 			}
 			spans = append(spans, span{lo, j, d + 1})
-			nodes = append(nodes, acNode{link: uint32(c) << 24})
+			nodes = append(nodes, acNode{link: uint32(c)})
 			lit = append(lit, -1)
 			lo = j
 		}
@@ -145,7 +145,7 @@ func newAutomaton(lits []string) *automaton {
 		}
 	}
 	nodes = append(slices.Grow([]acNode(nil), len(nodes)+1), nodes...) // copied to its size, and one more
-	nodes = append(nodes, acNode{link: uint32(len(nodes))})
+	nodes = append(nodes, acNode{link: uint32(len(nodes)) << 8})
 	n := int32(len(nodes) - 1)
 	a := &automaton{root: new([256]uint8), nodes: nodes}
 	if nodes[1].first() > 256 {
@@ -319,6 +319,16 @@ func (a *automaton) search(lo, hi int32, c byte) int32 {
 		return 0
 	}
 	return a.searchWithin(lo, hi, c)
+}
+
+// within returns the child by the octet c of node v, n, whose children
+// are nodes[lo:hi] and have labels from below c to above it, or 0: the
+// work of kid once its first test is passed, apart from scan's loop.
+func (a *automaton) within(n acNode, v, lo, hi int32, c byte) int32 {
+	if n.fail&acWide == 0 {
+		return a.searchWithin(lo, hi, c)
+	}
+	return a.wideKid(v, lo, c)
 }
 
 // searchWithin does the work of search once c is known to be within the

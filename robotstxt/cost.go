@@ -141,10 +141,9 @@ func matcherCost(rules []fileRule) int64 {
 	c := allocSize(sizeMatcher) + allocSize(n*sizeString) + allocSize(4*n) + allocSize(2*n*sizeRef) + copies
 	if wild > 0 {
 		l := lits.distinct()
-		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(4*(n+l+1)) + allocSize(4*l) + allocSize(l*sizeString)
+		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(4*(n+l+1)) + allocSize(l*sizeString)
 		if l > fewLits {
 			c += automatonCost(lits.nodes(), int64(l))
-			c += allocSize(4 * l) // each literal's next on its chain (ruleMatcher.suffixes)
 		}
 	}
 	return c

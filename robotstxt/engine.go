@@ -65,8 +65,7 @@ import (
 // The compiled form shares the rules' text and adds 40 bytes a distinct
 // head, 28 bytes a pattern with a '*' and 4 bytes a piece, 24 bytes a
 // distinct piece or tail; and for more than fewLits of those, which scan
-// otherwise finds by searching the path, 4 bytes a literal for its chain
-// and an automaton (ahocorasick.go) of 8 bytes a node, 12 more a node
+// otherwise finds by searching the path, an automaton (ahocorasick.go) of 8 bytes a node, 12 more a node
 // where a literal ends, at most a node an octet of those literals but of
 // the tails that it cuts, and 256 bytes for its root. That is linear in
 // the rules: for the 500 KiB files of engine_bench_test.go, 1.1 times the
@@ -105,11 +104,9 @@ type ruleMatcher struct {
 	wild     []wildRule
 	headKeys []int32
 	litKeys  []int32
-	litTop   []int32    // per literal: the rank of the best pattern filed under it; -1 if none
 	pieces   []int32    // the pieces of wild, as literal indexes, rule after rule
 	lits     []string   // the distinct pieces and tails, sorted
 	ac       *automaton // nil for fewLits literals or fewer, which scan finds by searching
-	suffixes []int32    // with ac, per whole literal: the longest other whole literal that is a suffix of it; -1 if none
 	maxWild  ruleRef    // the best of wild, whether or not it matches; none if empty
 }
 
@@ -277,25 +274,8 @@ func compileRules(rules []fileRule) *ruleMatcher {
 	m.fileWild(wild, pieces)
 	if len(m.lits) > fewLits {
 		m.ac = newAutomaton(m.lits)
-		m.suffixes = suffixLinks(m.ac, len(m.lits))
 	}
 	return m
-}
-
-// suffixLinks returns, for each whole literal of a, the longest other
-// whole literal that is a suffix of it, or -1 if none: the next literal
-// of its chain (scan). A cut literal has -1: scan finds it apart.
-func suffixLinks(a *automaton, lits int) []int32 {
-	links := make([]int32, lits)
-	for i := range links {
-		links[i] = -1
-	}
-	for _, o := range a.outs[1:] {
-		if o.lit >= 0 && o.lit>>24 == 0 && o.whole != 0 {
-			links[o.lit] = a.outs[o.whole].lit
-		}
-	}
-	return links
 }
 
 // headEntry is a rule, by its index, and the head of its pattern.
@@ -391,12 +371,5 @@ func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32) {
 		m.pieces = append(m.pieces, seq...)
 		w.to = int32(len(m.pieces))
 		m.wild[j] = w
-	}
-	m.litTop = make([]int32, len(m.lits))
-	for l := range m.litTop {
-		m.litTop[l] = -1
-		if from := m.litKeys[l]; from < m.litKeys[l+1] {
-			m.litTop[l] = m.wild[from].rank
-		}
 	}
 }

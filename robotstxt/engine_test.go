@@ -411,7 +411,7 @@ func engineSize(m *ruleMatcher) int {
 	n += cap(m.heads.keys)*int(unsafe.Sizeof("")) + cap(m.heads.parent)*4
 	n += (cap(m.plain) + cap(m.exact)) * int(unsafe.Sizeof(ruleRef{}))
 	n += (len(m.headKeys) + len(m.litKeys) - 1) * 4 // one array
-	n += (cap(m.litTop) + cap(m.pieces)) * 4
+	n += cap(m.pieces) * 4
 	n += cap(m.wild) * int(unsafe.Sizeof(wildRule{}))
 	n += cap(m.lits) * int(unsafe.Sizeof(""))
 	if a := m.ac; a != nil {

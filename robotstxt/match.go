@@ -39,7 +39,7 @@ func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef) ruleRe
 			m.scan(st, path)
 		}
 		for _, l := range st.found {
-			if m.litTop[l] >= best.rank { // an equal rank may come first in the group
+			if m.wild[m.litKeys[l]].rank >= best.rank { // the best filed under l; an equal rank may come first in the group
 				best = m.try(st, path, m.litKeys[l], m.litKeys[l+1], best, false)
 			}
 		}

@@ -41,24 +41,19 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 			s = int32(root[c])
 		} else { // the automaton's step by hand: most nodes within a literal have one child
 			for {
-				if lo, hi := nodes[s].first(), nodes[s+1].first(); hi-lo == 1 {
+				n := nodes[s]
+				if lo, hi := n.first(), nodes[s+1].first(); hi-lo == 1 {
 					if nodes[lo].label() == c {
 						s = lo
 						break
 					}
 				} else if lo < hi && c >= nodes[lo].label() && c <= nodes[hi-1].label() { // search's first test, inlined
-					var t int32
-					if nodes[s].fail&acWide == 0 {
-						t = a.searchWithin(lo, hi, c)
-					} else {
-						t = a.wideKid(s, lo, c)
-					}
-					if t != 0 {
+					if t := a.within(n, s, lo, hi, c); t != 0 {
 						s = t
 						break
 					}
 				}
-				if s = nodes[s].suffix(); s == 0 {
+				if s = n.suffix(); s == 0 {
 					s = int32(root[c])
 					break
 				}
@@ -120,7 +115,7 @@ func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
 	whole, cut := a.chains(a.entry(s))
 	block := uint32(end-1) >> st.shift
 	if whole != 0 {
-		m.markDeepest(st, a.outs[whole].lit, block, end)
+		m.markDeepest(st, whole, block, end)
 	}
 	for cut != 0 {
 		o := &a.outs[cut]
@@ -147,14 +142,15 @@ func (m *ruleMatcher) markCut(st *matchState, l, end int32) {
 	ls.blocks |= 1 << (uint32(end-1) >> st.shift)
 }
 
-// markDeepest records that whole literal l, the deepest of its chain to
-// end there, ends at end, in block. The deepest literals are listed in
-// st.deepest in the order they first end.
-func (m *ruleMatcher) markDeepest(st *matchState, l int32, block uint32, end int32) {
+// markDeepest records that the whole literal of entry e, the deepest of
+// its chain to end there, ends at end, in block. The entries of the
+// deepest literals are listed in st.deepest in the order they first end.
+func (m *ruleMatcher) markDeepest(st *matchState, e int32, block uint32, end int32) {
+	l := m.ac.outs[e].lit
 	ls := &st.lits[l]
 	if ls.seen != st.gen {
 		m.see(st, l, end)
-		st.deepest = append(st.deepest, l)
+		st.deepest = append(st.deepest, e)
 	}
 	ls.blocks |= 1 << block
 }
@@ -176,10 +172,12 @@ func (m *ruleMatcher) see(st *matchState, l, end int32) {
 // already, or will have when it is taken itself. So each step past the
 // first adds a block to a literal's, at most 64 a literal.
 func (m *ruleMatcher) spread(st *matchState) {
-	for _, l := range st.deepest {
-		from := &st.lits[l]
+	outs := m.ac.outs
+	for _, e := range st.deepest {
+		from := &st.lits[outs[e].lit]
 		blocks, first := from.blocks, from.firstEnd
-		for l = m.suffixes[l]; l >= 0; l = m.suffixes[l] {
+		for e = outs[e].whole; e != 0; e = outs[e].whole {
+			l := outs[e].lit
 			ls := &st.lits[l]
 			if ls.seen != st.gen {
 				m.see(st, l, first)
@@ -200,7 +198,7 @@ type matchState struct {
 	shift   uint8 // a block of the path is 1<<shift octets
 	lits    []litState
 	found   []int32 // the literals that occur and key patterns
-	deepest []int32 // the literals that are the deepest to end somewhere (mark)
+	deepest []int32 // the entries of outs of the literals that are the deepest to end somewhere (markDeepest)
 	// ends holds bitmaps of the path, a bit an octet, set where a literal
 	// ends: next builds one for a literal it has searched much for
 	// (litState.ends).
