@@ -23,17 +23,25 @@ import (
 // periodic recurs at most every half of its length.
 //
 // A node with an output, a literal's node or one with a suffix that is,
-// has the top bit of its fail set and an entry in outs, found by counting
-// the bits of outBits.
+// has the top bit of its fail set and an entry, found by counting the
+// bits of outBits: its literals in outLit, and if it has a proper suffix
+// with outputs, the nearest ones in links, found by counting the bits of
+// linkBits. Most literals' nodes have none, and take 4 bytes of outputs.
 type automaton struct {
 	// The children of the root by octet, 0 for none: nodes 1 to 255 at
 	// most, since a literal in normal form starts with fewer octets.
 	root    *[256]uint8
 	nodes   []acNode // and one more, whose first ends the last node's children
-	outBits []uint64 // bit v set when node v has an entry in outs
+	outBits []uint64 // bit v set when node v has an entry
 	outRank []int32  // per word of outBits, the nodes' entries of the words before it
-	outs    []acOut
-	*acRare // what an automaton of few literals seldom needs
+	// outLit holds, per entry, the literal of a literal's node, or for a
+	// node of cut literals the first in the low 24 bits and how many
+	// above, or -1; entry 0 is no node's.
+	outLit   []int32
+	linkBits []uint64 // bit e set when entry e has links
+	linkRank []int32  // per word of linkBits, the links of the words before it
+	links    []acLink
+	*acRare  // what an automaton of few literals seldom needs
 }
 
 // acRare is the part of an automaton that its cut literals and its nodes
@@ -77,24 +85,29 @@ func (n acNode) first() int32  { return int32(n.link >> 8) }
 func (n acNode) label() byte   { return byte(n.link) }
 func (n acNode) suffix() int32 { return int32(n.fail & acFirst) }
 
-// acOut is the outputs of a node, an entry of outs: the entries, on the
-// chain of its proper suffixes, of the nearest node of a literal whole and
-// of the nearest node of a cut literal, 0 for none (outs[0] is no node's);
-// and, for a literal's node, its literal, or for a node of cut literals
-// the first in the low 24 bits of lit and how many above, or -1.
-type acOut struct {
+// acLink is the entries of the nearest nodes, on the chain of a node's
+// proper suffixes, of a literal whole and of a cut literal, 0 for none.
+type acLink struct {
 	whole, cut int32
-	lit        int32
+}
+
+// link returns the links of entry e, zero if it has none.
+func (a *automaton) link(e int32) acLink {
+	w := e >> 6
+	if b := a.linkBits[w]; b>>(e&63)&1 != 0 {
+		return a.links[a.linkRank[w]+int32(bits.OnesCount64(b&(1<<(e&63)-1)))]
+	}
+	return acLink{}
 }
 
 // chains returns the entries of the nearest nodes, of e's node itself
 // first, of a literal whole and of a cut one.
 func (a *automaton) chains(e int32) (whole, cut int32) {
-	o := &a.outs[e]
-	whole, cut = o.whole, o.cut
-	switch {
-	case o.lit < 0:
-	case o.lit>>24 == 0:
+	k := a.link(e)
+	whole, cut = k.whole, k.cut
+	switch lit := a.outLit[e]; {
+	case lit < 0:
+	case lit>>24 == 0:
 		whole = e
 	default:
 		cut = e
@@ -219,23 +232,34 @@ func newAutomaton(lits []string) *automaton {
 	}
 	a.outBits = make([]uint64, (n+63)/64)
 	a.outRank = make([]int32, len(a.outBits))
-	a.outs = make([]acOut, 1, entries+1)
+	a.outLit = make([]int32, 1, entries+1)
+	a.linkBits = make([]uint64, (entries+64)/64)
+	a.linkRank = make([]int32, len(a.linkBits))
+	var links []acLink
 	entry := lit // lit[v] is read before entry[v] is written: v's entry
 	entry[0] = 0
 	for v := int32(1); v < n; v++ {
 		if v&63 == 0 {
-			a.outRank[v>>6] = int32(len(a.outs)) - 1
+			a.outRank[v>>6] = int32(len(a.outLit)) - 1
 		}
 		l := lit[v]
 		entry[v] = 0
 		if whole[v] != 0 || cut[v] != 0 {
 			a.outBits[v>>6] |= 1 << (v & 63)
 			nodes[v].fail |= acHasOut
+			e := int32(len(a.outLit))
+			entry[v] = e
+			a.outLit = append(a.outLit, l)
 			f := nodes[v].suffix()
-			o := acOut{whole: entry[whole[f]], cut: entry[cut[f]], lit: l}
-			entry[v] = int32(len(a.outs))
-			a.outs = append(a.outs, o)
+			if k := (acLink{whole: entry[whole[f]], cut: entry[cut[f]]}); k != (acLink{}) {
+				a.linkBits[e>>6] |= 1 << (e & 63)
+				links = append(links, k)
+			}
 		}
+	}
+	a.links = slices.Clone(links)
+	for w := 1; w < len(a.linkBits); w++ {
+		a.linkRank[w] = a.linkRank[w-1] + int32(bits.OnesCount64(a.linkBits[w-1]))
 	}
 	return a
 }

@@ -49,7 +49,7 @@ const (
 	sizeWild       = int(unsafe.Sizeof(wildRule{}))
 	sizeRef        = int(unsafe.Sizeof(ruleRef{}))
 	sizeNode       = int(unsafe.Sizeof(acNode{}))
-	sizeOut        = int(unsafe.Sizeof(acOut{}))
+	sizeLink       = int(unsafe.Sizeof(acLink{}))
 	sizeAutomaton  = int(unsafe.Sizeof(automaton{}))
 	sizeRare       = int(unsafe.Sizeof(acRare{}))
 )
@@ -141,7 +141,9 @@ func matcherCost(rules []fileRule) int64 {
 	c := allocSize(sizeMatcher) + allocSize(n*sizeString) + allocSize(4*n) + allocSize(2*n*sizeRef) + copies
 	if wild > 0 {
 		l := lits.distinct()
-		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(4*(n+l+1)) + allocSize(l*sizeString)
+		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(4*(n+1)) +
+			allocSize(4*(min(l, wild)+1)) + allocSize(8*((l+63)/64)) + allocSize(4*((l+63)/64)) + // the keys
+			allocSize(4*l) + allocSize(lits.shortOctets()) + allocSize(int(lits.long)*sizeString) // the litSet
 		if l > fewLits {
 			c += automatonCost(lits.nodes(), int64(l))
 		}
@@ -150,14 +152,14 @@ func matcherCost(rules []fileRule) int64 {
 }
 
 // automatonCost returns what newAutomaton keeps for lits literals whose
-// prefixes are at most nodes nodes, the root too: a node and an entry of
-// outs for each, and one more; two bits and two counts for each 64; 32
-// bytes for each node of more than wideKids children; the root's table;
-// and 5 bytes a literal for the cut ones.
+// prefixes are at most nodes nodes, the root too: a node, an entry of
+// outLit and of links for each, and one more; two bits and two counts for
+// each 64, three times; 32 bytes for each node of more than wideKids
+// children; the root's table; and 5 bytes a literal for the cut ones.
 func automatonCost(nodes, lits int64) int64 {
-	words := int((nodes + 63) / 64)
+	words := int((nodes + 64) / 64)
 	return allocSize(sizeAutomaton) + allocSize(sizeRare) + allocSize(256) + allocSize(int(nodes+1)*sizeNode) +
-		allocSize(int(nodes+1)*sizeOut) + 2*(allocSize(8*words)+allocSize(4*words)) +
+		allocSize(int(nodes+1)*4) + allocSize(int(nodes)*sizeLink) + 3*(allocSize(8*words)+allocSize(4*words)) +
 		allocSize(32*int(nodes/(wideKids+1))) + allocSize(4*int(lits)) + allocSize(int(lits))
 }
 
@@ -170,6 +172,8 @@ type litBound struct {
 	longer     int64 // of more
 	prefixes   int64 // a bound of the nodes of those longer ones
 	grouped    int64 // another
+	short      int64 // the octets of those longer ones of at most maxShort octets
+	long       int64 // the literals of more than maxShort octets
 }
 
 func (b *litBound) add(lit string) {
@@ -181,6 +185,11 @@ func (b *litBound) add(lit string) {
 		b.twos++
 	default:
 		b.longer++
+		if size <= maxShort {
+			b.short += int64(size)
+		} else {
+			b.long++
+		}
 		shared, grouped := b.prefixNodes(lit, size)
 		b.prefixes += int64(shared)
 		b.grouped += int64(grouped)
@@ -202,6 +211,11 @@ func (b *litBound) prefixNodes(lit string, size int) (shared, grouped int) {
 		return size, size // not cut, or not told
 	}
 	return max(size-maxCut, minKept, size/2+1), min(size, minKept+1+max(0, size-maxCut-minKept)+size/(cutGroup+1))
+}
+
+// shortOctets returns a bound of the octets of litSet.short.
+func (b *litBound) shortOctets() int {
+	return int(min(b.ones, 256) + 2*min(b.twos, 1<<16) + b.short)
 }
 
 func (b *litBound) distinct() int { return int(min(b.ones, 256) + min(b.twos, 1<<16) + b.longer) }

@@ -2,6 +2,7 @@ package robotstxt
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -99,15 +100,19 @@ type ruleMatcher struct {
 	plain []ruleRef  // per head: the best pattern with this head, no '*' and no final '$'
 	exact []ruleRef  // per head: the best pattern with this head, no '*' and a final '$'
 	// The patterns with a '*', filed by key: those under head h are
-	// wild[headKeys[h]:headKeys[h+1]], those under literal l
-	// wild[litKeys[l]:litKeys[l+1]], best first.
-	wild     []wildRule
-	headKeys []int32
-	litKeys  []int32
-	pieces   []int32    // the pieces of wild, as literal indexes, rule after rule
-	lits     []string   // the distinct pieces and tails, sorted
-	ac       *automaton // nil for fewLits literals or fewer, which scan finds by searching
-	maxWild  ruleRef    // the best of wild, whether or not it matches; none if empty
+	// wild[headKeys[h]:headKeys[h+1]], those under the kth literal that
+	// keys any, l, wild[litKeys[k]:litKeys[k+1]], best first, where k is
+	// the bits of keyed before l's (keyOf). Few literals key patterns:
+	// most are only pieces of patterns filed under others.
+	wild      []wildRule
+	headKeys  []int32
+	litKeys   []int32
+	keyed     []uint64   // bit l set when literal l keys patterns
+	keyedRank []int32    // per word of keyed, the bits set in the words before it
+	pieces    []int32    // the pieces of wild, as literal indexes, rule after rule
+	lits      litSet     // the distinct pieces and tails, sorted
+	ac        *automaton // nil for fewLits literals or fewer, which scan finds by searching
+	maxWild   ruleRef    // the best of wild, whether or not it matches; none if empty
 }
 
 // ruleRef names a rule with its rank: twice the length of its pattern,
@@ -259,23 +264,32 @@ func compileRules(rules []fileRule) *ruleMatcher {
 			distinct++
 		}
 	}
-	m.lits = make([]string, 0, distinct)
+	lits := make([]string, 0, distinct)
 	for i, u := range uses {
 		if i == 0 || u.lit != uses[i-1].lit {
-			m.lits = append(m.lits, u.lit)
+			lits = append(lits, u.lit)
 		}
-		l := int32(len(m.lits) - 1)
+		l := int32(len(lits) - 1)
 		if u.at >= 0 {
 			pieces[u.at] = l
 		} else {
 			wild[-1-u.at].tail = l
 		}
 	}
-	m.fileWild(wild, pieces)
-	if len(m.lits) > fewLits {
-		m.ac = newAutomaton(m.lits)
+	m.fileWild(wild, pieces, lits)
+	if len(lits) > fewLits {
+		m.ac = newAutomaton(lits)
 	}
+	m.lits = newLitSet(lits)
 	return m
+}
+
+// keys reports whether literal l keys patterns.
+func (m *ruleMatcher) keys(l int32) bool { return m.keyed[l>>6]>>(l&63)&1 != 0 }
+
+// keyOf returns the index in litKeys of literal l, which keys patterns.
+func (m *ruleMatcher) keyOf(l int32) int32 {
+	return m.keyedRank[l>>6] + int32(bits.OnesCount64(m.keyed[l>>6]&(1<<(l&63)-1)))
 }
 
 // headEntry is a rule, by its index, and the head of its pattern.
@@ -317,7 +331,7 @@ func boolOrder(a, b bool) int {
 // its key, as the doc of ruleMatcher says, and lays out m.wild key by key,
 // best first within a key, with their pieces in m.pieces in the same
 // order.
-func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32) {
+func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32, lits []string) {
 	best := make([]int32, len(wild)) // wild's indexes, best first
 	for i := range best {
 		best[i] = int32(i)
@@ -329,15 +343,15 @@ func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32) {
 		m.maxWild = wild[best[0]].ruleRef
 	}
 	nh := int32(len(m.heads.keys))
-	count := make([]int32, int(nh)+len(m.lits)) // patterns filed under each key: heads, then literals
+	count := make([]int32, int(nh)+len(lits)) // patterns filed under each key: heads, then literals
 	keyOf := make([]int32, len(wild))
 	for _, i := range best {
 		w := &wild[i]
 		key, size := w.head, len(m.heads.keys[w.head])
 		consider := func(l int32) {
 			k := nh + l
-			if count[k] < count[key] || count[k] == count[key] && len(m.lits[l]) > size {
-				key, size = k, len(m.lits[l])
+			if count[k] < count[key] || count[k] == count[key] && len(lits[l]) > size {
+				key, size = k, len(lits[l])
 			}
 		}
 		for _, l := range pieces[w.from:w.to] {
@@ -354,7 +368,26 @@ func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32) {
 	for k, c := range count {
 		starts[k+1] = starts[k] + c
 	}
-	m.headKeys, m.litKeys = starts[:nh+1], starts[nh:]
+	m.headKeys = slices.Clone(starts[:nh+1])
+	m.keyed = make([]uint64, (len(lits)+63)/64)
+	m.keyedRank = make([]int32, len(m.keyed))
+	keyed := 0
+	for l := range int32(len(lits)) {
+		if count[nh+l] > 0 {
+			m.keyed[l>>6] |= 1 << (l & 63)
+			keyed++
+		}
+	}
+	m.litKeys = make([]int32, 1, keyed+1)
+	m.litKeys[0] = starts[nh]
+	for l := range int32(len(lits)) {
+		if l&63 == 0 {
+			m.keyedRank[l>>6] = int32(len(m.litKeys)) - 1
+		}
+		if m.keys(l) {
+			m.litKeys = append(m.litKeys, starts[nh+l+1])
+		}
+	}
 	place := make([]int32, len(wild))
 	next := slices.Clone(starts[:len(count)])
 	for _, i := range best {

@@ -304,9 +304,10 @@ func TestNextAgreesWithIndex(t *testing.T) {
 			}
 			path := string(p)
 			for _, bitmap := range []bool{false, true} {
-				st := getMatchState(len(m.lits))
+				st := getMatchState(m.lits.len())
 				m.scan(st, path)
-				for l, lit := range m.lits {
+				for l := range int32(m.lits.len()) {
+					lit := m.lits.lit(l)
 					ls := &st.lits[l]
 					if ls.seen != st.gen || lit == "Z" {
 						continue
@@ -410,14 +411,14 @@ func engineSize(m *ruleMatcher) int {
 	n := int(unsafe.Sizeof(*m))
 	n += cap(m.heads.keys)*int(unsafe.Sizeof("")) + cap(m.heads.parent)*4
 	n += (cap(m.plain) + cap(m.exact)) * int(unsafe.Sizeof(ruleRef{}))
-	n += (len(m.headKeys) + len(m.litKeys) - 1) * 4 // one array
+	n += (cap(m.headKeys)+cap(m.litKeys)+cap(m.keyedRank))*4 + cap(m.keyed)*8
 	n += cap(m.pieces) * 4
 	n += cap(m.wild) * int(unsafe.Sizeof(wildRule{}))
-	n += cap(m.lits) * int(unsafe.Sizeof(""))
+	n += cap(m.lits.at)*4 + len(m.lits.short) + cap(m.lits.long)*int(unsafe.Sizeof(""))
 	if a := m.ac; a != nil {
 		n += int(unsafe.Sizeof(*a)) + int(unsafe.Sizeof(*a.root))
 		n += cap(a.nodes) * int(unsafe.Sizeof(acNode{}))
-		n += cap(a.outBits)*8 + cap(a.outRank)*4 + cap(a.outs)*int(unsafe.Sizeof(acOut{}))
+		n += cap(a.outBits)*8 + cap(a.outRank)*4 + cap(a.outLit)*4 + (cap(a.linkBits)*8 + cap(a.linkRank)*4) + cap(a.links)*int(unsafe.Sizeof(acLink{}))
 		if r := a.acRare; r != nil {
 			n += int(unsafe.Sizeof(*r)) + cap(r.wideBits)*8 + (cap(r.wideRank)+cap(r.last4))*4 + cap(r.cutTail) + cap(r.wide)*32
 		}
@@ -451,11 +452,11 @@ func TestRuleMatcherSize(t *testing.T) {
 		}
 		m := compileRules(rules)
 		litBytes := 0
-		for _, l := range m.lits {
-			litBytes += len(l)
+		for l := range int32(m.lits.len()) {
+			litBytes += len(m.lits.lit(l))
 		}
 		bound := int(unsafe.Sizeof(*m)) + 40*len(m.heads.keys) + 28*len(m.wild) + 4*len(m.pieces) +
-			24*len(m.lits) + 4 + 21*(litBytes+2) + 512
+			24*m.lits.len() + 4 + 21*(litBytes+2) + 512
 		bound += bound / 50 // capacities rounded up to the allocator's size classes
 		got := engineSize(m)
 		t.Logf("%s: %.2f times", f.name, float64(got)/float64(lineBytes))

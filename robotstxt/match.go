@@ -30,17 +30,18 @@ func (m *ruleMatcher) match(path string) ruleRef {
 // matchWild returns the better of best and the best pattern with a '*'
 // that matches path. deepest is the longest head that begins path, or -1.
 func (m *ruleMatcher) matchWild(path string, deepest int32, best ruleRef) ruleRef {
-	st := getMatchState(len(m.lits))
+	st := getMatchState(m.lits.len())
 	for h := deepest; h >= 0; h = m.heads.parent[h] {
 		best = m.try(st, path, m.headKeys[h], m.headKeys[h+1], best, true)
 	}
-	if filedUnderLits := int(m.litKeys[0]) < len(m.wild); filedUnderLits && m.maxWild.beats(best) {
+	if filedUnderLits := len(m.litKeys) > 1; filedUnderLits && m.maxWild.beats(best) {
 		if !st.scanned {
 			m.scan(st, path)
 		}
 		for _, l := range st.found {
-			if m.wild[m.litKeys[l]].rank >= best.rank { // the best filed under l; an equal rank may come first in the group
-				best = m.try(st, path, m.litKeys[l], m.litKeys[l+1], best, false)
+			k := m.keyOf(l)
+			if m.wild[m.litKeys[k]].rank >= best.rank { // the best filed under l; an equal rank may come first in the group
+				best = m.try(st, path, m.litKeys[k], m.litKeys[k+1], best, false)
 			}
 		}
 	}
@@ -76,7 +77,7 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 	}
 	end := n // where the pieces must end
 	if w.tail >= 0 {
-		tail := m.lits[w.tail]
+		tail := m.lits.lit(w.tail)
 		if !strings.HasSuffix(path, tail) {
 			return false
 		}
@@ -122,7 +123,7 @@ func (m *ruleMatcher) wildMatches(st *matchState, path string, i int32, headed b
 			} else {
 				return false
 			}
-		case path[pos] == ls.first && (ls.size == 1 || path[pos+1:least] == m.lits[l][1:]): // at pos
+		case path[pos] == ls.first && (ls.size == 1 || path[pos+1:least] == m.lits.lit(l)[1:]): // at pos
 			pos = least
 		default:
 			at := m.next(st, path, l, pos)
@@ -183,7 +184,7 @@ func (m *ruleMatcher) next(st *matchState, path string, l, pos int32) int32 {
 // at or after pos, whose first end can be in block only, as next says.
 func (m *ruleMatcher) search(st *matchState, path string, l, pos int32, block uint32) int32 {
 	ls := &st.lits[l]
-	lit, size := m.lits[l], ls.size
+	lit, size := m.lits.lit(l), ls.size
 	n := int32(len(path))
 	if ls.blocks>>block&1 == 1 {
 		stop := min(n, int32(block+1)<<st.shift)
@@ -228,7 +229,7 @@ func endsWords(n int32) int { return int(n+63)>>6 + 1 }
 // comparison an octet.
 func (m *ruleMatcher) findEnds(st *matchState, path string, l int32) {
 	ls := &st.lits[l]
-	lit, size := m.lits[l], ls.size
+	lit, size := m.lits.lit(l), ls.size
 	n := int32(len(path))
 	at := len(st.ends)
 	st.ends = slices.Grow(st.ends, endsWords(n))[:at+endsWords(n)]

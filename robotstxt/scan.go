@@ -77,12 +77,13 @@ const fewLits = 4
 // for the first that ends in a later block than the one before, 64
 // searches at most.
 func (m *ruleMatcher) scanFew(st *matchState, path string) {
-	for l, lit := range m.lits {
+	for l := range int32(m.lits.len()) {
+		lit := m.lits.lit(l)
 		at := index(path, lit)
 		if at < 0 {
 			continue
 		}
-		m.see(st, int32(l), int32(at+len(lit)))
+		m.see(st, l, int32(at+len(lit)))
 		ls := &st.lits[l]
 		for {
 			block := uint32(at+len(lit)-1) >> st.shift
@@ -118,16 +119,22 @@ func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
 		m.markDeepest(st, whole, block, end)
 	}
 	for cut != 0 {
-		o := &a.outs[cut]
-		for l, to := o.lit&acFirst, o.lit&acFirst+o.lit>>24; l < to; l++ {
+		lits := a.outLit[cut]
+		for l, to := lits&acFirst, lits&acFirst+lits>>24; l < to; l++ {
 			size := int32(a.cutTail[l])
 			if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[l] &&
-				(size <= 4 || path[end:e-4] == m.lits[l][int32(len(m.lits[l]))-size:len(m.lits[l])-4]) {
+				(size <= 4 || cutRest(path, m.lits.lit(l), end, e, size)) {
 				m.markCut(st, l, e)
 			}
 		}
-		cut = o.cut
+		cut = a.link(cut).cut
 	}
+}
+
+// cutRest reports whether the octets of path before e-4, from end, are
+// those of lit's cut tail of size octets before its last 4.
+func cutRest(path, lit string, end, e, size int32) bool {
+	return path[end:e-4] == lit[int32(len(lit))-size:len(lit)-4]
 }
 
 // markCut records that literal l, which is cut, ends at end. The
@@ -146,7 +153,7 @@ func (m *ruleMatcher) markCut(st *matchState, l, end int32) {
 // its chain to end there, ends at end, in block. The entries of the
 // deepest literals are listed in st.deepest in the order they first end.
 func (m *ruleMatcher) markDeepest(st *matchState, e int32, block uint32, end int32) {
-	l := m.ac.outs[e].lit
+	l := m.ac.outLit[e]
 	ls := &st.lits[l]
 	if ls.seen != st.gen {
 		m.see(st, l, end)
@@ -157,9 +164,9 @@ func (m *ruleMatcher) markDeepest(st *matchState, e int32, block uint32, end int
 
 // see starts the litState of literal l, which first ends at end.
 func (m *ruleMatcher) see(st *matchState, l, end int32) {
-	lit := m.lits[l]
+	lit := m.lits.lit(l)
 	st.lits[l] = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0], from: -1}
-	if m.litKeys[l] < m.litKeys[l+1] {
+	if m.keys(l) {
 		st.found = append(st.found, l)
 	}
 }
@@ -172,12 +179,12 @@ func (m *ruleMatcher) see(st *matchState, l, end int32) {
 // already, or will have when it is taken itself. So each step past the
 // first adds a block to a literal's, at most 64 a literal.
 func (m *ruleMatcher) spread(st *matchState) {
-	outs := m.ac.outs
+	a := m.ac
 	for _, e := range st.deepest {
-		from := &st.lits[outs[e].lit]
+		from := &st.lits[a.outLit[e]]
 		blocks, first := from.blocks, from.firstEnd
-		for e = outs[e].whole; e != 0; e = outs[e].whole {
-			l := outs[e].lit
+		for e = a.link(e).whole; e != 0; e = a.link(e).whole {
+			l := a.outLit[e]
 			ls := &st.lits[l]
 			if ls.seen != st.gen {
 				m.see(st, l, first)
@@ -198,7 +205,7 @@ type matchState struct {
 	shift   uint8 // a block of the path is 1<<shift octets
 	lits    []litState
 	found   []int32 // the literals that occur and key patterns
-	deepest []int32 // the entries of outs of the literals that are the deepest to end somewhere (markDeepest)
+	deepest []int32 // the entries of the automaton of the literals that are the deepest to end somewhere (markDeepest)
 	// ends holds bitmaps of the path, a bit an octet, set where a literal
 	// ends: next builds one for a literal it has searched much for
 	// (litState.ends).
