@@ -38,9 +38,15 @@ type automaton struct {
 	// node of cut literals the first in the low 24 bits and how many
 	// above, or -1; entry 0 is no node's.
 	outLit   []int32
-	linkBits []uint64 // bit e set when entry e has links
-	linkRank []int32  // per word of linkBits, the links of the words before it
+	// linkBits has bit e set when entry e has links, and linkRank, per
+	// word of linkBits, the links of the words before it; or both are nil
+	// when most entries have links, and links holds each entry's, and
+	// suffixes, per whole literal, the literal of its whole link, or -1:
+	// so that scan's walks down long chains read one array (spread).
+	linkBits []uint64
+	linkRank []int32
 	links    []acLink
+	suffixes []int32
 	*acRare  // what an automaton of few literals seldom needs
 }
 
@@ -93,6 +99,9 @@ type acLink struct {
 
 // link returns the links of entry e, zero if it has none.
 func (a *automaton) link(e int32) acLink {
+	if a.linkBits == nil { // an entry each
+		return a.links[e]
+	}
 	w := e >> 6
 	if b := a.linkBits[w]; b>>(e&63)&1 != 0 {
 		return a.links[a.linkRank[w]+int32(bits.OnesCount64(b&(1<<(e&63)-1)))]
@@ -256,6 +265,26 @@ func newAutomaton(lits []string) *automaton {
 				links = append(links, k)
 			}
 		}
+	}
+	if 2*len(links) > len(a.outLit) { // most entries have links: keep them by entry, without a lookup
+		a.links = make([]acLink, len(a.outLit))
+		for e, k := 0, 0; e < len(a.outLit); e++ {
+			if a.linkBits[e>>6]>>(e&63)&1 != 0 {
+				a.links[e] = links[k]
+				k++
+			}
+		}
+		a.linkBits, a.linkRank = nil, nil
+		a.suffixes = make([]int32, len(lits))
+		for e, l := range a.outLit {
+			if l >= 0 && l>>24 == 0 {
+				a.suffixes[l] = -1
+				if w := a.links[e].whole; w != 0 {
+					a.suffixes[l] = a.outLit[w]
+				}
+			}
+		}
+		return a
 	}
 	a.links = slices.Clone(links)
 	for w := 1; w < len(a.linkBits); w++ {

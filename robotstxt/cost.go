@@ -155,12 +155,13 @@ func matcherCost(rules []fileRule) int64 {
 // prefixes are at most nodes nodes, the root too: a node, an entry of
 // outLit and of links for each, and one more; two bits and two counts for
 // each 64, three times; 32 bytes for each node of more than wideKids
-// children; the root's table; and 5 bytes a literal for the cut ones.
+// children; the root's table; and 9 bytes a literal, for the cut ones and
+// for suffixes.
 func automatonCost(nodes, lits int64) int64 {
 	words := int((nodes + 64) / 64)
 	return allocSize(sizeAutomaton) + allocSize(sizeRare) + allocSize(256) + allocSize(int(nodes+1)*sizeNode) +
 		allocSize(int(nodes+1)*4) + allocSize(int(nodes)*sizeLink) + 3*(allocSize(8*words)+allocSize(4*words)) +
-		allocSize(32*int(nodes/(wideKids+1))) + allocSize(4*int(lits)) + allocSize(int(lits))
+		allocSize(32*int(nodes/(wideKids+1))) + 2*allocSize(4*int(lits)) + allocSize(int(lits))
 }
 
 // litBound bounds the literals of patterns, pieces and tails, and the

@@ -64,14 +64,17 @@ import (
 // # Cost
 //
 // The compiled form shares the rules' text and adds 40 bytes a distinct
-// head, 28 bytes a pattern with a '*' and 4 bytes a piece, 24 bytes a
-// distinct piece or tail; and for more than fewLits of those, which scan
-// otherwise finds by searching the path, an automaton (ahocorasick.go) of 8 bytes a node, 12 more a node
-// where a literal ends, at most a node an octet of those literals but of
-// the tails that it cuts, and 256 bytes for its root. That is linear in
-// the rules: for the 500 KiB files of engine_bench_test.go, 1.1 times the
-// bytes of the rules' lines for plain rules, 3.7 for distinct "/*x<N>*y$"
-// rules and 6.3 for rules of random 12-octet pieces (TestRuleMatcherSize).
+// head, 28 bytes a pattern with a '*' and 4 bytes a piece, 4 bytes and its
+// octets a distinct piece or tail of at most maxShort octets and 20 bytes
+// a longer one (litSet), and 4 bytes a literal that patterns are filed
+// under; and for more than fewLits literals, which scan otherwise finds by
+// searching the path, an automaton (ahocorasick.go) of 8 bytes a node, 4
+// more a node where a literal ends and 8 more where one of its suffixes
+// does too, at most a node an octet of those literals but of the tails
+// that it cuts, and 256 bytes for its root. That is linear in the rules:
+// for the 500 KiB files of engine_bench_test.go, 1.1 times the bytes of
+// the rules' lines for plain rules, 2.7 for distinct "/*x<N>*y$" rules and
+// 5.4 for rules of random 12-octet pieces (TestRuleMatcherSize).
 // A decision also borrows scratch space, 48 bytes a literal, the bitmaps
 // of ends, n/64+1 words a literal and 512 KiB at most, and the tables of
 // next ends, 2n bytes a literal and 64 KiB at most, from a sync.Pool.

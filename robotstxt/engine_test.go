@@ -418,7 +418,7 @@ func engineSize(m *ruleMatcher) int {
 	if a := m.ac; a != nil {
 		n += int(unsafe.Sizeof(*a)) + int(unsafe.Sizeof(*a.root))
 		n += cap(a.nodes) * int(unsafe.Sizeof(acNode{}))
-		n += cap(a.outBits)*8 + cap(a.outRank)*4 + cap(a.outLit)*4 + (cap(a.linkBits)*8 + cap(a.linkRank)*4) + cap(a.links)*int(unsafe.Sizeof(acLink{}))
+		n += cap(a.outBits)*8 + cap(a.outRank)*4 + cap(a.outLit)*4 + (cap(a.linkBits)*8 + cap(a.linkRank)*4) + cap(a.links)*int(unsafe.Sizeof(acLink{})) + cap(a.suffixes)*4
 		if r := a.acRare; r != nil {
 			n += int(unsafe.Sizeof(*r)) + cap(r.wideBits)*8 + (cap(r.wideRank)+cap(r.last4))*4 + cap(r.cutTail) + cap(r.wide)*32
 		}
@@ -439,11 +439,11 @@ func TestRuleMatcherSize(t *testing.T) {
 	}{
 		{"typical-20", robotstest.File(20, robotstest.WildEvery), 5},
 		{"plain", engineFile(enginePlain), 1.25},
-		{"xN", engineFile(engineXN), 3.8},
-		{"order", engineFile(engineOrder), 4},
-		{"shared", engineFile(engineShared), 2.05},
+		{"xN", engineFile(engineXN), 3},
+		{"order", engineFile(engineOrder), 3.2},
+		{"shared", engineFile(engineShared), 1.7},
 		{"long", engineFile(engineLongRules), 2.1},
-		{"random", engineFile(engineRandomPieces), 6.5},
+		{"random", engineFile(engineRandomPieces), 5.8},
 	} {
 		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
 		lineBytes := 0

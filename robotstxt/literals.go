@@ -67,5 +67,15 @@ func (s *litSet) lit(l int32) string {
 	return s.long[v>>4]
 }
 
+// head returns the octets of literal l and its first octet.
+func (s *litSet) head(l int32) (int32, byte) {
+	v := s.at[l]
+	if n := v & maxShortMask; n != 0 {
+		return int32(n), s.short[v>>4]
+	}
+	lit := s.long[v>>4]
+	return int32(len(lit)), lit[0]
+}
+
 // len returns the number of literals.
 func (s *litSet) len() int { return len(s.at) }

@@ -164,8 +164,8 @@ func (m *ruleMatcher) markDeepest(st *matchState, e int32, block uint32, end int
 
 // see starts the litState of literal l, which first ends at end.
 func (m *ruleMatcher) see(st *matchState, l, end int32) {
-	lit := m.lits.lit(l)
-	st.lits[l] = litState{seen: st.gen, firstEnd: end, size: int32(len(lit)), first: lit[0], from: -1}
+	size, first := m.lits.head(l)
+	st.lits[l] = litState{seen: st.gen, firstEnd: end, size: size, first: first, from: -1}
 	if m.keys(l) {
 		st.found = append(st.found, l)
 	}
@@ -181,10 +181,19 @@ func (m *ruleMatcher) see(st *matchState, l, end int32) {
 func (m *ruleMatcher) spread(st *matchState) {
 	a := m.ac
 	for _, e := range st.deepest {
-		from := &st.lits[a.outLit[e]]
+		l := a.outLit[e]
+		from := &st.lits[l]
 		blocks, first := from.blocks, from.firstEnd
-		for e = a.link(e).whole; e != 0; e = a.link(e).whole {
-			l := a.outLit[e]
+		for {
+			if a.suffixes != nil {
+				if l = a.suffixes[l]; l < 0 {
+					break
+				}
+			} else if e = a.link(e).whole; e != 0 {
+				l = a.outLit[e]
+			} else {
+				break
+			}
 			ls := &st.lits[l]
 			if ls.seen != st.gen {
 				m.see(st, l, first)
