@@ -66,7 +66,7 @@ type acRare struct {
 // of a cut literal's prefix; cutGroup the most literals cut at one node.
 const (
 	maxCut   = 32
-	minKept  = 8
+	minKept  = 4
 	cutGroup = 4
 )
 
@@ -125,8 +125,9 @@ func (a *automaton) chains(e int32) (whole, cut int32) {
 }
 
 // newAutomaton returns the automaton of lits, which are sorted, distinct
-// and not empty.
-func newAutomaton(lits []string) *automaton {
+// and not empty, but of those of at most skip octets, which it leaves out
+// (grams.go): it numbers literals by their index in lits.
+func newAutomaton(lits []string, skip int) *automaton {
 	// A span of literals in sorted order that start with a node's octets
 	// and are cut there, or whose nodes follow it.
 	type span struct{ lo, hi, depth int32 }
@@ -157,9 +158,15 @@ func newAutomaton(lits []string) *automaton {
 			for j < hi && lits[j][d] == c {
 				j++
 			}
-			spans = append(spans, span{lo, j, d + 1})
-			nodes = append(nodes, acNode{link: uint32(c)})
-			lit = append(lit, -1)
+			from := lo
+			if len(lits[from]) <= skip { // left out: it is d+1 octets, and so first
+				from++
+			}
+			if from < j {
+				spans = append(spans, span{from, j, d + 1})
+				nodes = append(nodes, acNode{link: uint32(c)})
+				lit = append(lit, -1)
+			}
 			lo = j
 		}
 		if len(nodes) >= acFirst {

@@ -114,7 +114,8 @@ type ruleMatcher struct {
 	keyedRank []int32    // per word of keyed, the bits set in the words before it
 	pieces    []int32    // the pieces of wild, as literal indexes, rule after rule
 	lits      litSet     // the distinct pieces and tails, sorted
-	ac        *automaton // nil for fewLits literals or fewer, which scan finds by searching
+	ac        *automaton // nil for fewLits literals or fewer, which scan finds by searching, or for grams's alone
+	grams     *grams     // the literals of one and two octets, when there are more than manyGrams; else nil
 	maxWild   ruleRef    // the best of wild, whether or not it matches; none if empty
 }
 
@@ -280,8 +281,20 @@ func compileRules(rules []fileRule) *ruleMatcher {
 		}
 	}
 	m.fileWild(wild, pieces, lits)
-	if len(lits) > fewLits {
-		m.ac = newAutomaton(lits)
+	short := 0 // literals of one and two octets
+	for _, l := range lits {
+		if len(l) <= 2 {
+			short++
+		}
+	}
+	switch {
+	case short > manyGrams:
+		m.grams = newGrams(lits)
+		if short < len(lits) {
+			m.ac = newAutomaton(lits, 2)
+		}
+	case len(lits) > fewLits:
+		m.ac = newAutomaton(lits, 0)
 	}
 	m.lits = newLitSet(lits)
 	return m

@@ -22,7 +22,13 @@ func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
 	st.shift = blockShift(len(path))
 	a := m.ac
-	if a == nil {
+	switch {
+	case m.grams != nil:
+		m.scanGrams(st, path)
+		if a == nil {
+			return
+		}
+	case a == nil:
 		m.scanFew(st, path)
 		return
 	}
@@ -124,7 +130,7 @@ func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
 			size := int32(a.cutTail[l])
 			if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[l] &&
 				(size <= 4 || cutRest(path, m.lits.lit(l), end, e, size)) {
-				m.markCut(st, l, e)
+				m.markAt(st, l, e)
 			}
 		}
 		cut = a.link(cut).cut
@@ -137,10 +143,10 @@ func cutRest(path, lit string, end, e, size int32) bool {
 	return path[end:e-4] == lit[int32(len(lit))-size:len(lit)-4]
 }
 
-// markCut records that literal l, which is cut, ends at end. The
-// literals cut are recorded out of order, so that its first end is the
+// markAt records that literal l, which is cut or in grams, ends at end.
+// Those literals are recorded out of order, so that its first end is the
 // least recorded.
-func (m *ruleMatcher) markCut(st *matchState, l, end int32) {
+func (m *ruleMatcher) markAt(st *matchState, l, end int32) {
 	ls := &st.lits[l]
 	if ls.seen != st.gen {
 		m.see(st, l, end)

@@ -1,0 +1,82 @@
+package robotstxt
+
+import "math/bits"
+
+// grams finds the literals of one and two octets of a matcher that has
+// more than manyGrams of them, in place of the automaton: by a bit for
+// each, in tables of their octets, and 4 bytes a literal. The automaton
+// would take a node and an entry for each, and links for those of two
+// octets that end with one of one, several times the 2 or 3 octets that
+// such a literal takes in the file. scanGrams reads each octet of the
+// path once, and records the literals that end there.
+type grams struct {
+	ones    [4]uint64   // bit c set when literal c exists
+	firsts  [4]uint64   // bit c set when a literal of two octets begins with c
+	seconds [][4]uint64 // per bit of firsts, in order: bit d set when literal cd exists
+	base    []int32     // per bit of firsts, in order: the bits of seconds before it
+	lits    []int32     // the literals of one octet, then of two, in order of their octets
+}
+
+// manyGrams is the most literals of one and two octets that a matcher
+// leaves to its automaton.
+const manyGrams = 64
+
+// newGrams returns the grams of the literals of lits, which are sorted and
+// distinct, of at most two octets.
+func newGrams(lits []string) *grams {
+	g := new(grams)
+	var twos []int32
+	for l, lit := range lits {
+		switch len(lit) {
+		case 1:
+			g.ones[lit[0]>>6] |= 1 << (lit[0] & 63)
+			g.lits = append(g.lits, int32(l))
+		case 2:
+			if c := lit[0]; g.firsts[c>>6]>>(c&63)&1 == 0 {
+				g.firsts[c>>6] |= 1 << (c & 63)
+				g.seconds = append(g.seconds, [4]uint64{})
+				g.base = append(g.base, int32(len(twos)))
+			}
+			s := &g.seconds[len(g.seconds)-1] // sorted: the last first octet is lit's
+			s[lit[1]>>6] |= 1 << (lit[1] & 63)
+			twos = append(twos, int32(l))
+		}
+	}
+	g.lits = append(g.lits, twos...)
+	for i := range g.base {
+		g.base[i] += int32(bits.OnesCount64(g.ones[0]) + bits.OnesCount64(g.ones[1]) + bits.OnesCount64(g.ones[2]) + bits.OnesCount64(g.ones[3]))
+	}
+	return g
+}
+
+// rank returns whether bit c of set is set, and the bits set before it.
+func rank(set *[4]uint64, c byte) (bool, int32) {
+	w := c >> 6
+	if set[w]>>(c&63)&1 == 0 {
+		return false, 0
+	}
+	n := bits.OnesCount64(set[w] & (1<<(c&63) - 1))
+	for i := range w {
+		n += bits.OnesCount64(set[i])
+	}
+	return true, int32(n)
+}
+
+// scanGrams records the literals of g that occur in path, as scan does.
+func (m *ruleMatcher) scanGrams(st *matchState, path string) {
+	g := m.grams
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if ok, r := rank(&g.ones, c); ok {
+			m.markAt(st, g.lits[r], int32(i+1))
+		}
+		if i == 0 {
+			continue
+		}
+		if ok, r := rank(&g.firsts, path[i-1]); ok {
+			if ok, s := rank(&g.seconds[r], c); ok {
+				m.markAt(st, g.lits[g.base[r]+s], int32(i+1))
+			}
+		}
+	}
+}
