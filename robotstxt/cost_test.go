@@ -13,17 +13,15 @@ import (
 // never compile: all that decisions on f may build.
 func compileAll(f *File) {
 	f.Group("no-group-names-this-token")
-	for i := range f.file.groups {
-		for _, a := range f.file.groups[i].agents {
-			for _, p := range f.Group(strings.ToLower(a.name)).parts {
-				if !p.tiny {
-					p.compiled()
-				}
+	for _, a := range f.file.agents {
+		for _, p := range f.Group(strings.ToLower(a.name)).parts {
+			if !p.tiny() {
+				p.compiled()
 			}
 		}
 	}
 	for _, p := range f.Group("no-group-names-this-token").parts {
-		if !p.tiny {
+		if !p.tiny() {
 			p.compiled()
 		}
 	}
