@@ -174,30 +174,26 @@ const typicalFile = "User-agent: *\nDisallow: /private/\nAllow: /private/press/\
 
 // keptRatio and keptSlack bound the heap that a compiled File keeps:
 // keptRatio times the size of the file, and keptSlack bytes more, which a
-// small file's File, groups and bindings take. keptExceptions are the
-// files known to keep more, with the ratio that bounds them: many groups
-// of one rule, each with a binding, a part and a matcher of its own, 400
-// bytes or more a group, which the real files of many small groups of the
-// corpus show too (corpusKeptRatio); and many distinct literals of three
-// octets, each with a string, keys and a node of the automaton.
+// small file's File, groups and bindings take.
 const (
-	keptRatio       = 8
-	keptSlack       = 4 << 10
-	corpusKeptRatio = 15
+	keptRatio = 8
+	keptSlack = 4 << 10
 )
 
-var keptExceptions = map[string]float64{"groups": 12.5, "tiny": 11.5}
+// keptPending are the files of costFiles that still keep more than
+// keptRatio, on the matcher's side (engine.go, ahocorasick.go), with the
+// ratio that bounds them: many distinct literals, each with a string,
+// keys and a node of the automaton. TEMPORARY: to be deleted with the
+// matcher's work on them, after which no file is exempt.
+var keptPending = map[string]float64{"tiny": 12, "random": 8.1, "16-names": 8.1}
 
 // checkKept fails t when kept, the heap that a File parsed from size
 // bytes keeps compiled, passes the bound of keptRatio.
-func checkKept(t *testing.T, name string, size int, kept int64, corpus bool) {
+func checkKept(t *testing.T, name string, size int, kept int64) {
 	t.Helper()
 	ratio := float64(keptRatio)
-	if r, ok := keptExceptions[name]; ok {
+	if r, ok := keptPending[name]; ok {
 		ratio = r
-	} else if corpus && kept > int64(keptRatio*size)+keptSlack {
-		t.Logf("%s: %d bytes of robots.txt keep %d bytes compiled (%.1f times)", name, size, kept, float64(kept)/float64(size))
-		ratio = corpusKeptRatio
 	}
 	if bound := int64(ratio*float64(size)) + keptSlack; kept > bound {
 		t.Errorf("%s: %d bytes of robots.txt keep %d bytes compiled (%.1f times); want at most %.0f times and %d bytes more: %d",
@@ -214,7 +210,7 @@ func TestCostBoundsHeap(t *testing.T) {
 	}
 	for name, body := range costFiles() {
 		cost, kept := checkCost(t, name, []byte(body), false)
-		checkKept(t, name, len(body), kept, false)
+		checkKept(t, name, len(body), kept)
 		t.Logf("%-10s %7d bytes of file: Cost %9d (%5.1f×), kept %9d (%5.1f×)", name, len(body),
 			cost, float64(cost)/float64(len(body)), kept, float64(kept)/float64(len(body)))
 	}
@@ -223,7 +219,7 @@ func TestCostBoundsHeap(t *testing.T) {
 		var most, mostKept float64
 		for _, cf := range files {
 			cost, kept := checkCost(t, cf.name, cf.body, false)
-			checkKept(t, cf.name, len(cf.body), kept, true)
+			checkKept(t, cf.name, len(cf.body), kept)
 			if kept > 0 {
 				most = max(most, float64(cost)/float64(kept))
 			}
