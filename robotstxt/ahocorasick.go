@@ -14,7 +14,8 @@ import (
 // than its first octets with any other is cut: its node is its prefix of
 // one octet more than it shares, of minKept octets, or of all but its last
 // maxCut octets, whichever is longest, unless that prefix is periodic
-// (periodic) or the whole literal. The rest, its cut tail, is compared
+// (shortPeriod) or the whole literal, or, in an automaton of manyCut
+// literals or fewer, all but its last octet. The rest, its cut tail, is compared
 // with the text where that node is reached: the literal's last 4 octets
 // first, as one number, and the others if those are alike. The prefixes
 // of two cut literals are never one a prefix of the other, so at most one
@@ -24,49 +25,52 @@ import (
 //
 // A node with an output, a literal's node or one with a suffix that is,
 // has the top bit of its fail set and an entry, found by counting the
-// bits of outBits: its literals in outLit, and if it has a proper suffix
-// with outputs, the nearest ones in links, found by counting the bits of
-// linkBits. Most literals' nodes have none, and take 4 bytes of outputs.
+// members of outs below it: its literals in outLit, 4 bytes. The nearest node of a
+// whole literal and of a cut one on the chain of a node's proper
+// suffixes, for the nodes that have them, are in links, found by counting
+// the members of linked; but when most literals whole have another as a
+// suffix, that one is in suffixes, 4 bytes a literal, read without
+// counting.
 type automaton struct {
 	// The children of the root by octet, 0 for none: nodes 1 to 255 at
 	// most, since a literal in normal form starts with fewer octets.
-	root    *[256]uint8
-	nodes   []acNode // and one more, whose first ends the last node's children
-	outBits []uint64 // bit v set when node v has an entry
-	outRank []int32  // per word of outBits, the nodes' entries of the words before it
+	root  *[256]uint8
+	nodes []acNode // and one more, whose first ends the last node's children
+	outs  bitRank  // the nodes with an entry
 	// outLit holds, per entry, the literal of a literal's node, or for a
 	// node of cut literals the first in the low 24 bits and how many
 	// above, or -1; entry 0 is no node's.
-	outLit   []int32
-	// linkBits has bit e set when entry e has links, and linkRank, per
-	// word of linkBits, the links of the words before it; or both are nil
-	// when most entries have links, and links holds each entry's, and
-	// suffixes, per whole literal, the literal of its whole link, or -1:
-	// so that scan's walks down long chains read one array (spread).
-	linkBits []uint64
-	linkRank []int32
-	links    []acLink
+	outLit []int32
+	// suffixes holds, per literal whole, the nearest other literal whole
+	// that is a suffix of it, or -1, when most have one; else nil, and
+	// links hold them.
 	suffixes []int32
+	linked   bitRank // the entries with links
+	links    []acLink
 	*acRare  // what an automaton of few literals seldom needs
 }
 
 // acRare is the part of an automaton that its cut literals and its nodes
 // of many children need.
 type acRare struct {
-	last4   []uint32 // per literal, if any is cut: its last 4 octets (lastWord)
+	cut     bitRank  // the literals cut, each found by its rank in last4 and cutTail
+	last4   []uint32 // per literal cut: its last 4 octets (lastWord)
 	cutTail []uint8  // and the octets of its cut tail
 	// The nodes of more than wideKids children have the acWide bit of
-	// fail set and, found as outs are, their children's octets as bits.
-	wideBits []uint64
-	wideRank []int32
-	wide     [][4]uint64
+	// fail set and, by their rank in wided, their children's octets as
+	// bits in wide.
+	wided bitRank
+	wide  [][4]uint64
 }
 
 // maxCut is the most octets of a literal's cut tail; minKept the fewest
-// of a cut literal's prefix; cutGroup the most literals cut at one node.
+// of a cut literal's prefix; cutGroup the most literals cut at one node;
+// manyCut the most literals of an automaton that cuts no literal to save
+// a single node, which would take less than the arrays of what is cut.
 const (
+	manyCut  = 64
 	maxCut   = 32
-	minKept  = 4
+	minKept  = 3
 	cutGroup = 4
 )
 
@@ -99,12 +103,8 @@ type acLink struct {
 
 // link returns the links of entry e, zero if it has none.
 func (a *automaton) link(e int32) acLink {
-	if a.linkBits == nil { // an entry each
-		return a.links[e]
-	}
-	w := e >> 6
-	if b := a.linkBits[w]; b>>(e&63)&1 != 0 {
-		return a.links[a.linkRank[w]+int32(bits.OnesCount64(b&(1<<(e&63)-1)))]
+	if a.linked.has(e) {
+		return a.links[a.linked.rank(e)]
 	}
 	return acLink{}
 }
@@ -112,16 +112,18 @@ func (a *automaton) link(e int32) acLink {
 // chains returns the entries of the nearest nodes, of e's node itself
 // first, of a literal whole and of a cut one.
 func (a *automaton) chains(e int32) (whole, cut int32) {
-	k := a.link(e)
-	whole, cut = k.whole, k.cut
-	switch lit := a.outLit[e]; {
-	case lit < 0:
-	case lit>>24 == 0:
-		whole = e
-	default:
-		cut = e
+	lit := a.outLit[e]
+	if lit >= 0 && lit>>24 == 0 { // a whole literal's node, whose chain is in suffixes
+		if a.acRare != nil && a.cutTail != nil {
+			cut = a.link(e).cut
+		}
+		return e, cut
 	}
-	return whole, cut
+	k := a.link(e)
+	if lit >= 0 {
+		return k.whole, e
+	}
+	return k.whole, k.cut
 }
 
 // newAutomaton returns the automaton of lits, which are sorted, distinct
@@ -134,11 +136,11 @@ func newAutomaton(lits []string, skip int) *automaton {
 	spans := append(make([]span, 0, len(lits)), span{0, int32(len(lits)), 0})
 	nodes := append(make([]acNode, 0, len(lits)+1), acNode{})
 	lit := append(make([]int32, 0, len(lits)), -1) // per node, its literal or cut literals, as acOut.lit, or -1
-	var cutTail []uint8                            // per literal, the octets of its cut tail
+	var cutTail []uint8                            // per literal, the octets of its cut tail, for now
 	for v := 0; v < len(spans); v++ {
 		lo, hi, d := spans[v].lo, spans[v].hi, spans[v].depth
 		nodes[v].link |= uint32(len(spans)) << 8
-		if cuttable(lits[lo:hi], d) {
+		if cuttable(lits[lo:hi], d, len(lits) > manyCut) {
 			if cutTail == nil {
 				cutTail = make([]uint8, len(lits))
 			}
@@ -183,7 +185,7 @@ func newAutomaton(lits []string, skip int) *automaton {
 	for c := nodes[0].first(); c < nodes[1].first(); c++ {
 		a.root[nodes[c].label()] = uint8(c)
 	}
-	rare := &acRare{cutTail: cutTail}
+	rare := new(acRare)
 	// whole and cut per node, then the entries of the nodes with either.
 	whole, cut := make([]int32, n), make([]int32, n)
 	entries := 0
@@ -217,110 +219,114 @@ func newAutomaton(lits []string, skip int) *automaton {
 		}
 	}
 	if wide > 0 {
-		rare.wideBits = make([]uint64, (n+63)/64)
-		rare.wideRank = make([]int32, len(rare.wideBits))
+		rare.wided = newBitRank(int(n))
 		rare.wide = make([][4]uint64, 0, wide)
 		for v := int32(1); v < n; v++ {
-			if v&63 == 0 {
-				rare.wideRank[v>>6] = int32(len(rare.wide))
-			}
 			if lo, hi := nodes[v].first(), nodes[v+1].first(); hi-lo > wideKids {
 				var w [4]uint64
 				for c := lo; c < hi; c++ {
 					w[nodes[c].label()>>6] |= 1 << (nodes[c].label() & 63)
 				}
-				rare.wideBits[v>>6] |= 1 << (v & 63)
+				rare.wided.add(v)
 				nodes[v].fail |= acWide
 				rare.wide = append(rare.wide, w)
 			}
 		}
+		rare.wided.count()
 	}
 	if cutTail != nil {
-		rare.last4 = make([]uint32, len(lits))
-		for l, lit := range lits {
-			if cutTail[l] > 0 {
-				rare.last4[l] = lastWord(lit, int32(len(lit)))
+		rare.cut = newBitRank(len(lits))
+		cuts := 0
+		for l, size := range cutTail {
+			if size > 0 {
+				rare.cut.add(int32(l))
+				cuts++
+			}
+		}
+		rare.cut.count()
+		rare.last4 = make([]uint32, 0, cuts)
+		rare.cutTail = make([]uint8, 0, cuts)
+		for l, size := range cutTail {
+			if size > 0 {
+				rare.last4 = append(rare.last4, lastWord(lits[l], int32(len(lits[l]))))
+				rare.cutTail = append(rare.cutTail, size)
 			}
 		}
 	}
 	if cutTail != nil || wide > 0 {
 		a.acRare = rare
 	}
-	a.outBits = make([]uint64, (n+63)/64)
-	a.outRank = make([]int32, len(a.outBits))
+	a.outs = newBitRank(int(n))
 	a.outLit = make([]int32, 1, entries+1)
-	a.linkBits = make([]uint64, (entries+64)/64)
-	a.linkRank = make([]int32, len(a.linkBits))
-	var links []acLink
-	entry := lit // lit[v] is read before entry[v] is written: v's entry
+	a.linked = newBitRank(entries + 1)
+	ks := make([]acLink, 1, entries+1) // per entry, its links
+	chained := 0                       // literals whole with a suffix that is one
+	entry := lit                       // lit[v] is read before entry[v] is written: v's entry
 	entry[0] = 0
 	for v := int32(1); v < n; v++ {
-		if v&63 == 0 {
-			a.outRank[v>>6] = int32(len(a.outLit)) - 1
-		}
 		l := lit[v]
 		entry[v] = 0
-		if whole[v] != 0 || cut[v] != 0 {
-			a.outBits[v>>6] |= 1 << (v & 63)
-			nodes[v].fail |= acHasOut
-			e := int32(len(a.outLit))
-			entry[v] = e
-			a.outLit = append(a.outLit, l)
-			f := nodes[v].suffix()
-			if k := (acLink{whole: entry[whole[f]], cut: entry[cut[f]]}); k != (acLink{}) {
-				a.linkBits[e>>6] |= 1 << (e & 63)
-				links = append(links, k)
-			}
+		if whole[v] == 0 && cut[v] == 0 {
+			continue
+		}
+		a.outs.add(v)
+		nodes[v].fail |= acHasOut
+		entry[v] = int32(len(a.outLit))
+		a.outLit = append(a.outLit, l)
+		f := nodes[v].suffix()
+		k := acLink{whole: entry[whole[f]], cut: entry[cut[f]]}
+		ks = append(ks, k)
+		if l >= 0 && l>>24 == 0 && k.whole != 0 {
+			chained++
 		}
 	}
-	if 2*len(links) > len(a.outLit) { // most entries have links: keep them by entry, without a lookup
-		a.links = make([]acLink, len(a.outLit))
-		for e, k := 0, 0; e < len(a.outLit); e++ {
-			if a.linkBits[e>>6]>>(e&63)&1 != 0 {
-				a.links[e] = links[k]
-				k++
-			}
-		}
-		a.linkBits, a.linkRank = nil, nil
+	// When many literals have chains, spread walks them by literal, in
+	// suffixes, 4 bytes a literal; else by their links.
+	if 2*chained > len(lits) {
 		a.suffixes = make([]int32, len(lits))
-		for e, l := range a.outLit {
-			if l >= 0 && l>>24 == 0 {
-				a.suffixes[l] = -1
-				if w := a.links[e].whole; w != 0 {
-					a.suffixes[l] = a.outLit[w]
-				}
-			}
+		for i := range a.suffixes {
+			a.suffixes[i] = -1
 		}
-		return a
+	}
+	var links []acLink
+	for e, k := range ks {
+		l := a.outLit[e]
+		wholeLit := l >= 0 && l>>24 == 0
+		if wholeLit && k.whole != 0 && a.suffixes != nil {
+			a.suffixes[l] = a.outLit[k.whole]
+			k.whole = 0 // there
+		}
+		if k != (acLink{}) {
+			a.linked.add(int32(e))
+			links = append(links, k)
+		}
 	}
 	a.links = slices.Clone(links)
-	for w := 1; w < len(a.linkBits); w++ {
-		a.linkRank[w] = a.linkRank[w-1] + int32(bits.OnesCount64(a.linkBits[w-1]))
-	}
+	a.outs.count()
+	a.linked.count()
 	return a
 }
 
 // cuttable reports whether the literals lits, which start with the same
 // d octets and with no other literal's, are cut there, as the doc of
 // automaton says.
-func cuttable(lits []string, d int32) bool {
+func cuttable(lits []string, d int32, many bool) bool {
 	if len(lits) > cutGroup || d < minKept || int32(len(lits[0])) == d || shortPeriod(lits[0][:minKept]) {
 		return false
 	}
 	for _, l := range lits {
-		if int32(len(l))-d > maxCut {
+		if tail := int32(len(l)) - d; tail > maxCut || tail < 2 && !many {
 			return false
 		}
 	}
 	return true
 }
 
-// shortPeriod reports whether s repeats with a period of fewer than
-// minKept/2 octets: a prefix that does might recur in a text at every
-// octet, and one that does not at most every minKept/2 octets, however
-// long it is.
+// shortPeriod reports whether s repeats with a period of at most half
+// its octets, minKept/2: a prefix that does might recur in a text at
+// every octet, and one that does not less often.
 func shortPeriod(s string) bool {
-	for p := 1; p < minKept/2; p++ {
+	for p := 1; p <= minKept/2; p++ {
 		if s[p:] == s[:len(s)-p] {
 			return true
 		}
@@ -334,11 +340,8 @@ func lastWord(s string, end int32) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
-// entry returns the entry in outs of node v, which has outputs.
-func (a *automaton) entry(v int32) int32 {
-	w := v >> 6
-	return a.outRank[w] + 1 + int32(bits.OnesCount64(a.outBits[w]&(1<<(v&63)-1)))
-}
+// entry returns the entry of node v, which has outputs.
+func (a *automaton) entry(v int32) int32 { return a.outs.rank(v) + 1 }
 
 // child returns v's child by the octet c, or 0.
 func (a *automaton) child(v int32, c byte) int32 {
@@ -360,7 +363,7 @@ func (a *automaton) kid(v, lo, hi int32, c byte) int32 {
 // wideKid returns the child by the octet c of node v, which has more than
 // wideKids children from nodes[lo], or 0.
 func (a *automaton) wideKid(v, lo int32, c byte) int32 {
-	w := &a.wide[a.wideRank[v>>6]+int32(bits.OnesCount64(a.wideBits[v>>6]&(1<<(v&63)-1)))]
+	w := &a.wide[a.wided.rank(v)]
 	i := c >> 6
 	if w[i]>>(c&63)&1 == 0 {
 		return 0

@@ -333,8 +333,8 @@ var corpusAgents = []string{"Googlebot", "bingbot", "Baiduspider", "PoliteCorpus
 func corpusPaths(f *File) []string {
 	paths := []string{"/", "/index.html", "/search?q=robots", "/private/x", "/a/b/c.php?id=1"}
 	seen := make(map[string]bool)
-	for _, g := range f.file.groups {
-		for _, r := range g.rules {
+	for i := range f.file.groups {
+		for _, r := range f.file.rulesOf(i) {
 			if seen[r.pattern] || len(seen) == 40 {
 				continue
 			}

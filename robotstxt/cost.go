@@ -34,76 +34,69 @@ func allocSize(n int) int64 {
 
 // The sizes of the types that a File keeps.
 const (
-	sizeFile       = int(unsafe.Sizeof(File{}))
-	sizeRobotsFile = int(unsafe.Sizeof(robotsFile{}))
-	sizeGroup      = int(unsafe.Sizeof(robotsGroup{}))
-	sizeRule       = int(unsafe.Sizeof(fileRule{}))
-	sizeAgent      = int(unsafe.Sizeof(agentLine{}))
-	sizeUsageRule  = int(unsafe.Sizeof(UsageRule{}))
-	sizeString     = int(unsafe.Sizeof(""))
-	sizeSkipped    = int(unsafe.Sizeof(SkippedLine{}))
-	sizeBinding    = int(unsafe.Sizeof(Group{}))
-	sizeToken      = int(unsafe.Sizeof(tokenBinding{}))
-	sizePart       = int(unsafe.Sizeof(groupPart{}))
-	sizeMatcher    = int(unsafe.Sizeof(ruleMatcher{}))
-	sizeWild       = int(unsafe.Sizeof(wildRule{}))
-	sizeRef        = int(unsafe.Sizeof(ruleRef{}))
-	sizeNode       = int(unsafe.Sizeof(acNode{}))
-	sizeLink       = int(unsafe.Sizeof(acLink{}))
-	sizeAutomaton  = int(unsafe.Sizeof(automaton{}))
-	sizeRare       = int(unsafe.Sizeof(acRare{}))
+	sizeFile      = int(unsafe.Sizeof(File{}))
+	sizeGroup     = int(unsafe.Sizeof(robotsGroup{}))
+	sizeRule      = int(unsafe.Sizeof(fileRule{}))
+	sizeAgent     = int(unsafe.Sizeof(agentLine{}))
+	sizeUsageRule = int(unsafe.Sizeof(UsageRule{}))
+	sizeString    = int(unsafe.Sizeof(""))
+	sizeSlice     = int(unsafe.Sizeof([]byte(nil)))
+	sizeSkipped   = int(unsafe.Sizeof(SkippedLine{}))
+	sizeBinding   = int(unsafe.Sizeof(Group{}))
+	sizeToken     = int(unsafe.Sizeof(tokenBinding{}))
+	sizePart      = int(unsafe.Sizeof(groupPart{}))
+	sizeCompiling = int(unsafe.Sizeof(partCompiling{}))
+	sizeMatcher   = int(unsafe.Sizeof(ruleMatcher{}))
+	sizeWild      = int(unsafe.Sizeof(wildRule{}))
+	sizeRef       = int(unsafe.Sizeof(ruleRef{}))
+	sizeNode      = int(unsafe.Sizeof(acNode{}))
+	sizeLink      = int(unsafe.Sizeof(acLink{}))
+	sizeGrams     = int(unsafe.Sizeof(grams{}))
+	sizeAutomaton = int(unsafe.Sizeof(automaton{}))
+	sizeRare      = int(unsafe.Sizeof(acRare{}))
 )
 
 // fileCost returns the bound that Cost returns for f, whose text is
-// the copy of the body, and whose groups' names and rules take their
-// parts of arrays of agentsCap and rulesCap; copied is the bytes of the
-// patterns that normalisation wrote anew.
-func fileCost(f *robotsFile, text string, agentsCap, rulesCap int, copied int64) int64 {
-	c := allocSize(sizeFile) + allocSize(sizeRobotsFile) + allocSize(len(text)) + copied +
-		allocSize(cap(f.groups)*sizeGroup) + allocSize(agentsCap*sizeAgent) + allocSize(rulesCap*sizeRule) +
-		allocSize(cap(f.sitemaps)*sizeString) + allocSize(cap(f.skippedLines)*sizeSkipped)
+// the copy of the body; copied is the bytes of the patterns that
+// normalisation wrote anew.
+func fileCost(f *robotsFile, text string, copied int64) int64 {
+	c := allocSize(sizeFile) + allocSize(len(text)) + copied +
+		allocSize(cap(f.groups)*sizeGroup) + allocSize(cap(f.agents)*sizeAgent) + allocSize(cap(f.rules)*sizeRule) +
+		allocSize(cap(f.usage)*sizeUsageRule) + allocSize(cap(f.sitemaps)*sizeString) + allocSize(cap(f.skippedLines)*sizeSkipped)
 	for _, s := range f.skippedLines {
 		c += allocSize(len(s.Text))
 	}
-	for i := range f.groups {
-		if u := cap(f.groups[i].usage); u > 0 {
-			c += allocSize(u * sizeUsageRule)
-		}
-	}
 	// Bindings: one for each name and for "*" and no group, each with its
-	// parts, at most one for each name of a group naming its token; the
-	// last one asked for; the array of them, and of the parts by group;
-	// the array of names, lower-cased.
-	names := 0
-	for i := range f.groups {
-		for _, a := range f.groups[i].agents {
-			names++
-			c += allocSize(len(a.name))
-		}
+	// group token, lower-cased, and its parts, at most one for each name
+	// of a group naming its token; the last one asked for; the array of
+	// them, and of the parts by group; the array of names.
+	names := len(f.agents)
+	for _, a := range f.agents {
+		c += allocSize(len(a.name))
 	}
 	c += int64(names+2)*(allocSize(sizeBinding)+allocSize(2*8)) + allocSize((names+2)*8) + allocSize(sizeToken) +
-		allocSize(len(f.groups)*8) + allocSize(names*sizeString)
+		allocSize(len(f.groups)*8) + allocSize(names*4)
 	for i := range f.groups {
-		g := &f.groups[i]
-		if len(g.agents) > 0 {
-			c += groupCost(g)
+		if len(f.agentsOf(i)) > 0 {
+			c += groupCost(f.rulesOf(i), f.usageOf(i))
 		}
 	}
 	return c
 }
 
-// groupCost returns a bound of what compiling g keeps, as a part of its
-// own or of the part of the groups that give its names: its rules
-// gathered, the part and its matcher.
-func groupCost(g *robotsGroup) int64 {
-	c := allocSize(sizePart) + allocSize(2*len(g.rules)*sizeRule)
-	if len(g.usage) > 0 {
-		c += allocSize(2 * len(g.usage) * sizeUsageRule) // gathered with the groups that give its names
+// groupCost returns a bound of what compiling a group of rules and usage
+// keeps, as a part of its own or of the part of the groups that give its
+// names: its rules gathered, the part, what it keeps to compile, and its
+// matcher.
+func groupCost(rules []fileRule, usage []UsageRule) int64 {
+	c := allocSize(sizePart) + allocSize(sizeCompiling) + allocSize(2*len(rules)*sizeRule)
+	if len(usage) > 0 {
+		c += allocSize(sizeSlice) + allocSize(2*len(usage)*sizeUsageRule) // gathered with the groups that give its names
 	}
-	if g.tooComplex() {
+	if wildOctets(rules) > maxWildOctets {
 		return c // any Group it is part of decides no path, and compiles nothing (Group.Err)
 	}
-	return c + matcherCost(g.rules)
+	return c + matcherCost(rules)
 }
 
 // matcherCost returns a bound of what compileRules(rules) keeps: the
@@ -144,6 +137,9 @@ func matcherCost(rules []fileRule) int64 {
 		c += allocSize(wild*sizeWild) + allocSize(4*pieces) + allocSize(4*(n+1)) +
 			allocSize(4*(min(l, wild)+1)) + allocSize(8*((l+63)/64)) + allocSize(4*((l+63)/64)) + // the keys
 			allocSize(4*l) + allocSize(lits.shortOctets()) + allocSize(int(lits.long)*sizeString) // the litSet
+		if short := min(lits.ones, 256) + min(lits.twos, 1<<16); short > manyGrams {
+			c += allocSize(sizeGrams) + allocSize(32*256) + allocSize(4*256) + allocSize(4*int(short)) // grams, a first octet at most 256
+		}
 		if l > fewLits {
 			c += automatonCost(lits.nodes(), int64(l))
 		}
@@ -206,9 +202,10 @@ func (b *litBound) add(lit string) {
 // is not. Or its nodes but those shared with cutGroup others or more,
 // counted a part for each: the first minKept-1, those before its last
 // maxCut, its node and its cut node, and a (cutGroup+1)th of the others.
-// A literal that shortPeriod tells is never cut adds its octets.
+// A literal that shortPeriod tells is never cut adds its octets, as does
+// one of minKept+1 octets, which a small automaton does not cut.
 func (b *litBound) prefixNodes(lit string, size int) (shared, grouped int) {
-	if size <= minKept || size != len(lit) || shortPeriod(lit[:minKept]) {
+	if size <= minKept+1 || size != len(lit) || shortPeriod(lit[:minKept]) {
 		return size, size // not cut, or not told
 	}
 	return max(size-maxCut, minKept, size/2+1), min(size, minKept+1+max(0, size-maxCut-minKept)+size/(cutGroup+1))

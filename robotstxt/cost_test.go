@@ -13,17 +13,15 @@ import (
 // never compile: all that decisions on f may build.
 func compileAll(f *File) {
 	f.Group("no-group-names-this-token")
-	for i := range f.file.groups {
-		for _, a := range f.file.groups[i].agents {
-			for _, p := range f.Group(strings.ToLower(a.name)).parts {
-				if !p.tiny {
-					p.compiled()
-				}
+	for _, a := range f.file.agents {
+		for _, p := range f.Group(strings.ToLower(a.name)).parts {
+			if !p.tiny() {
+				p.compiled()
 			}
 		}
 	}
 	for _, p := range f.Group("no-group-names-this-token").parts {
-		if !p.tiny {
+		if !p.tiny() {
 			p.compiled()
 		}
 	}
@@ -89,8 +87,11 @@ func checkCost(t *testing.T, name string, body []byte, quick bool) (cost, kept i
 // costFiles are files written to make the engine keep much: 500 KiB of
 // rules of each kind that engine_bench_test.go knows, and of pieces of
 // non-ASCII characters, each octet of which normalisation writes as
-// three; one group of 16 names; rules with a '$' inside; many groups of
-// one rule, each bound; and lines the reader skips.
+// three; of distinct random pieces of 3, 4 and 8 octets, the most a
+// piece's node and entry take against its octets; of pieces that end
+// with others, which chain; every piece of two octets, and of one; one
+// group of 16 names; rules with a '$' inside; many groups of one rule,
+// each bound; and lines the reader skips.
 func costFiles() map[string]string {
 	r := rand.New(rand.NewPCG(4, 4))
 	nonASCII := func(int) string {
@@ -149,9 +150,59 @@ func costFiles() map[string]string {
 	periodic := func(int) string { // long literals whose prefixes repeat, which are not cut
 		return "Disallow: /*" + strings.Repeat(cjk(1), 4) + cjk(2)
 	}
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!&'()+,;=:@/"
+	random := func(n int) string { // n random octets of alphabet
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	pieces := func(size int) func(int) string { // 100 distinct pieces of size octets a rule
+		return func(int) string {
+			var b strings.Builder
+			b.WriteString("Disallow: /")
+			for range 100 {
+				b.WriteString("*" + random(size))
+			}
+			return b.String()
+		}
+	}
+	suffixed := func(int) string { // a piece of 3 octets, and 8 of 4 that end with it
+		s := random(3)
+		line := "Disallow: /*" + s
+		for range 8 {
+			line += "*" + random(1) + s
+		}
+		return line
+	}
+	twoOctets := func(ones bool) string { // every piece of two octets of alphabet, and of one
+		var b strings.Builder
+		b.WriteString("User-agent: *\n")
+		if ones {
+			b.WriteString("Disallow: /")
+			for i := range len(alphabet) {
+				b.WriteString("*" + alphabet[i:i+1])
+			}
+			b.WriteString("\n")
+		}
+		for i := range len(alphabet) {
+			b.WriteString("Disallow: /")
+			for j := range len(alphabet) {
+				b.WriteString("*" + alphabet[i:i+1] + alphabet[j:j+1])
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
 	return map[string]string{
 		"pairs":     engineFile(pairs),
 		"tiny":      engineFile(tiny),
+		"4-octets":  engineFile(pieces(4)),
+		"8-octets":  engineFile(pieces(8)),
+		"suffixed":  engineFile(suffixed),
+		"2-octets":  twoOctets(false),
+		"2-and-1":   twoOctets(true),
 		"suffixes":  engineFile(suffixes),
 		"periodic":  engineFile(periodic),
 		"plain":     engineFile(enginePlain),
@@ -176,34 +227,19 @@ const typicalFile = "User-agent: *\nDisallow: /private/\nAllow: /private/press/\
 
 // keptRatio and keptSlack bound the heap that a compiled File keeps:
 // keptRatio times the size of the file, and keptSlack bytes more, which a
-// small file's File, groups and bindings take. keptExceptions are the
-// files known to keep more, with the ratio that bounds them: many groups
-// of one rule, each with a binding, a part and a matcher of its own, 400
-// bytes or more a group, which the real files of many small groups of the
-// corpus show too (corpusKeptRatio); and many distinct literals of three
-// octets, each with a string, keys and a node of the automaton.
+// small file's File, groups and bindings take.
 const (
-	keptRatio       = 8
-	keptSlack       = 4 << 10
-	corpusKeptRatio = 15
+	keptRatio = 8
+	keptSlack = 4 << 10
 )
-
-var keptExceptions = map[string]float64{"groups": 12.5, "tiny": 11.5}
 
 // checkKept fails t when kept, the heap that a File parsed from size
 // bytes keeps compiled, passes the bound of keptRatio.
-func checkKept(t *testing.T, name string, size int, kept int64, corpus bool) {
+func checkKept(t *testing.T, name string, size int, kept int64) {
 	t.Helper()
-	ratio := float64(keptRatio)
-	if r, ok := keptExceptions[name]; ok {
-		ratio = r
-	} else if corpus && kept > int64(keptRatio*size)+keptSlack {
-		t.Logf("%s: %d bytes of robots.txt keep %d bytes compiled (%.1f times)", name, size, kept, float64(kept)/float64(size))
-		ratio = corpusKeptRatio
-	}
-	if bound := int64(ratio*float64(size)) + keptSlack; kept > bound {
-		t.Errorf("%s: %d bytes of robots.txt keep %d bytes compiled (%.1f times); want at most %.0f times and %d bytes more: %d",
-			name, size, kept, float64(kept)/float64(size), ratio, keptSlack, bound)
+	if bound := int64(keptRatio*size) + keptSlack; kept > bound {
+		t.Errorf("%s: %d bytes of robots.txt keep %d bytes compiled (%.1f times); want at most %d times and %d bytes more: %d",
+			name, size, kept, float64(kept)/float64(size), keptRatio, keptSlack, bound)
 	}
 }
 
@@ -216,7 +252,7 @@ func TestCostBoundsHeap(t *testing.T) {
 	}
 	for name, body := range costFiles() {
 		cost, kept := checkCost(t, name, []byte(body), false)
-		checkKept(t, name, len(body), kept, false)
+		checkKept(t, name, len(body), kept)
 		t.Logf("%-10s %7d bytes of file: Cost %9d (%5.1f×), kept %9d (%5.1f×)", name, len(body),
 			cost, float64(cost)/float64(len(body)), kept, float64(kept)/float64(len(body)))
 	}
@@ -225,7 +261,7 @@ func TestCostBoundsHeap(t *testing.T) {
 		var most, mostKept float64
 		for _, cf := range files {
 			cost, kept := checkCost(t, cf.name, cf.body, false)
-			checkKept(t, cf.name, len(cf.body), kept, true)
+			checkKept(t, cf.name, len(cf.body), kept)
 			if kept > 0 {
 				most = max(most, float64(cost)/float64(kept))
 			}

@@ -157,10 +157,11 @@
 // used for a few decisions is never compiled; then the group is compiled
 // once, and the groups that give the same names with it. Its patterns are
 // split at their '*'s; the literal pieces of its wildcard rules are found
-// in one Aho–Corasick pass over the path, which notes where each first
-// ends and which of the path's 64 blocks each ends in; only the rules
-// whose pieces occur are tried, each piece placed at its first occurrence
-// after the one before. A decision takes no lock, and once its group is
+// in one Aho–Corasick pass over the path (those of one and two octets,
+// when a group has many, by tables of their octets), which notes where
+// each first ends and which of the path's 64 blocks each ends in; only
+// the rules whose pieces occur are tried, each piece placed at its first
+// occurrence after the one before. A decision takes no lock, and once its group is
 // compiled allocates nothing when the path is in normal form. A [File]
 // and its groups are safe for concurrent use by multiple goroutines.
 //
@@ -191,14 +192,15 @@
 // bound, and it decides no path. Compiling a group, once, takes time in
 // proportion to its rules: 35 to 53 ms for 500 KiB of wildcard rules.
 //
-// Memory. A file keeps, parsed and with every group compiled, at most 8
-// times its size and 4 KiB, some 730 bytes for a typical file of 132: at
-// most 7.8 times for 500 KiB of rules of each kind that the tests build to
-// keep much (cost_test.go), but for distinct literals of three octets, 11
-// times; and for files of many groups of a rule or a few, each bound and
-// with a Group of its own, up to 12 times, and 11 for real files of 4 KiB
-// or more. [File.Cost] bounds that heap, and is known when the file is
-// parsed: from 1 to 31 times the size of a file of 500 KiB, by the rules
-// it holds, and at most 9 times what a real file keeps. A cache of files
-// can count each by it.
+// Memory. A file keeps, parsed, with every group compiled and every name
+// it gives bound, at most 8 times its size and 4 KiB: 566 bytes for a
+// typical file of 132; at most 7.9 times on the files that the tests
+// build to keep much (cost_test.go: 500 KiB of rules of each kind, of
+// distinct pieces of 3, 4 and 8 octets, of non-ASCII pieces, of pieces
+// that end with others, every piece of two octets, many groups of a rule,
+// each bound); and at most 7.8 times on real files of 4 KiB or more.
+// [File.Cost] bounds that heap, and is known when the file is parsed: from
+// 1 to 31 times the size of a file of 500 KiB, by the rules it holds, and
+// at most 6.6 times what a real file keeps. A cache of files can count
+// each by it.
 package robotstxt

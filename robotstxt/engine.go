@@ -2,7 +2,6 @@ package robotstxt
 
 import (
 	"cmp"
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -67,14 +66,17 @@ import (
 // head, 28 bytes a pattern with a '*' and 4 bytes a piece, 4 bytes and its
 // octets a distinct piece or tail of at most maxShort octets and 20 bytes
 // a longer one (litSet), and 4 bytes a literal that patterns are filed
-// under; and for more than fewLits literals, which scan otherwise finds by
-// searching the path, an automaton (ahocorasick.go) of 8 bytes a node, 4
-// more a node where a literal ends and 8 more where one of its suffixes
-// does too, at most a node an octet of those literals but of the tails
-// that it cuts, and 256 bytes for its root. That is linear in the rules:
-// for the 500 KiB files of engine_bench_test.go, 1.1 times the bytes of
-// the rules' lines for plain rules, 2.7 for distinct "/*x<N>*y$" rules and
-// 5.4 for rules of random 12-octet pieces (TestRuleMatcherSize).
+// under. More than manyGrams literals of one and two octets are found by
+// their octets' bits (grams.go), 4 bytes each; the others, when there are
+// more than fewLits literals, which scan otherwise finds by searching the
+// path, by an automaton (ahocorasick.go) of 8 bytes a node, 4 more a node
+// where a literal ends, and 8 more where a suffix of it does too or 4 a
+// literal when most do, at most a node an octet of those literals but of
+// the tails that it cuts, 5 bytes a literal it cuts and 256 bytes for its
+// root. That is linear in the rules: for the 500 KiB files of
+// engine_bench_test.go, 1.1 times the bytes of the rules' lines for plain
+// rules, 2.7 for distinct "/*x<N>*y$" rules and 2.8 for rules of random
+// 12-octet pieces (TestRuleMatcherSize).
 // A decision also borrows scratch space, 48 bytes a literal, the bitmaps
 // of ends, n/64+1 words a literal and 512 KiB at most, and the tables of
 // next ends, 2n bytes a literal and 64 KiB at most, from a sync.Pool.
@@ -83,7 +85,8 @@ import (
 // octets and h distinct heads it costs O(n log h) to find the heads; at
 // most 2n steps of the automaton, a step an octet where a literal ends to
 // record, and a comparison of the tails of at most cutGroup literals that
-// it cuts, of 4 octets and seldom up to 32, an octet at most; then a step
+// it cuts, of 4 octets and seldom up to 32, an octet at most, and for
+// grams two lookups an octet; then a step
 // for each literal that occurs, and past that at most one for each
 // literal and block it ends in, 64 a literal, to hand the records down
 // the chains (spread). Then each pattern tried is tried once, and places
@@ -105,18 +108,17 @@ type ruleMatcher struct {
 	// The patterns with a '*', filed by key: those under head h are
 	// wild[headKeys[h]:headKeys[h+1]], those under the kth literal that
 	// keys any, l, wild[litKeys[k]:litKeys[k+1]], best first, where k is
-	// the bits of keyed before l's (keyOf). Few literals key patterns:
+	// l's rank in keyed (keyOf). Few literals key patterns:
 	// most are only pieces of patterns filed under others.
-	wild      []wildRule
-	headKeys  []int32
-	litKeys   []int32
-	keyed     []uint64   // bit l set when literal l keys patterns
-	keyedRank []int32    // per word of keyed, the bits set in the words before it
-	pieces    []int32    // the pieces of wild, as literal indexes, rule after rule
-	lits      litSet     // the distinct pieces and tails, sorted
-	ac        *automaton // nil for fewLits literals or fewer, which scan finds by searching, or for grams's alone
-	grams     *grams     // the literals of one and two octets, when there are more than manyGrams; else nil
-	maxWild   ruleRef    // the best of wild, whether or not it matches; none if empty
+	wild     []wildRule
+	headKeys []int32
+	litKeys  []int32
+	keyed    bitRank    // the literals that key patterns
+	pieces   []int32    // the pieces of wild, as literal indexes, rule after rule
+	lits     litSet     // the distinct pieces and tails, sorted
+	ac       *automaton // nil for fewLits literals or fewer, which scan finds by searching, or for grams's alone
+	grams    *grams     // the literals of one and two octets, when there are more than manyGrams; else nil
+	maxWild  ruleRef    // the best of wild, whether or not it matches; none if empty
 }
 
 // ruleRef names a rule with its rank: twice the length of its pattern,
@@ -301,11 +303,11 @@ func compileRules(rules []fileRule) *ruleMatcher {
 }
 
 // keys reports whether literal l keys patterns.
-func (m *ruleMatcher) keys(l int32) bool { return m.keyed[l>>6]>>(l&63)&1 != 0 }
+func (m *ruleMatcher) keys(l int32) bool { return m.keyed.has(l) }
 
 // keyOf returns the index in litKeys of literal l, which keys patterns.
 func (m *ruleMatcher) keyOf(l int32) int32 {
-	return m.keyedRank[l>>6] + int32(bits.OnesCount64(m.keyed[l>>6]&(1<<(l&63)-1)))
+	return m.keyed.rank(l)
 }
 
 // headEntry is a rule, by its index, and the head of its pattern.
@@ -385,21 +387,18 @@ func (m *ruleMatcher) fileWild(wild []wildRule, pieces []int32, lits []string) {
 		starts[k+1] = starts[k] + c
 	}
 	m.headKeys = slices.Clone(starts[:nh+1])
-	m.keyed = make([]uint64, (len(lits)+63)/64)
-	m.keyedRank = make([]int32, len(m.keyed))
+	m.keyed = newBitRank(len(lits))
 	keyed := 0
 	for l := range int32(len(lits)) {
 		if count[nh+l] > 0 {
-			m.keyed[l>>6] |= 1 << (l & 63)
+			m.keyed.add(l)
 			keyed++
 		}
 	}
+	m.keyed.count()
 	m.litKeys = make([]int32, 1, keyed+1)
 	m.litKeys[0] = starts[nh]
 	for l := range int32(len(lits)) {
-		if l&63 == 0 {
-			m.keyedRank[l>>6] = int32(len(m.litKeys)) - 1
-		}
 		if m.keys(l) {
 			m.litKeys = append(m.litKeys, starts[nh+l+1])
 		}

@@ -411,16 +411,16 @@ func engineSize(m *ruleMatcher) int {
 	n := int(unsafe.Sizeof(*m))
 	n += cap(m.heads.keys)*int(unsafe.Sizeof("")) + cap(m.heads.parent)*4
 	n += (cap(m.plain) + cap(m.exact)) * int(unsafe.Sizeof(ruleRef{}))
-	n += (cap(m.headKeys)+cap(m.litKeys)+cap(m.keyedRank))*4 + cap(m.keyed)*8
+	n += (cap(m.headKeys)+cap(m.litKeys))*4 + cap(m.keyed)*16
 	n += cap(m.pieces) * 4
 	n += cap(m.wild) * int(unsafe.Sizeof(wildRule{}))
 	n += cap(m.lits.at)*4 + len(m.lits.short) + cap(m.lits.long)*int(unsafe.Sizeof(""))
 	if a := m.ac; a != nil {
 		n += int(unsafe.Sizeof(*a)) + int(unsafe.Sizeof(*a.root))
 		n += cap(a.nodes) * int(unsafe.Sizeof(acNode{}))
-		n += cap(a.outBits)*8 + cap(a.outRank)*4 + cap(a.outLit)*4 + (cap(a.linkBits)*8 + cap(a.linkRank)*4) + cap(a.links)*int(unsafe.Sizeof(acLink{})) + cap(a.suffixes)*4
+		n += cap(a.outs)*16 + cap(a.outLit)*4 + cap(a.linked)*16 + cap(a.links)*int(unsafe.Sizeof(acLink{})) + cap(a.suffixes)*4
 		if r := a.acRare; r != nil {
-			n += int(unsafe.Sizeof(*r)) + cap(r.wideBits)*8 + (cap(r.wideRank)+cap(r.last4))*4 + cap(r.cutTail) + cap(r.wide)*32
+			n += int(unsafe.Sizeof(*r)) + (cap(r.wided)+cap(r.cut))*16 + cap(r.last4)*4 + cap(r.cutTail) + cap(r.wide)*32
 		}
 	}
 	return n
@@ -443,7 +443,7 @@ func TestRuleMatcherSize(t *testing.T) {
 		{"order", engineFile(engineOrder), 3.2},
 		{"shared", engineFile(engineShared), 1.7},
 		{"long", engineFile(engineLongRules), 2.1},
-		{"random", engineFile(engineRandomPieces), 5.8},
+		{"random", engineFile(engineRandomPieces), 3.2},
 	} {
 		rules, _, _ := parseRobots([]byte(f.body)).rulesFor("x")
 		lineBytes := 0

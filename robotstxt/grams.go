@@ -25,26 +25,42 @@ const manyGrams = 64
 // distinct, of at most two octets.
 func newGrams(lits []string) *grams {
 	g := new(grams)
-	var twos []int32
+	ones, twos := 0, 0
+	for _, lit := range lits {
+		switch len(lit) {
+		case 1:
+			ones++
+		case 2:
+			if c := lit[0]; g.firsts[c>>6]>>(c&63)&1 == 0 {
+				g.firsts[c>>6] |= 1 << (c & 63)
+			}
+			twos++
+		}
+	}
+	firsts := 0
+	for _, w := range g.firsts {
+		firsts += bits.OnesCount64(w)
+	}
+	g.seconds = make([][4]uint64, 0, firsts)
+	g.base = make([]int32, 0, firsts)
+	g.lits = make([]int32, ones+twos)
+	one, two := 0, ones // where the next literal of one octet, and of two, goes in g.lits
 	for l, lit := range lits {
 		switch len(lit) {
 		case 1:
 			g.ones[lit[0]>>6] |= 1 << (lit[0] & 63)
-			g.lits = append(g.lits, int32(l))
+			g.lits[one] = int32(l)
+			one++
 		case 2:
-			if c := lit[0]; g.firsts[c>>6]>>(c&63)&1 == 0 {
-				g.firsts[c>>6] |= 1 << (c & 63)
+			if len(g.seconds) == 0 || lits[g.lits[two-1]][0] != lit[0] { // sorted: a first octet's literals follow one another
 				g.seconds = append(g.seconds, [4]uint64{})
-				g.base = append(g.base, int32(len(twos)))
+				g.base = append(g.base, int32(two))
 			}
-			s := &g.seconds[len(g.seconds)-1] // sorted: the last first octet is lit's
+			s := &g.seconds[len(g.seconds)-1]
 			s[lit[1]>>6] |= 1 << (lit[1] & 63)
-			twos = append(twos, int32(l))
+			g.lits[two] = int32(l)
+			two++
 		}
-	}
-	g.lits = append(g.lits, twos...)
-	for i := range g.base {
-		g.base[i] += int32(bits.OnesCount64(g.ones[0]) + bits.OnesCount64(g.ones[1]) + bits.OnesCount64(g.ones[2]) + bits.OnesCount64(g.ones[3]))
 	}
 	return g
 }

@@ -19,8 +19,7 @@ func (g *Group) AgentLines() []int {
 		return lines
 	}
 	for i := range g.file.groups {
-		fg := &g.file.groups[i]
-		for _, a := range fg.agents {
+		for _, a := range g.file.agentsOf(i) {
 			if len(a.name) == len(g.group) && strings.EqualFold(a.name, g.group) {
 				lines = append(lines, int(a.line))
 			}
@@ -71,7 +70,7 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 	} else {
 		best, rules = g.decide(target)
 		if len(g.parts) == 1 {
-			g.single.Store(g.parts[0].matcher.Load()) // once compiled
+			g.single.Store(g.parts[0].loaded()) // once compiled
 		}
 	}
 	if best.rule < 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // robotsFile is a robots.txt read the RFC 9309 way: line by line, keeping
@@ -16,15 +17,17 @@ import (
 // left to the engine in engine.go.
 type robotsFile struct {
 	groups       []robotsGroup
-	rules        int // in all groups
-	usageRules   int // Content-Usage rules and Content-Signal lines, in all groups
+	agents       []agentLine // the names of every group, group after group
+	rules        []fileRule  // the Allow and Disallow rules of every group, group after group
+	usage        []UsageRule // the Content-Usage rules and Content-Signal lines of every group, group after group
+	octets       int         // the octets of all the patterns of rules
 	sitemaps     []string
 	cost         int64         // see File.Cost
 	skipped      int           // lines that were neither blank, comments nor understood
 	skippedLines []SkippedLine // the first maxSkippedLines of them
 }
 
-// maxSkippedLines and maxSkippedText bound what parseRobots records of the
+// maxSkippedLines and maxSkippedText bound what read records of the
 // lines it skips, so that a hostile file cannot make the record large: the
 // first 100 lines, each cut to 120 bytes. skipped still counts them all.
 const (
@@ -32,7 +35,7 @@ const (
 	maxSkippedText  = 120
 )
 
-// Why parseRobots skipped a line; the Reason of a [SkippedLine].
+// Why read skipped a line; the Reason of a [SkippedLine].
 const (
 	skipNoColon       = "no colon"
 	skipNoToken       = "no product token"
@@ -68,31 +71,55 @@ func (f *robotsFile) skip(lineNo int, text string, reason string) {
 
 // robotsGroup is one group as the file writes it: one or more user-agent
 // lines and the rules that follow them (§2.1). A [Group] combines the
-// groups that bind one product token.
+// groups that bind one product token. Its names, rules, and Content-Usage
+// rules and Content-Signal lines are its parts of the file's agents, rules
+// and usage, each from the end of the group before's (robotsFile.agentsOf,
+// rulesOf, usageOf).
 type robotsGroup struct {
-	agents     []agentLine // the names it gives, each a product token as written, compared without regard to case, or "*"
-	rules      []fileRule
-	usage      []UsageRule   // its Content-Usage rules and Content-Signal lines, in order
+	agentsEnd  int           // where its names end in the file's agents
+	rulesEnd   int           // where its rules end in the file's rules
+	usageEnd   int           // where its Content-Usage rules and Content-Signal lines end in the file's usage
 	crawlDelay time.Duration // the largest Crawl-delay in the group; 0 if none
-	octets     int           // the octets of its patterns
 }
 
-// wildOctets returns the octets of the group's patterns with a '*'.
-func (g *robotsGroup) wildOctets() int {
+// agentsOf returns the names that group i gives, each a product token as
+// written, compared without regard to case, or "*".
+func (f *robotsFile) agentsOf(i int) []agentLine {
+	lo := 0
+	if i > 0 {
+		lo = f.groups[i-1].agentsEnd
+	}
+	return f.agents[lo:f.groups[i].agentsEnd:f.groups[i].agentsEnd]
+}
+
+// rulesOf returns the Allow and Disallow rules of group i, in order.
+func (f *robotsFile) rulesOf(i int) []fileRule {
+	lo := 0
+	if i > 0 {
+		lo = f.groups[i-1].rulesEnd
+	}
+	return f.rules[lo:f.groups[i].rulesEnd:f.groups[i].rulesEnd]
+}
+
+// usageOf returns the Content-Usage rules and Content-Signal lines of
+// group i, in order.
+func (f *robotsFile) usageOf(i int) []UsageRule {
+	lo := 0
+	if i > 0 {
+		lo = f.groups[i-1].usageEnd
+	}
+	return f.usage[lo:f.groups[i].usageEnd:f.groups[i].usageEnd]
+}
+
+// wildOctets returns the octets of the patterns of rules with a '*'.
+func wildOctets(rules []fileRule) int {
 	n := 0
-	for _, r := range g.rules {
+	for _, r := range rules {
 		if strings.IndexByte(r.pattern, '*') >= 0 {
 			n += len(r.pattern)
 		}
 	}
 	return n
-}
-
-// tooComplex reports whether the group's patterns with a '*' hold more
-// than maxWildOctets octets, and so no Group it is part of decides a path
-// (Group.Err).
-func (g *robotsGroup) tooComplex() bool {
-	return g.octets > maxWildOctets && g.wildOctets() > maxWildOctets
 }
 
 // agentLine is a name that a user-agent line gives its group, and the
@@ -102,9 +129,9 @@ type agentLine struct {
 	line int32 // from 1; math.MaxInt32 for any line after it
 }
 
-// names reports whether the group names token, a product token or "*".
-func (g *robotsGroup) names(token string) bool {
-	for _, a := range g.agents {
+// names reports whether group i names token, a product token or "*".
+func (f *robotsFile) names(i int, token string) bool {
+	for _, a := range f.agentsOf(i) {
 		if len(a.name) == len(token) && strings.EqualFold(a.name, token) {
 			return true
 		}
@@ -112,19 +139,21 @@ func (g *robotsGroup) names(token string) bool {
 	return false
 }
 
-// agentNames returns the names that the group gives, as written.
-func (g *robotsGroup) agentNames() []string {
-	names := make([]string, len(g.agents))
-	for i, a := range g.agents {
-		names[i] = a.name
+// agentNames returns the names that group i gives, as written.
+func (f *robotsFile) agentNames(i int) []string {
+	agents := f.agentsOf(i)
+	names := make([]string, len(agents))
+	for j, a := range agents {
+		names[j] = a.name
 	}
 	return names
 }
 
-// sameNames reports whether g gives the names that o gives, in the same
-// order, compared without regard to case: whether the two have one key.
-func (g *robotsGroup) sameNames(o *robotsGroup) bool {
-	return slices.EqualFunc(g.agents, o.agents, func(a, b agentLine) bool { return strings.EqualFold(a.name, b.name) })
+// sameNames reports whether groups i and j give the same names, in the
+// same order, compared without regard to case: whether the two have one
+// key.
+func (f *robotsFile) sameNames(i, j int) bool {
+	return slices.EqualFunc(f.agentsOf(i), f.agentsOf(j), func(a, b agentLine) bool { return strings.EqualFold(a.name, b.name) })
 }
 
 // A Rule is one Allow or Disallow line of a robots.txt. The zero Rule is
@@ -164,17 +193,24 @@ func (r Rule) String() string {
 	return "Disallow: " + r.Pattern
 }
 
-// parseRobots reads body. It never fails: what it cannot read is counted in
-// skipped, recorded in skippedLines while there is room, and otherwise
-// ignored. Lines end at CR, LF or CR LF and are numbered from 1. The
-// values it keeps share one copy of body.
+// parseRobots returns body read into a robotsFile of its own, as read
+// reads it.
 func parseRobots(body []byte) *robotsFile {
-	f := &robotsFile{}
-	// Every group's names and rules go to one slice each, group after
-	// group; each group takes its part at the end.
+	f := new(robotsFile)
+	f.read(body)
+	return f
+}
+
+// read reads body into f, which is empty. It never fails: what it cannot
+// read is counted in skipped, recorded in skippedLines while there is
+// room, and otherwise ignored. Lines end at CR, LF or CR LF and are
+// numbered from 1. The values it keeps share one copy of body.
+func (f *robotsFile) read(body []byte) {
+	// Every group's names, rules and usage lines go to one array each,
+	// group after group, which the File keeps at the end.
 	var agents []agentLine
 	var rules []fileRule
-	var ends [][2]int32                                            // each group's ends in agents and rules
+	var usage []UsageRule
 	var copied int64                                               // the bytes of the patterns normalisation wrote anew
 	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
 	var cur *robotsGroup                                           // the group being read; nil before the first user-agent line
@@ -205,14 +241,13 @@ func parseRobots(body []byte) *robotsFile {
 		switch key := fieldOf(trimWS(line[:colon])); key {
 		case fieldUserAgent:
 			if cur == nil || inRules {
-				f.groups = append(f.groups, robotsGroup{})
+				f.groups = append(f.groups, robotsGroup{agentsEnd: len(agents), rulesEnd: len(rules), usageEnd: len(usage)})
 				cur = &f.groups[len(f.groups)-1]
-				ends = append(ends, [2]int32{int32(len(agents)), int32(len(rules))})
 				inRules = false
 			}
 			if token := agentName(value); token != "" {
 				agents = append(agents, agentLine{token, int32(min(lineNo, math.MaxInt32))})
-				ends[len(ends)-1][0]++
+				cur.agentsEnd++
 			} else {
 				f.skip(lineNo, raw, skipNoToken) // it still starts or continues the group
 			}
@@ -233,9 +268,9 @@ func parseRobots(body []byte) *robotsFile {
 			if pattern != value {
 				copied += allocSize(len(pattern))
 			}
-			cur.octets += len(pattern)
+			f.octets += len(pattern)
 			rules = append(rules, fileRule{pattern: pattern, line: int32(min(lineNo, math.MaxInt32)), allow: key == fieldAllow})
-			ends[len(ends)-1][1]++
+			cur.rulesEnd++
 		case fieldCrawlDelay:
 			if cur == nil {
 				f.skip(lineNo, raw, skipDelayOutside)
@@ -276,8 +311,8 @@ func parseRobots(body []byte) *robotsFile {
 			if r.Usage.other != "" {
 				copied += allocSize(len(r.Usage.other))
 			}
-			f.usageRules++
-			cur.usage = append(cur.usage, r)
+			usage = append(usage, r)
+			cur.usageEnd++
 		case fieldSitemap:
 			if value != "" && !isSitemapURL(value) {
 				f.skip(lineNo, raw, skipBadSitemap)
@@ -290,15 +325,21 @@ func parseRobots(body []byte) *robotsFile {
 			f.skip(lineNo, raw, skipUnknownField)
 		}
 	}
-	a, r := int32(0), int32(0)
-	for i, e := range ends {
-		f.groups[i].agents = agents[a:e[0]:e[0]]
-		f.groups[i].rules = rules[r:e[1]:e[1]]
-		a, r = e[0], e[1]
+	f.groups, f.agents, f.rules, f.usage = fitted(f.groups, text), fitted(agents, text), fitted(rules, text), usage
+	f.cost = fileCost(f, text, copied)
+}
+
+// fitted returns s, or a copy of it without the room to grow that append
+// left, or that read made for rules on lines with a colon that are
+// not, when that room takes more than a quarter of the octets of text, as
+// it can when many groups are short: a File keeps the arrays as long as
+// it is kept.
+func fitted[S ~[]E, E any](s S, text string) S {
+	var e E
+	if (cap(s)-len(s))*int(unsafe.Sizeof(e)) <= len(text)/4 {
+		return s
 	}
-	f.rules = len(rules)
-	f.cost = fileCost(f, text, cap(agents), cap(rules), copied)
-	return f
+	return slices.Clone(s)
 }
 
 // lineReader cuts a text into lines, which end at CR, LF or CR LF. It
@@ -409,9 +450,9 @@ func (f *robotsFile) rulesFor(token string) (rules []fileRule, crawlDelay time.D
 			continue
 		}
 		for i := range f.groups {
-			if g := &f.groups[i]; g.names(want) {
-				rules = append(rules, g.rules...)
-				crawlDelay = max(crawlDelay, g.crawlDelay)
+			if f.names(i, want) {
+				rules = append(rules, f.rulesOf(i)...)
+				crawlDelay = max(crawlDelay, f.groups[i].crawlDelay)
 				agent = want
 			}
 		}

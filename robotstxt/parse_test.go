@@ -15,7 +15,7 @@ func TestParseRobots(t *testing.T) {
 		t.Fatalf("groups = %d; want 2", len(f.groups))
 	}
 	g := f.groups[0]
-	if strings.Join(g.agentNames(), ",") != "A,b" || g.crawlDelay != 2500*time.Millisecond || len(g.rules) != 1 {
+	if strings.Join(f.agentNames(0), ",") != "A,b" || g.crawlDelay != 2500*time.Millisecond || len(f.rulesOf(0)) != 1 {
 		t.Errorf("group 0 = %+v; want agents A,b, crawl-delay 2.5s, one rule", g)
 	}
 	if strings.Join(f.sitemaps, " ") != "http://h/1.xml http://h/2.xml" {

@@ -1,6 +1,8 @@
 package robotstxt
 
 import (
+	"cmp"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,22 +16,24 @@ import (
 //
 // A File is safe for concurrent use by multiple goroutines.
 type File struct {
-	file *robotsFile
+	file robotsFile // as Parse read it, in the File's allocation
 
 	// classes holds the parts made so far, by the index of each of their
 	// groups: the groups that give the same names always bind together,
 	// and are compiled together once, however many names they have and
-	// however many bindings share them. Guarded by mu.
+	// however many bindings share them. A Group of one part holds it
+	// here, spared an array of its own. Guarded by mu.
 	classes []*groupPart
 	// bound holds the bindings made so far, in the order of the group
 	// token that binds (lookupBound): read without a lock on every
 	// decision, replaced by a copy with one more under mu. A sorted array
 	// takes 8 bytes a binding, where a map would take 40 or more.
 	bound atomic.Pointer[[]*Group]
-	// named holds the product tokens that some group names, lower-cased,
-	// sorted and each once, once a second binding is made: a File bound
-	// once, as one decided from scratch is, looks its names over instead.
-	named atomic.Pointer[[]string]
+	// named holds the names that the groups give, as indexes of the
+	// file's agents, sorted as compareFold sorts them and each once, once
+	// a second binding is made: a File bound once, as one decided from
+	// scratch is, looks its names over instead.
+	named atomic.Pointer[[]int32]
 	mu    sync.Mutex // serialises compiling and binding
 
 	// last is the User-Agent or token asked for last, its product token
@@ -57,7 +61,7 @@ type tokenBinding struct {
 type Group struct {
 	group string // the group token: a product token, "*", or "" for none
 	file  *robotsFile
-	parts []*groupPart
+	parts []*groupPart // the parts of its groups, in the order of their first groups
 	// single is the matcher of a Group of one part, once compiled: the
 	// common case, which a decision reaches in one step.
 	single atomic.Pointer[ruleMatcher]
@@ -86,17 +90,25 @@ const maxWildOctets = 3 * 512 << 10
 // pays for compiling. A decision that linearMatch does not finish within
 // its limit is made by the compiled matcher.
 type groupPart struct {
-	rules  []fileRule
-	usage  []UsageRule // Content-Usage rules and Content-Signal lines (usage_rules.go)
-	linear int32       // the units that linearMatch spends before searching the path
-	// tiny tells a part of tinyRules rules or fewer, short and with no
-	// '$' but at their ends, which is never compiled: trying each rule in
-	// turn decides as fast as a matcher would, and allocates nothing.
-	tiny bool
+	rules []fileRule // the rules of its groups, in order
+	// usage holds the Content-Usage rules and Content-Signal lines of its
+	// groups, in order (usage_rules.go), or is nil for none, as for most
+	// parts: a pointer takes 16 bytes less than a slice.
+	usage *[]UsageRule
+	// compiling holds the state of compiling the part, or is nil for a
+	// tiny part: one of tinyRules rules or fewer, short and with no '$'
+	// but at their ends, which is never compiled, since trying each rule
+	// in turn decides as fast as a matcher would, and allocates nothing.
+	compiling *partCompiling
+}
 
-	uses    atomic.Int32 // decisions asked of the part
-	once    sync.Once    // compiles it
-	matcher atomic.Pointer[ruleMatcher]
+// partCompiling is the state of compiling a part that is not tiny: the
+// decisions asked of it, and its matcher once compiled.
+type partCompiling struct {
+	linear  int32                       // the units that linearMatch spends before searching the path
+	uses    atomic.Int32                // decisions asked of the part
+	once    sync.Once                   // compiles it
+	matcher atomic.Pointer[ruleMatcher] // the part's matcher, once compiled
 }
 
 // linearDecisions is how many decisions a part makes before it compiles.
@@ -107,13 +119,29 @@ const tinyRules = 4
 
 // setRules makes p the part of rules, not compiled.
 func (p *groupPart) setRules(rules []fileRule) {
-	p.rules, p.tiny = rules, len(rules) <= tinyRules
+	p.rules = rules
+	tiny := len(rules) <= tinyRules
+	linear := 0
 	for i := range rules {
-		p.linear += int32(linearUnits(&rules[i]))
+		linear += linearUnits(&rules[i])
 		if body := strings.TrimSuffix(rules[i].pattern, "$"); len(body) > 128 || strings.IndexByte(body, '$') >= 0 {
-			p.tiny = false
+			tiny = false
 		}
 	}
+	if !tiny {
+		p.compiling = &partCompiling{linear: int32(min(linear, math.MaxInt32))}
+	}
+}
+
+// tiny reports whether p is a tiny part, which is never compiled.
+func (p *groupPart) tiny() bool { return p.compiling == nil }
+
+// loaded returns the part's matcher, or nil until it is compiled.
+func (p *groupPart) loaded() *ruleMatcher {
+	if p.compiling == nil {
+		return nil
+	}
+	return p.compiling.matcher.Load()
 }
 
 // matchTiny returns the rule of a tiny part that decides target, a path
@@ -133,13 +161,14 @@ func (p *groupPart) matchTiny(target string) ruleRef {
 // match returns the rule of the part that decides target, a path in
 // normal form, as ruleMatcher.match does.
 func (p *groupPart) match(target string) ruleRef {
-	if m := p.matcher.Load(); m != nil {
-		return m.match(target)
-	}
-	if p.tiny {
+	c := p.compiling
+	if c == nil {
 		return p.matchTiny(target)
 	}
-	if p.uses.Add(1) <= linearDecisions && p.linear <= linearLimit {
+	if m := c.matcher.Load(); m != nil {
+		return m.match(target)
+	}
+	if c.uses.Add(1) <= linearDecisions && c.linear <= linearLimit {
 		if ref, ok := linearMatch(p.rules, target); ok {
 			return ref
 		}
@@ -147,10 +176,15 @@ func (p *groupPart) match(target string) ruleRef {
 	return p.compiled().match(target)
 }
 
-// compiled returns the part's matcher, compiling it the first time.
+// compiled returns the part's matcher, compiling it the first time; a
+// tiny part's is compiled anew each time, and not kept.
 func (p *groupPart) compiled() *ruleMatcher {
-	p.once.Do(func() { p.matcher.Store(compileRules(p.rules)) })
-	return p.matcher.Load()
+	c := p.compiling
+	if c == nil {
+		return compileRules(p.rules)
+	}
+	c.once.Do(func() { c.matcher.Store(compileRules(p.rules)) })
+	return c.matcher.Load()
 }
 
 // Parse reads a robots.txt body with the tolerance of RFC 9309
@@ -158,7 +192,9 @@ func (p *groupPart) compiled() *ruleMatcher {
 // [File.Skipped] lists. It reads the whole body; a crawler reads at
 // most the first 500 KiB of a file (§2.5).
 func Parse(body []byte) *File {
-	return &File{file: parseRobots(body)}
+	r := new(File)
+	r.file.read(body)
+	return r
 }
 
 // Match is the decision of a robots.txt for one User-Agent and URL.
@@ -209,8 +245,8 @@ func (r *File) CrawlDelay(userAgent string) time.Duration {
 // whichever User-Agents they bind, or 0 if none gives one.
 func (r *File) MaxCrawlDelay() time.Duration {
 	var d time.Duration
-	for _, g := range r.file.groups {
-		d = max(d, g.crawlDelay)
+	for i := range r.file.groups {
+		d = max(d, r.file.groups[i].crawlDelay)
 	}
 	return d
 }
@@ -226,7 +262,7 @@ func (r *File) Sitemaps() []string { return slices.Clone(r.file.sitemaps) }
 func (r *File) NumGroups() int { return len(r.file.groups) }
 
 // NumRules returns the number of Allow and Disallow rules in all groups.
-func (r *File) NumRules() int { return r.file.rules }
+func (r *File) NumRules() int { return len(r.file.rules) }
 
 // A SkippedLine is a line of a robots.txt that the reader did not
 // understand and so ignored; or a user-agent line that names no crawler,
@@ -300,17 +336,19 @@ func (r *File) bindGroup(token string) *Group {
 			return b // bound while this call waited
 		}
 	}
-	b := &Group{group: group, file: r.file}
-	octets := 0 // of the patterns of its groups
+	b := &Group{group: group, file: &r.file}
+	wild := 0 // octets of the patterns with a '*' of its groups, when those may be too many
 	for i := range r.file.groups {
-		g := &r.file.groups[i]
-		if group == "" || !g.names(group) {
+		if group == "" || !r.file.names(i, group) {
 			continue
 		}
-		b.delay = max(b.delay, g.crawlDelay)
-		b.rules += int32(len(g.rules))
-		octets += g.octets
-		b.usage += int32(len(g.usage))
+		rules := r.file.rulesOf(i)
+		b.delay = max(b.delay, r.file.groups[i].crawlDelay)
+		b.rules += int32(len(rules))
+		b.usage += int32(len(r.file.usageOf(i)))
+		if r.file.octets > maxWildOctets { // else too few to tell
+			wild += wildOctets(rules)
+		}
 		if r.classes == nil {
 			r.classes = make([]*groupPart, len(r.file.groups))
 		}
@@ -320,17 +358,13 @@ func (r *File) bindGroup(token string) *Group {
 		} else if slices.Contains(b.parts, part) {
 			continue
 		}
-		b.parts = append(b.parts, part)
-	}
-	if octets > maxWildOctets { // else too few to tell
-		wild := 0
-		for i := range r.file.groups {
-			if g := &r.file.groups[i]; g.names(group) {
-				wild += g.wildOctets()
-			}
+		if b.parts == nil {
+			b.parts = r.classes[i : i+1 : i+1]
+		} else {
+			b.parts = append(b.parts, part)
 		}
-		b.tooComplex = wild > maxWildOctets
 	}
+	b.tooComplex = wild > maxWildOctets
 	var list []*Group
 	if old != nil {
 		list = *old
@@ -338,15 +372,13 @@ func (r *File) bindGroup(token string) *Group {
 	at, _ := slices.BinarySearchFunc(list, group, func(g *Group, t string) int { return strings.Compare(g.group, t) })
 	list = append(append(append(make([]*Group, 0, len(list)+1), list[:at]...), b), list[at:]...) // a copy
 	r.bound.Store(&list)
-	if len(list) == 2 {
-		var named []string
-		for i := range r.file.groups {
-			for _, a := range r.file.groups[i].agents {
-				named = append(named, strings.ToLower(a.name))
-			}
+	if agents := r.file.agents; len(list) == 2 && len(agents) <= math.MaxInt32 {
+		named := make([]int32, len(agents))
+		for i := range named {
+			named[i] = int32(i)
 		}
-		slices.Sort(named)
-		named = slices.Clone(slices.Compact(named)) // to its size
+		slices.SortFunc(named, func(i, j int32) int { return compareFold(agents[i].name, agents[j].name) })
+		named = slices.Clone(slices.CompactFunc(named, func(i, j int32) bool { return compareFold(agents[i].name, agents[j].name) == 0 })) // to its size
 		r.named.Store(&named)
 	}
 	return b
@@ -376,22 +408,24 @@ func lookupBound(list []*Group, token string) *Group {
 func (r *File) compileClass(first int) *groupPart {
 	part := new(groupPart)
 	r.classes[first] = part
-	rules, usage := r.file.groups[first].rules, r.file.groups[first].usage
+	rules, usage := r.file.rulesOf(first), r.file.usageOf(first)
 	for i := first + 1; i < len(r.file.groups); i++ {
-		g := &r.file.groups[i]
-		if !g.sameNames(&r.file.groups[first]) {
+		if !r.file.sameNames(i, first) {
 			continue
 		}
 		r.classes[i] = part
-		if len(g.rules) > 0 {
-			rules = append(slices.Clip(rules), g.rules...)
+		if more := r.file.rulesOf(i); len(more) > 0 {
+			rules = append(rules, more...)
 		}
-		if len(g.usage) > 0 {
-			usage = append(slices.Clip(usage), g.usage...)
+		if more := r.file.usageOf(i); len(more) > 0 {
+			usage = append(usage, more...)
 		}
 	}
 	part.setRules(rules)
-	part.usage = usage
+	if len(usage) > 0 {
+		gathered := usage
+		part.usage = &gathered
+	}
 	return part
 }
 
@@ -402,13 +436,32 @@ func (r *File) names(token string) bool {
 		return false
 	}
 	if named := r.named.Load(); named != nil {
-		_, found := slices.BinarySearch(*named, token)
+		_, found := slices.BinarySearchFunc(*named, token, func(i int32, token string) int { return compareFold(r.file.agents[i].name, token) })
 		return found
 	}
 	for i := range r.file.groups {
-		if r.file.groups[i].names(token) {
+		if r.file.names(i, token) {
 			return true
 		}
 	}
 	return false
+}
+
+// compareFold compares a and b as strings.Compare compares them
+// lower-cased: names and product tokens, whose letters are ASCII.
+func compareFold(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if x, y := lowerASCII(a[i]), lowerASCII(b[i]); x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// lowerASCII returns c lower-cased, if it is an ASCII letter.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

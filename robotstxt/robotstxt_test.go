@@ -312,7 +312,7 @@ func TestGroupErr(t *testing.T) {
 	}
 	body := wildGroup("big", maxWildOctets+1) + wildGroup("edge", maxWildOctets) + "User-agent: *\nDisallow: /*.pdf$\n"
 	r := Parse([]byte(body))
-	if big, edge := r.file.groups[0].wildOctets(), r.file.groups[1].wildOctets(); big != maxWildOctets+1 || edge != maxWildOctets {
+	if big, edge := wildOctets(r.file.rulesOf(0)), wildOctets(r.file.rulesOf(1)); big != maxWildOctets+1 || edge != maxWildOctets {
 		t.Fatalf("the groups hold %d and %d octets of patterns with a '*'; want %d and %d", big, edge, maxWildOctets+1, maxWildOctets)
 	}
 	for _, tc := range []struct {
@@ -331,7 +331,7 @@ func TestGroupErr(t *testing.T) {
 			t.Errorf("Group(%q).Decide = %v, %+v, %v; want refused with a *DecideError of 11 octets matching ErrTooComplex", tc.ua, allowed, rule, err)
 		case tc.tooMany:
 			for _, p := range g.parts {
-				if p.matcher.Load() != nil {
+				if p.loaded() != nil {
 					t.Errorf("Group(%q) decides nothing, and compiled its rules", tc.ua)
 				}
 			}

@@ -126,9 +126,11 @@ func (m *ruleMatcher) record(st *matchState, path string, end, s int32) {
 	}
 	for cut != 0 {
 		lits := a.outLit[cut]
-		for l, to := lits&acFirst, lits&acFirst+lits>>24; l < to; l++ {
-			size := int32(a.cutTail[l])
-			if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[l] &&
+		lo := lits & acFirst
+		c := a.cut.rank(lo) // the literals cut at a node are cut one after the other
+		for l, to := lo, lo+lits>>24; l < to; l, c = l+1, c+1 {
+			size := int32(a.cutTail[c])
+			if e := end + size; e <= int32(len(path)) && lastWord(path, e) == a.last4[c] &&
 				(size <= 4 || cutRest(path, m.lits.lit(l), end, e, size)) {
 				m.markAt(st, l, e)
 			}

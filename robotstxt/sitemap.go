@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// skipBadSitemap is why parseRobots skips a Sitemap line whose value is not
+// skipBadSitemap is why read skips a Sitemap line whose value is not
 // an absolute http or https URL: the sitemaps protocol asks for a full
 // URL, and a crawler could fetch nothing else.
 const skipBadSitemap = "Sitemap not an absolute http(s) URL"

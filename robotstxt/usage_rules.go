@@ -54,7 +54,7 @@ func (v *vocabulary) rule(value string) (r UsageRule, normalized bool, err error
 
 // NumUsageRules returns the number of Content-Usage rules and
 // Content-Signal lines in all groups.
-func (r *File) NumUsageRules() int { return r.file.usageRules }
+func (r *File) NumUsageRules() int { return len(r.file.usage) }
 
 // A GroupUsage is the Content-Usage rules and Content-Signal lines of one
 // group of a file, as written.
@@ -73,8 +73,8 @@ type GroupUsage struct {
 func (r *File) UsageGroups() []GroupUsage {
 	var out []GroupUsage
 	for i := range r.file.groups {
-		if g := &r.file.groups[i]; len(g.usage) > 0 {
-			out = append(out, GroupUsage{Agents: g.agentNames(), Rules: slices.Clone(g.usage)})
+		if usage := r.file.usageOf(i); len(usage) > 0 {
+			out = append(out, GroupUsage{Agents: r.file.agentNames(i), Rules: slices.Clone(usage)})
 		}
 	}
 	return out
@@ -183,8 +183,11 @@ func (g *Group) matchUsage(path string, collect bool) (Usage, []UsageRule, error
 	var units int // of globMatches, which this does not count
 	bestUsage, bestSignal := usageBest{length: -1}, usageBest{length: -1}
 	for _, p := range g.parts {
-		for i := range p.usage {
-			r := &p.usage[i]
+		if p.usage == nil {
+			continue
+		}
+		for i := range *p.usage {
+			r := &(*p.usage)[i]
 			best := &bestUsage
 			if r.Field == contentSignal.field {
 				best = &bestSignal
