@@ -24,13 +24,12 @@ import (
 // periodic recurs at most every half of its length.
 //
 // A node with an output, a literal's node or one with a suffix that is,
-// has the top bit of its fail set and an entry, found by counting the
-// members of outs below it: its literals in outLit, 4 bytes. The nearest node of a
-// whole literal and of a cut one on the chain of a node's proper
-// suffixes, for the nodes that have them, are in links, found by counting
-// the members of linked; but when most literals whole have another as a
-// suffix, that one is in suffixes, 4 bytes a literal, read without
-// counting.
+// has the top bit of its fail set and an entry, its rank in outs and 1:
+// its literals in outLit, 4 bytes. The nearest nodes of a whole literal
+// and of a cut one on the chain of a node's proper suffixes, for the nodes
+// that have them, are in links, by their rank in linked; but when most
+// whole literals have another as a suffix, that one is in suffixes, 4
+// bytes a literal, read without a rank.
 type automaton struct {
 	// The children of the root by octet, 0 for none: nodes 1 to 255 at
 	// most, since a literal in normal form starts with fewer octets.
@@ -135,7 +134,7 @@ func newAutomaton(lits []string, skip int) *automaton {
 	type span struct{ lo, hi, depth int32 }
 	spans := append(make([]span, 0, len(lits)), span{0, int32(len(lits)), 0})
 	nodes := append(make([]acNode, 0, len(lits)+1), acNode{})
-	lit := append(make([]int32, 0, len(lits)), -1) // per node, its literal or cut literals, as acOut.lit, or -1
+	lit := append(make([]int32, 0, len(lits)), -1) // per node, its literal or cut literals, as outLit holds them, or -1
 	var cutTail []uint8                            // per literal, the octets of its cut tail, for now
 	for v := 0; v < len(spans); v++ {
 		lo, hi, d := spans[v].lo, spans[v].hi, spans[v].depth

@@ -183,14 +183,15 @@
 // worst for a group of L distinct literals whose patterns hold F octets,
 // and a rule's as O(n + its octets). On the worst files found, 500 KiB of
 // rules written against the engine (BenchmarkEngineWorst), a decision
-// takes at most 0.9 ms of CPU for a path of 2 KiB, 4.1 ms for one of 16
-// KiB and 7.6 ms for one of 32 KiB on the machine of BENCHMARKS.md
-// (medians, which its load moves by a third either way), and decisions on
-// real files take under a microsecond; a decision takes no context. A
-// group whose wildcard patterns hold more than 1.5 MiB, more than 500 KiB
-// of file can, is beyond that bound: [Group.Err] says so when the group is
-// bound, and it decides no path. Compiling a group, once, takes time in
-// proportion to its rules: 35 to 53 ms for 500 KiB of wildcard rules.
+// takes at most 0.71 ms of CPU for a path of 2 KiB, 3.0 ms for one of 16
+// KiB and 5.7 ms for one of 32 KiB on the machine of BENCHMARKS.md
+// (medians at load 1, which a busier machine moves by a third or more),
+// and decisions on real files take under a microsecond; a decision takes
+// no context. A group whose wildcard patterns hold more than 1.5 MiB, more
+// than 500 KiB of file can, is beyond that bound: [Group.Err] says so when
+// the group is bound, and it decides no path. Compiling a group, once,
+// takes time in proportion to its rules: 45 to 54 ms of CPU, parsing
+// included, for 500 KiB of wildcard rules.
 //
 // Memory. A file keeps, parsed, with every group compiled and every name
 // it gives bound, at most 8 times its size and 4 KiB: 566 bytes for a

@@ -17,7 +17,8 @@ import (
 // each such literal's records down its chain (spread): a step an octet,
 // and a step for each literal and block it ends in at most, however long
 // the chains. A literal that the automaton cuts is recorded where its
-// prefix's node is reached and its tail follows.
+// prefix's node is reached and its tail follows; a literal of grams, at
+// each place it ends (scanGrams).
 func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
 	st.shift = blockShift(len(path))
