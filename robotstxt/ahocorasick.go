@@ -1,9 +1,6 @@
 package robotstxt
 
-import (
-	"math/bits"
-	"slices"
-)
+import "slices"
 
 // automaton finds every occurrence of a set of literals in one pass over a
 // text (Aho–Corasick), in 8 bytes a node and few nodes a literal.
@@ -347,45 +344,25 @@ func (a *automaton) child(v int32, c byte) int32 {
 	if v == 0 {
 		return int32(a.root[c])
 	}
-	return a.kid(v, a.nodes[v].first(), a.nodes[v+1].first(), c)
-}
-
-// kid returns the child by the octet c of node v, whose children are
-// nodes[lo:hi], or 0.
-func (a *automaton) kid(v, lo, hi int32, c byte) int32 {
-	if a.nodes[v].fail&acWide == 0 {
-		return a.search(lo, hi, c)
+	lo, hi := a.nodes[v].first(), a.nodes[v+1].first()
+	if lo == hi || c < a.nodes[lo].label() || c > a.nodes[hi-1].label() {
+		return 0
 	}
-	return a.wideKid(v, lo, c)
+	return a.within(a.nodes[v], v, lo, hi, c)
 }
 
 // wideKid returns the child by the octet c of node v, which has more than
 // wideKids children from nodes[lo], or 0.
 func (a *automaton) wideKid(v, lo int32, c byte) int32 {
-	w := &a.wide[a.wided.rank(v)]
-	i := c >> 6
-	if w[i]>>(c&63)&1 == 0 {
-		return 0
+	if ok, before := octetRank(&a.wide[a.wided.rank(v)], c); ok {
+		return lo + before
 	}
-	before := bits.OnesCount64(w[i] & (1<<(c&63) - 1))
-	for j := range i {
-		before += bits.OnesCount64(w[j])
-	}
-	return lo + int32(before)
-}
-
-// search returns the node of nodes[lo:hi], siblings in order of label,
-// whose label is c, or 0.
-func (a *automaton) search(lo, hi int32, c byte) int32 {
-	if lo == hi || c < a.nodes[lo].label() || c > a.nodes[hi-1].label() {
-		return 0
-	}
-	return a.searchWithin(lo, hi, c)
+	return 0
 }
 
 // within returns the child by the octet c of node v, n, whose children
 // are nodes[lo:hi] and have labels from below c to above it, or 0: the
-// work of kid once its first test is passed, apart from scan's loop.
+// work of child once its first test is passed, apart from scan's loop.
 func (a *automaton) within(n acNode, v, lo, hi int32, c byte) int32 {
 	if n.fail&acWide == 0 {
 		return a.searchWithin(lo, hi, c)
@@ -393,8 +370,8 @@ func (a *automaton) within(n acNode, v, lo, hi int32, c byte) int32 {
 	return a.wideKid(v, lo, c)
 }
 
-// searchWithin does the work of search once c is known to be within the
-// labels of nodes[lo:hi]: apart, so that search's first test is inlined.
+// searchWithin returns the node of nodes[lo:hi], siblings in order of
+// label, whose label is c, or 0; c is within their labels.
 func (a *automaton) searchWithin(lo, hi int32, c byte) int32 {
 	for hi-lo > 4 {
 		mid := int32(uint32(lo+hi) >> 1)

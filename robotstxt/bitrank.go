@@ -38,3 +38,17 @@ func (b bitRank) rank(i int32) int32 {
 	w := &b[i>>6]
 	return int32(w.below) + int32(bits.OnesCount64(w.bits&(1<<(i&63)-1)))
 }
+
+// octetRank reports whether octet c is in set, a bit an octet, and
+// returns the members below it.
+func octetRank(set *[4]uint64, c byte) (bool, int32) {
+	w := c >> 6
+	if set[w]>>(c&63)&1 == 0 {
+		return false, 0
+	}
+	n := bits.OnesCount64(set[w] & (1<<(c&63) - 1))
+	for i := range w {
+		n += bits.OnesCount64(set[i])
+	}
+	return true, int32(n)
+}

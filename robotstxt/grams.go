@@ -31,9 +31,7 @@ func newGrams(lits []string) *grams {
 		case 1:
 			ones++
 		case 2:
-			if c := lit[0]; g.firsts[c>>6]>>(c&63)&1 == 0 {
-				g.firsts[c>>6] |= 1 << (c & 63)
-			}
+			g.firsts[lit[0]>>6] |= 1 << (lit[0] & 63)
 			twos++
 		}
 	}
@@ -65,32 +63,19 @@ func newGrams(lits []string) *grams {
 	return g
 }
 
-// rank returns whether bit c of set is set, and the bits set before it.
-func rank(set *[4]uint64, c byte) (bool, int32) {
-	w := c >> 6
-	if set[w]>>(c&63)&1 == 0 {
-		return false, 0
-	}
-	n := bits.OnesCount64(set[w] & (1<<(c&63) - 1))
-	for i := range w {
-		n += bits.OnesCount64(set[i])
-	}
-	return true, int32(n)
-}
-
 // scanGrams records the literals of g that occur in path, as scan does.
 func (m *ruleMatcher) scanGrams(st *matchState, path string) {
 	g := m.grams
 	for i := 0; i < len(path); i++ {
 		c := path[i]
-		if ok, r := rank(&g.ones, c); ok {
+		if ok, r := octetRank(&g.ones, c); ok {
 			m.markAt(st, g.lits[r], int32(i+1))
 		}
 		if i == 0 {
 			continue
 		}
-		if ok, r := rank(&g.firsts, path[i-1]); ok {
-			if ok, s := rank(&g.seconds[r], c); ok {
+		if ok, r := octetRank(&g.firsts, path[i-1]); ok {
+			if ok, s := octetRank(&g.seconds[r], c); ok {
 				m.markAt(st, g.lits[g.base[r]+s], int32(i+1))
 			}
 		}

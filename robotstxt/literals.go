@@ -69,11 +69,7 @@ func (s *litSet) lit(l int32) string {
 
 // head returns the octets of literal l and its first octet.
 func (s *litSet) head(l int32) (int32, byte) {
-	v := s.at[l]
-	if n := v & maxShortMask; n != 0 {
-		return int32(n), s.short[v>>4]
-	}
-	lit := s.long[v>>4]
+	lit := s.lit(l)
 	return int32(len(lit)), lit[0]
 }
 
