@@ -54,18 +54,14 @@ const (
 	sizeGrams     = int(unsafe.Sizeof(grams{}))
 	sizeAutomaton = int(unsafe.Sizeof(automaton{}))
 	sizeRare      = int(unsafe.Sizeof(acRare{}))
+	sizeRankWord  = int(unsafe.Sizeof(rankWord{}))
 )
 
 // fileCost returns the bound that Cost returns for f, whose text is
 // the copy of the body; copied is the bytes of the patterns that
 // normalisation wrote anew.
 func fileCost(f *robotsFile, text string, copied int64) int64 {
-	c := allocSize(sizeFile) + allocSize(len(text)) + copied +
-		allocSize(cap(f.groups)*sizeGroup) + allocSize(cap(f.agents)*sizeAgent) + allocSize(cap(f.rules)*sizeRule) +
-		allocSize(cap(f.usage)*sizeUsageRule) + allocSize(cap(f.sitemaps)*sizeString) + allocSize(cap(f.skippedLines)*sizeSkipped)
-	for _, s := range f.skippedLines {
-		c += allocSize(len(s.Text))
-	}
+	c := parsedSize(f, text, copied, allocSize)
 	// Bindings: one for each name and for "*" and no group, each with its
 	// group token, lower-cased, and its parts, at most one for each name
 	// of a group naming its token; the last one asked for; the array of
@@ -80,6 +76,20 @@ func fileCost(f *robotsFile, text string, copied int64) int64 {
 		if len(f.agentsOf(i)) > 0 {
 			c += groupCost(f.rulesOf(i), f.usageOf(i))
 		}
+	}
+	return c
+}
+
+// parsedSize returns what parsing keeps in f, whose text is the copy of
+// the body, each object counted by size: the File, the text, its arrays and
+// the text of its skipped lines, and copied, the bytes of the patterns
+// that normalisation wrote anew, as size counts them.
+func parsedSize(f *robotsFile, text string, copied int64, size func(int) int64) int64 {
+	c := size(sizeFile) + size(len(text)) + copied +
+		size(cap(f.groups)*sizeGroup) + size(cap(f.agents)*sizeAgent) + size(cap(f.rules)*sizeRule) +
+		size(cap(f.usage)*sizeUsageRule) + size(cap(f.sitemaps)*sizeString) + size(cap(f.skippedLines)*sizeSkipped)
+	for _, s := range f.skippedLines {
+		c += size(len(s.Text))
 	}
 	return c
 }

@@ -84,7 +84,7 @@ func BenchmarkRobotsMatch(b *testing.B) {
 		for _, n := range robotstest.RuleCounts {
 			b.Run(fmt.Sprintf("%s/rules=%d", mix.name, n), func(b *testing.B) {
 				g := Parse([]byte(robotstest.File(n, mix.every))).Group("benchbot")
-				m := g.parts[0].compiled()
+				m := compileRules(g.parts[0].rules)
 				if ok, _ := matchRule(m, path); !ok {
 					b.Fatal("the path is disallowed")
 				}
@@ -298,6 +298,39 @@ func BenchmarkEngineWorst(b *testing.B) {
 					cputime.Loop(b, func() { g.Test(path) })
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkEngineTried is the decision of a small part that its File does
+// not compile (account.go), which tries each of its rules in turn, on the
+// worst rules it may have: smallRules rules of 128 octets each, of two
+// pieces of 62 and 63 octets that the path nearly holds everywhere, of one
+// of 126, or of 63 pieces of one octet but the last, with paths of 2, 16
+// and 32 KiB of the octet they nearly hold.
+func BenchmarkEngineTried(b *testing.B) {
+	long := "/*" + strings.Repeat("a", 61) + "b*" + strings.Repeat("a", 62) + "c"
+	many := "/" + strings.Repeat("*a", 63) + "b"
+	one := "/*" + strings.Repeat("a", 125) + "b"
+	for _, c := range []struct{ name, pattern string }{{"long-pieces", long}, {"one-piece", one}, {"many-pieces", many}} {
+		var body strings.Builder
+		body.WriteString("User-agent: x\n")
+		for i := range smallRules {
+			fmt.Fprintf(&body, "Disallow: %s%c\n", c.pattern[:len(c.pattern)-1], 'c'+i%20)
+		}
+		f := Parse([]byte(body.String()))
+		p := f.Group("x").parts[0]
+		if p.tiny() || !p.compiling.small {
+			b.Fatalf("%s: the part is not small", c.name)
+		}
+		for _, size := range []int{2 << 10, 16 << 10, MaxPathLength} {
+			path := "/" + strings.Repeat("a", size-1)
+			b.Run(fmt.Sprintf("%s/%dKiB", c.name, size>>10), func(b *testing.B) {
+				if got, want := p.matchTiny(path), compileRules(p.rules).match(path); got != want {
+					b.Fatalf("matchTiny = %+v; the matcher decides %+v", got, want)
+				}
+				cputime.Loop(b, func() { p.matchTiny(path) })
+			})
 		}
 	}
 }

@@ -18,8 +18,8 @@ func (g *Group) AgentLines() []int {
 	if g.group == "" {
 		return lines
 	}
-	for i := range g.file.groups {
-		for _, a := range g.file.agentsOf(i) {
+	for i := range g.from.file.groups {
+		for _, a := range g.from.file.agentsOf(i) {
 			if len(a.name) == len(g.group) && strings.EqualFold(a.name, g.group) {
 				lines = append(lines, int(a.line))
 			}
@@ -70,7 +70,7 @@ func (g *Group) Decide(path string) (allowed bool, rule Rule, err error) {
 	} else {
 		best, rules = g.decide(target)
 		if len(g.parts) == 1 {
-			g.single.Store(g.parts[0].loaded()) // once compiled
+			g.hold(g.parts[0].loaded())
 		}
 	}
 	if best.rule < 0 {
@@ -98,9 +98,18 @@ func (g *Group) Err() error {
 func (g *Group) decide(target string) (best ruleRef, rules []fileRule) {
 	best = noRule
 	for _, p := range g.parts {
-		if ref := p.match(target); ref.rank > best.rank { // of two as long, the first part's
+		if ref := p.match(g.from, target); ref.rank > best.rank { // of two as long, the first part's
 			best, rules = ref, p.rules
 		}
 	}
 	return best, rules
+}
+
+// hold keeps m, the matcher of the Group's one part once compiled, in
+// single, unless its File undid it meanwhile (account.go): an undone matcher
+// that single held would keep its heap.
+func (g *Group) hold(m *ruleMatcher) {
+	if m != nil && g.single.CompareAndSwap(nil, m) && g.parts[0].loaded() != m {
+		g.single.CompareAndSwap(m, nil)
+	}
 }

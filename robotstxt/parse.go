@@ -16,15 +16,17 @@ import (
 // line never discards the file (§2.3.1.5). It decides nothing; matching is
 // left to the engine in engine.go.
 type robotsFile struct {
-	groups       []robotsGroup
-	agents       []agentLine // the names of every group, group after group
-	rules        []fileRule  // the Allow and Disallow rules of every group, group after group
-	usage        []UsageRule // the Content-Usage rules and Content-Signal lines of every group, group after group
-	octets       int         // the octets of all the patterns of rules
-	sitemaps     []string
-	cost         int64         // see File.Cost
-	skipped      int           // lines that were neither blank, comments nor understood
-	skippedLines []SkippedLine // the first maxSkippedLines of them
+	groups   []robotsGroup
+	agents   []agentLine // the names of every group, group after group
+	rules    []fileRule  // the Allow and Disallow rules of every group, group after group
+	usage    []UsageRule // the Content-Usage rules and Content-Signal lines of every group, group after group
+	sitemaps []string
+	cost     int64 // see File.Cost
+	// octets is the octets of all the patterns of rules, and skipped the
+	// lines that were neither blank, comments nor understood, each at most
+	// math.MaxInt32.
+	octets, skipped int32
+	skippedLines    []SkippedLine // the first maxSkippedLines of skipped
 }
 
 // maxSkippedLines and maxSkippedText bound what read records of the
@@ -54,7 +56,7 @@ const (
 // at most maxSkippedText bytes of it, cut before a character, with invalid
 // UTF-8 replaced.
 func (f *robotsFile) skip(lineNo int, text string, reason string) {
-	f.skipped++
+	f.skipped = min(f.skipped, math.MaxInt32-1) + 1
 	if len(f.skippedLines) == maxSkippedLines {
 		return
 	}
@@ -204,14 +206,16 @@ func parseRobots(body []byte) *robotsFile {
 // read reads body into f, which is empty. It never fails: what it cannot
 // read is counted in skipped, recorded in skippedLines while there is
 // room, and otherwise ignored. Lines end at CR, LF or CR LF and are
-// numbered from 1. The values it keeps share one copy of body.
-func (f *robotsFile) read(body []byte) {
+// numbered from 1. The values it keeps share one copy of body. It returns
+// the bytes of heap that f keeps, as heapSize counts them, and those that
+// the parts of its groups will (partsKept).
+func (f *robotsFile) read(body []byte) (kept int64) {
 	// Every group's names, rules and usage lines go to one array each,
 	// group after group, which the File keeps at the end.
 	var agents []agentLine
 	var rules []fileRule
 	var usage []UsageRule
-	var copied int64                                               // the bytes of the patterns normalisation wrote anew
+	var copied, copiedHeap int64                                   // the bytes of the patterns normalisation wrote anew, by allocSize and by heapSize
 	text := string(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))) // without a UTF-8 byte order mark
 	var cur *robotsGroup                                           // the group being read; nil before the first user-agent line
 	inRules := false                                               // cur has had a rule (Allow, Disallow or Content-Usage), so a user-agent line starts a new group
@@ -267,8 +271,9 @@ func (f *robotsFile) read(body []byte) {
 			pattern := normalizePath(value)
 			if pattern != value {
 				copied += allocSize(len(pattern))
+				copiedHeap += heapSize(len(pattern))
 			}
-			f.octets += len(pattern)
+			f.octets = int32(min(int(f.octets)+len(pattern), math.MaxInt32))
 			rules = append(rules, fileRule{pattern: pattern, line: int32(min(lineNo, math.MaxInt32)), allow: key == fieldAllow})
 			cur.rulesEnd++
 		case fieldCrawlDelay:
@@ -307,9 +312,11 @@ func (f *robotsFile) read(body []byte) {
 			}
 			if normalized {
 				copied += allocSize(len(r.Pattern))
+				copiedHeap += heapSize(len(r.Pattern))
 			}
 			if r.Usage.other != "" {
 				copied += allocSize(len(r.Usage.other))
+				copiedHeap += heapSize(len(r.Usage.other))
 			}
 			usage = append(usage, r)
 			cur.usageEnd++
@@ -327,6 +334,7 @@ func (f *robotsFile) read(body []byte) {
 	}
 	f.groups, f.agents, f.rules, f.usage = fitted(f.groups, text), fitted(agents, text), fitted(rules, text), usage
 	f.cost = fileCost(f, text, copied)
+	return parsedSize(f, text, copiedHeap, heapSize) + partsKept(f)
 }
 
 // fitted returns s, or a copy of it without the room to grow that append

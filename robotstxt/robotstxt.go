@@ -34,7 +34,10 @@ type File struct {
 	// a second binding is made: a File bound once, as one decided from
 	// scratch is, looks its names over instead.
 	named atomic.Pointer[[]int32]
-	mu    sync.Mutex // serialises compiling and binding
+	mu    sync.Mutex // serialises compiling and binding, and guards left
+	// left is the bytes of heap that the File may keep more than it does
+	// within its bound, below 0 once it keeps more (account.go).
+	left int64
 
 	// last is the User-Agent or token asked for last, its product token
 	// and its Group: most transports send one User-Agent, whose decisions
@@ -52,15 +55,17 @@ type tokenBinding struct {
 // A Group is the rules that bind a User-Agent: those of every group of the
 // file that names its product token, combined; else those of every "*"
 // group; or none, when no group binds (RFC 9309 §2.2.1). [File.Group]
-// returns it, made once for each group token: every product token that
-// falls back to the "*" groups shares one. The groups of the file that
+// returns it, made once for each group token and kept while the File
+// keeps within its bound (the package doc, "Memory"), else made for each
+// call: every product token that falls back to the "*" groups shares
+// one. The groups of the file that
 // give the same names are compiled together, once, when a Group first
 // needs them; a Group that combines groups giving different names decides
 // by each of their matchers. Its decisions take no lock, and once it is
 // compiled allocate nothing when a path is in normal form.
 type Group struct {
-	group string // the group token: a product token, "*", or "" for none
-	file  *robotsFile
+	group string       // the group token: a product token, "*", or "" for none
+	from  *File        // the File it binds in
 	parts []*groupPart // the parts of its groups, in the order of their first groups
 	// single is the matcher of a Group of one part, once compiled: the
 	// common case, which a decision reaches in one step.
@@ -88,7 +93,10 @@ const maxWildOctets = 3 * 512 << 10
 // and compiles when it does not, or for the decision after: a File that
 // decides a few paths, as a crawler's first requests to a site do, seldom
 // pays for compiling. A decision that linearMatch does not finish within
-// its limit is made by the compiled matcher.
+// its limit is made by the compiled matcher. A small part, of at most
+// smallRules rules and smallOctets octets of patterns, keeps its matcher
+// only while its File can within its bound, and decides by trying each
+// rule in turn without (account.go).
 type groupPart struct {
 	rules []fileRule // the rules of its groups, in order
 	// usage holds the Content-Usage rules and Content-Signal lines of its
@@ -105,10 +113,15 @@ type groupPart struct {
 // partCompiling is the state of compiling a part that is not tiny: the
 // decisions asked of it, and its matcher once compiled.
 type partCompiling struct {
-	linear  int32                       // the units that linearMatch spends before searching the path
-	uses    atomic.Int32                // decisions asked of the part
-	once    sync.Once                   // compiles it
-	matcher atomic.Pointer[ruleMatcher] // the part's matcher, once compiled
+	linear int32        // the units that linearMatch spends before searching the path
+	uses   atomic.Int32 // decisions asked of the part
+	once   sync.Once    // compiles it
+	// small tells a small part (smallRules), whose matcher its File keeps
+	// only while it can within its bound (account.go).
+	small bool
+	// matcher is the part's matcher, once compiled; nil for a small part
+	// whose matcher its File could not keep, or undid (account.go).
+	matcher atomic.Pointer[ruleMatcher]
 }
 
 // linearDecisions is how many decisions a part makes before it compiles.
@@ -120,17 +133,30 @@ const tinyRules = 4
 // setRules makes p the part of rules, not compiled.
 func (p *groupPart) setRules(rules []fileRule) {
 	p.rules = rules
-	tiny := len(rules) <= tinyRules
-	linear := 0
+	if isTiny(rules) {
+		return
+	}
+	linear, octets := 0, 0
 	for i := range rules {
 		linear += linearUnits(&rules[i])
+		octets += len(rules[i].pattern)
+	}
+	p.compiling = &partCompiling{linear: int32(min(linear, math.MaxInt32)), small: len(rules) <= smallRules && octets <= smallOctets}
+}
+
+// isTiny reports whether rules are a tiny part's: tinyRules or fewer, each
+// of at most 128 octets with no '$' but at its end, which trying each in
+// turn decides as fast as a matcher would, allocating nothing.
+func isTiny(rules []fileRule) bool {
+	if len(rules) > tinyRules {
+		return false
+	}
+	for i := range rules {
 		if body := strings.TrimSuffix(rules[i].pattern, "$"); len(body) > 128 || strings.IndexByte(body, '$') >= 0 {
-			tiny = false
+			return false
 		}
 	}
-	if !tiny {
-		p.compiling = &partCompiling{linear: int32(min(linear, math.MaxInt32))}
-	}
+	return true
 }
 
 // tiny reports whether p is a tiny part, which is never compiled.
@@ -144,8 +170,11 @@ func (p *groupPart) loaded() *ruleMatcher {
 	return p.compiling.matcher.Load()
 }
 
-// matchTiny returns the rule of a tiny part that decides target, a path
-// in normal form, as ruleMatcher.match does, by trying each rule in turn.
+// matchTiny returns the rule of a tiny part, or of a small one without a
+// matcher, that decides target, a path in normal form, as
+// ruleMatcher.match does, by trying each rule in turn. It allocates
+// nothing but for a small part's rule with a '$' that is not its last
+// octet, which it writes anew each time.
 func (p *groupPart) matchTiny(target string) ruleRef {
 	best := noRule
 	units := 0
@@ -158,9 +187,9 @@ func (p *groupPart) matchTiny(target string) ruleRef {
 	return best
 }
 
-// match returns the rule of the part that decides target, a path in
-// normal form, as ruleMatcher.match does.
-func (p *groupPart) match(target string) ruleRef {
+// match returns the rule of the part, of a File r, that decides target, a
+// path in normal form, as ruleMatcher.match does.
+func (p *groupPart) match(r *File, target string) ruleRef {
 	c := p.compiling
 	if c == nil {
 		return p.matchTiny(target)
@@ -168,22 +197,35 @@ func (p *groupPart) match(target string) ruleRef {
 	if m := c.matcher.Load(); m != nil {
 		return m.match(target)
 	}
-	if c.uses.Add(1) <= linearDecisions && c.linear <= linearLimit {
+	if c.uses.Load() < linearDecisions && c.uses.Add(1) <= linearDecisions && c.linear <= linearLimit { // a load alone once past them
 		if ref, ok := linearMatch(p.rules, target); ok {
 			return ref
 		}
 	}
-	return p.compiled().match(target)
+	if m := p.compiled(r); m != nil {
+		return m.match(target)
+	}
+	return p.matchTiny(target)
 }
 
-// compiled returns the part's matcher, compiling it the first time; a
-// tiny part's is compiled anew each time, and not kept.
-func (p *groupPart) compiled() *ruleMatcher {
+// compiled returns the matcher of p, a part of r that is not tiny,
+// compiling it the first time, and counting what it keeps in r's account;
+// or nil for a small part whose matcher r could not keep within its
+// bound, or undid (account.go).
+func (p *groupPart) compiled(r *File) *ruleMatcher {
 	c := p.compiling
-	if c == nil {
-		return compileRules(p.rules)
-	}
-	c.once.Do(func() { c.matcher.Store(compileRules(p.rules)) })
+	c.once.Do(func() {
+		m := compileRules(p.rules)
+		n := m.heapBytes()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if c.small {
+			r.admit(p, m, n)
+			return
+		}
+		c.matcher.Store(m)
+		r.keep(n)
+	})
 	return c.matcher.Load()
 }
 
@@ -193,7 +235,8 @@ func (p *groupPart) compiled() *ruleMatcher {
 // most the first 500 KiB of a file (§2.5).
 func Parse(body []byte) *File {
 	r := new(File)
-	r.file.read(body)
+	kept := r.file.read(body) + heapSize(sizeToken) // and the last User-Agent's binding, whose strings are the caller's
+	r.left = int64(keepRatio*len(body)+keepSlack) - kept
 	return r
 }
 
@@ -290,7 +333,7 @@ type SkippedLine struct {
 func (r *File) Skipped() []SkippedLine { return slices.Clone(r.file.skippedLines) }
 
 // NumSkipped returns the number of lines that the reader skipped.
-func (r *File) NumSkipped() int { return r.file.skipped }
+func (r *File) NumSkipped() int { return int(r.file.skipped) }
 
 // Group returns the [Group] that binds userAgent, a User-Agent header value
 // or its product token ("MyBot/1.0" or "mybot"), compiling the groups it
@@ -303,17 +346,22 @@ func (r *File) binding(userAgent string) *tokenBinding {
 		return l
 	}
 	token := ProductToken(userAgent)
-	l := &tokenBinding{userAgent, token, r.bindGroup(token)}
-	r.last.Store(l)
+	b, kept := r.bindGroup(token)
+	l := &tokenBinding{userAgent, token, b}
+	if kept {
+		r.last.Store(l)
+	}
 	return l
 }
 
-// bindGroup returns what binds token, through the bindings by group token.
-func (r *File) bindGroup(token string) *Group {
+// bindGroup returns what binds token, through the bindings by group token,
+// and whether r keeps it: a binding that r cannot keep within its bound
+// is made for the call alone (account.go).
+func (r *File) bindGroup(token string) (b *Group, kept bool) {
 	bound := r.bound.Load()
 	if bound != nil {
 		if b := lookupBound(*bound, token); b != nil && token != "" {
-			return b // a token that some group names
+			return b, true // a token that some group names
 		}
 	}
 	group := ""
@@ -325,7 +373,7 @@ func (r *File) bindGroup(token string) *Group {
 	}
 	if bound != nil {
 		if b := lookupBound(*bound, group); b != nil {
-			return b
+			return b, true
 		}
 	}
 	r.mu.Lock()
@@ -333,11 +381,12 @@ func (r *File) bindGroup(token string) *Group {
 	old := r.bound.Load()
 	if old != nil {
 		if b := lookupBound(*old, group); b != nil {
-			return b // bound while this call waited
+			return b, true // bound while this call waited
 		}
 	}
-	b := &Group{group: group, file: &r.file}
-	wild := 0 // octets of the patterns with a '*' of its groups, when those may be too many
+	b = &Group{group: group, from: r}
+	var parts int64 // what the parts made for it keep past what Parse counted for them (partsKept)
+	wild := 0       // octets of the patterns with a '*' of its groups, when those may be too many
 	for i := range r.file.groups {
 		if group == "" || !r.file.names(i, group) {
 			continue
@@ -354,7 +403,9 @@ func (r *File) bindGroup(token string) *Group {
 		}
 		part := r.classes[i]
 		if part == nil { // the first group that gives its names
-			part = r.compileClass(i)
+			var n int64
+			part, n = r.compileClass(i)
+			parts += n
 		} else if slices.Contains(b.parts, part) {
 			continue
 		}
@@ -365,10 +416,25 @@ func (r *File) bindGroup(token string) *Group {
 		}
 	}
 	b.tooComplex = wild > maxWildOctets
+	r.keep(parts)
 	var list []*Group
 	if old != nil {
 		list = *old
 	}
+	// What keeping the binding takes: the Group, its token (the caller's,
+	// or a copy), its array of parts, and the list of bindings one longer,
+	// in place of the old one.
+	n := heapSize(sizeBinding) + heapSize(len(group)) + heapSize(8*(len(list)+1)) - heapSize(8*len(list))
+	if len(b.parts) > 1 {
+		n += heapSize(cap(b.parts) * 8)
+	}
+	if old == nil {
+		n += heapSize(sizeSlice) // the list's header, replaced with it
+	}
+	if n > r.left {
+		return b, false
+	}
+	r.keep(n)
 	at, _ := slices.BinarySearchFunc(list, group, func(g *Group, t string) int { return strings.Compare(g.group, t) })
 	list = append(append(append(make([]*Group, 0, len(list)+1), list[:at]...), b), list[at:]...) // a copy
 	r.bound.Store(&list)
@@ -380,8 +446,9 @@ func (r *File) bindGroup(token string) *Group {
 		slices.SortFunc(named, func(i, j int32) int { return compareFold(agents[i].name, agents[j].name) })
 		named = slices.Clone(slices.CompactFunc(named, func(i, j int32) bool { return compareFold(agents[i].name, agents[j].name) == 0 })) // to its size
 		r.named.Store(&named)
+		r.keep(heapSize(cap(named)*4) + heapSize(sizeSlice))
 	}
-	return b
+	return b, true
 }
 
 // lookupBound returns the Group of list, sorted by group token, that
@@ -404,29 +471,43 @@ func lookupBound(list []*Group, token string) *Group {
 
 // compileClass makes the part of the groups that give the names of the
 // group at index first, the first of them, and keeps it in r.classes at
-// the index of each. r.mu is held.
-func (r *File) compileClass(first int) *groupPart {
-	part := new(groupPart)
+// the index of each. It returns the part and the bytes of heap it keeps
+// past what Parse counted for it (partsKept), as heapSize counts them: the
+// rules and usage lines gathered from several groups, and its state of
+// compiling when the first group's rules alone are tiny and the gathered
+// ones are not. r.mu is held.
+func (r *File) compileClass(first int) (part *groupPart, kept int64) {
+	part = new(groupPart)
 	r.classes[first] = part
 	rules, usage := r.file.rulesOf(first), r.file.usageOf(first)
+	gatheredRules, gatheredUsage := false, false
 	for i := first + 1; i < len(r.file.groups); i++ {
 		if !r.file.sameNames(i, first) {
 			continue
 		}
 		r.classes[i] = part
 		if more := r.file.rulesOf(i); len(more) > 0 {
-			rules = append(rules, more...)
+			rules, gatheredRules = append(rules, more...), true
 		}
 		if more := r.file.usageOf(i); len(more) > 0 {
-			usage = append(usage, more...)
+			usage, gatheredUsage = append(usage, more...), true
 		}
 	}
 	part.setRules(rules)
+	if part.compiling != nil && isTiny(r.file.rulesOf(first)) {
+		kept += heapSize(sizeCompiling)
+	}
+	if gatheredRules {
+		kept += heapSize(cap(rules) * sizeRule)
+	}
 	if len(usage) > 0 {
 		gathered := usage
 		part.usage = &gathered
 	}
-	return part
+	if gatheredUsage {
+		kept += heapSize(cap(usage) * sizeUsageRule)
+	}
+	return part, kept
 }
 
 // names reports whether a group of the file names token, a product token
