@@ -1,7 +1,9 @@
 package robotstxt
 
 import (
+	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -123,17 +125,8 @@ func heapSize(n int) int64 {
 	case n <= len(c.small)*8:
 		return int64(c.small[(n-1)/8])
 	}
-	lo, hi := 0, len(c.sizes)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if int(c.sizes[mid]) < n {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo < len(c.sizes) {
-		return int64(c.sizes[lo])
+	if i, _ := slices.BinarySearch(c.sizes, uint32(min(n, math.MaxUint32))); i < len(c.sizes) {
+		return int64(c.sizes[i])
 	}
 	return int64((n + 8<<10 - 1) &^ (8<<10 - 1))
 }
