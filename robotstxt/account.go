@@ -180,6 +180,9 @@ func (m *ruleMatcher) heapBytes() int64 {
 	if g := m.grams; g != nil {
 		n += heapSize(sizeGrams) + heapSize(cap(g.seconds)*32) + heapSize(cap(g.base)*4) + heapSize(cap(g.lits)*4)
 	}
+	if w := m.words; w != nil {
+		n += heapSize(sizeWords) + heapSize(cap(w.base)*4) + heapSize(cap(w.seconds)) + heapSize(cap(w.pairs)*4) + heapSize(cap(w.thirds)) + heapSize(cap(w.wide)*32)
+	}
 	if a := m.ac; a != nil {
 		n += heapSize(sizeAutomaton) + heapSize(256) + heapSize(cap(a.nodes)*sizeNode) + heapSize(cap(a.outs)*sizeRankWord) +
 			heapSize(cap(a.outLit)*4) + heapSize(cap(a.suffixes)*4) + heapSize(cap(a.linked)*sizeRankWord) +

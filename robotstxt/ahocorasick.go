@@ -123,9 +123,10 @@ func (a *automaton) chains(e int32) (whole, cut int32) {
 }
 
 // newAutomaton returns the automaton of lits, which are sorted, distinct
-// and not empty, but of those of at most skip octets, which it leaves out
-// (grams.go): it numbers literals by their index in lits.
-func newAutomaton(lits []string, skip int) *automaton {
+// and not empty, but of those of at most skip octets (grams.go) and the
+// words that word tells, when it is not nil (words.go), which it leaves
+// out: it numbers literals by their index in lits.
+func newAutomaton(lits []string, skip int, word []bool) *automaton {
 	// A span of literals in sorted order that start with a node's octets
 	// and are cut there, or whose nodes follow it.
 	type span struct{ lo, hi, depth int32 }
@@ -156,12 +157,18 @@ func newAutomaton(lits []string, skip int) *automaton {
 			for j < hi && lits[j][d] == c {
 				j++
 			}
-			from := lo
+			from, to := lo, j
 			if len(lits[from]) <= skip { // left out: it is d+1 octets, and so first
 				from++
 			}
-			if from < j {
-				spans = append(spans, span{from, j, d + 1})
+			if d == 1 && word != nil && word[j-1] { // a pair of words, which are left out: only a literal of the pair alone stays
+				to = from
+				if to < j && len(lits[to]) == 2 {
+					to++
+				}
+			}
+			if from < to {
+				spans = append(spans, span{from, to, d + 1})
 				nodes = append(nodes, acNode{link: uint32(c)})
 				lit = append(lit, -1)
 			}

@@ -52,6 +52,7 @@ const (
 	sizeNode      = int(unsafe.Sizeof(acNode{}))
 	sizeLink      = int(unsafe.Sizeof(acLink{}))
 	sizeGrams     = int(unsafe.Sizeof(grams{}))
+	sizeWords     = int(unsafe.Sizeof(words{}))
 	sizeAutomaton = int(unsafe.Sizeof(automaton{}))
 	sizeRare      = int(unsafe.Sizeof(acRare{}))
 	sizeRankWord  = int(unsafe.Sizeof(rankWord{}))
@@ -112,9 +113,10 @@ func groupCost(rules []fileRule, usage []UsageRule) int64 {
 // matcherCost returns a bound of what compileRules(rules) keeps: the
 // matcher, for each head its key, parent and two best rules; and for the
 // patterns with a '*', each one's wildRule, its pieces, the literals with
-// their keys and best rank; and for more than fewLits literals the
-// automaton (automatonCost). A pattern with a '$' that is not its last
-// octet keeps two copies of its body, with each such '$' written "%24".
+// their keys and best rank; for more than fewLits literals the automaton
+// (automatonCost); and for more than manyWords of 3 octets or more, words
+// (wordsCost). A pattern with a '$' that is not its last octet keeps two
+// copies of its body, with each such '$' written "%24".
 func matcherCost(rules []fileRule) int64 {
 	n, wild, pieces := len(rules), 0, 0
 	var copies int64
@@ -153,6 +155,9 @@ func matcherCost(rules []fileRule) int64 {
 		if l > fewLits {
 			c += automatonCost(lits.nodes(), int64(l))
 		}
+		if lits.longer > manyWords {
+			c += wordsCost(lits.longer, l)
+		}
 	}
 	return c
 }
@@ -168,6 +173,15 @@ func automatonCost(nodes, lits int64) int64 {
 	return allocSize(sizeAutomaton) + allocSize(sizeRare) + allocSize(256) + allocSize(int(nodes+1)*sizeNode) +
 		allocSize(int(nodes+1)*4) + allocSize(int(nodes)*sizeLink) + 3*(allocSize(8*words)+allocSize(4*words)) +
 		allocSize(32*int(nodes/(wideKids+1))) + 2*allocSize(4*int(lits)) + allocSize(int(lits))
+}
+
+// wordsCost returns what newWords keeps for at most longer literals of 3
+// octets or more, of lits literals: 4 bytes a first octet, 256 at most,
+// and one more; 5 bytes a pair, at most one a literal; a byte a literal;
+// and 32 bytes a first octet of more than wideKids pairs.
+func wordsCost(longer int64, lits int) int64 {
+	return allocSize(sizeWords) + allocSize(4*int(min(longer, 256)+1)) + allocSize(4*int(longer)) + allocSize(int(longer)) +
+		allocSize(lits) + allocSize(32*int(min(longer/(wideKids+1), 256)))
 }
 
 // litBound bounds the literals of patterns, pieces and tails, and the

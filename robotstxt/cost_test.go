@@ -94,8 +94,10 @@ func checkCost(t *testing.T, name string, body []byte, quick bool) (cost, kept i
 // each bound, and of five, each compiled, alone and before a group of
 // 500 KiB that is bound and compiled after them; groups of the fewest
 // octets, of a rule, of a rule with a '$' inside, and one group of many
-// names, each bound; groups of one rule more than a small part, each of
-// three random pieces of 4 octets; and lines the reader skips.
+// names, each bound; groups of one rule more than a small part, of three
+// random pieces of 4 octets, of eight of 3 octets, and of three of 5
+// octets that begin with 3 octets one more than fewWords pieces share,
+// which words leaves to the automaton; and lines the reader skips.
 func costFiles() map[string]string {
 	r := rand.New(rand.NewPCG(4, 4))
 	nonASCII := func(int) string {
@@ -216,15 +218,33 @@ func costFiles() map[string]string {
 		}
 		return b.String()
 	}
-	largeGroups := func(size int) string { // groups of one rule more than a small part, of random pieces
+	largeGroups := func(size, pieces int, piece func() string) string { // groups of one rule more than a small part
 		var b strings.Builder
 		for i := 0; b.Len() < size; i++ {
 			fmt.Fprintf(&b, "User-agent:%s\n", letterName("", i))
 			for range smallRules + 1 {
-				fmt.Fprintf(&b, "Disallow:/*%s*%s*%s\n", random(4), random(4), random(4))
+				b.WriteString("Disallow:/")
+				for range pieces {
+					b.WriteString("*" + piece())
+				}
+				b.WriteString("\n")
 			}
 		}
 		return b.String()
+	}
+	var shared []string
+	sharing := func(octets, prefix, k int) func() string { // pieces of octets random octets, k of which begin with each prefix
+		return func() string {
+			if len(shared) == 0 {
+				p := random(prefix)
+				for range k {
+					shared = append(shared, p+random(octets-prefix))
+				}
+			}
+			p := shared[len(shared)-1]
+			shared = shared[:len(shared)-1]
+			return p
+		}
 	}
 	return map[string]string{
 		"pairs":     engineFile(pairs),
@@ -248,8 +268,10 @@ func costFiles() map[string]string {
 		"minimal-$": minimal("Disallow:/$*\n"),
 		"names":     minimal(""),
 		"compiled":  smallGroups(64 << 10),
-		"large":     largeGroups(300 << 10),
-		"evicted":   smallGroups(128<<10) + "User-agent: z\n" + engineFile(pieces(4))[len("User-agent: *\n"):],
+		"large":     largeGroups(300<<10, 3, func() string { return random(4) }),
+		"large-3":   largeGroups(300<<10, 8, func() string { return random(3) }),
+		"large-9":   largeGroups(300<<10, 3, sharing(5, 3, fewWords+1)),
+		"evicted":   smallGroups(128<<10) + "User-agent: z\n" + engineFile(periodic)[len("User-agent: *\n"):],
 		"skipped":   strings.Repeat("nonsense \xff\xfe line, not a field of robots.txt\n", 20000),
 		"sitemaps":  strings.Repeat("Sitemap: https://example.com/sitemap.xml\n", 12000),
 		"typical":   typicalFile,
@@ -262,27 +284,14 @@ func costFiles() map[string]string {
 
 const typicalFile = "User-agent: *\nDisallow: /private/\nAllow: /private/press/\nDisallow: /*.pdf$\nCrawl-delay: 2\n\nSitemap: https://example.com/sitemap.xml\n"
 
-// keptAbove are the files of costFiles known to keep more than keepRatio
-// times their size, with the ratio that bounds them: many groups of a few
-// hundred rules of random short pieces, each bound and compiled, 8.8 times
-// their size. A group of more than smallRules rules is always compiled
-// (account.go), and the automaton of a few hundred random pieces shares
-// fewer of their prefixes than one of many thousands does: one group of
-// 300 KiB of such rules keeps 7.1 times its size.
-var keptAbove = map[string]float64{"large": 9}
-
 // checkKept fails t when kept, the heap that a File parsed from size
 // bytes keeps compiled, passes its bound: keepRatio times its size and
-// keepSlack bytes more, or for the files of keptAbove their ratio.
+// keepSlack bytes more.
 func checkKept(t *testing.T, name string, size int, kept int64) {
 	t.Helper()
-	ratio := float64(keepRatio)
-	if r, ok := keptAbove[name]; ok {
-		ratio = r
-	}
-	if bound := int64(ratio*float64(size)) + keepSlack; kept > bound {
-		t.Errorf("%s: %d bytes of robots.txt keep %d bytes compiled (%.1f times); want at most %.1f times and %d bytes more: %d",
-			name, size, kept, float64(kept)/float64(size), ratio, keepSlack, bound)
+	if bound := int64(keepRatio*size) + keepSlack; kept > bound {
+		t.Errorf("%s: %d bytes of robots.txt keep %d bytes compiled (%.1f times); want at most %d times and %d bytes more: %d",
+			name, size, kept, float64(kept)/float64(size), keepRatio, keepSlack, bound)
 	}
 }
 

@@ -157,9 +157,10 @@
 // used for a few decisions is never compiled; then the group is compiled
 // once, and the groups that give the same names with it. Its patterns are
 // split at their '*'s; the literal pieces of its wildcard rules are found
-// in one Aho–Corasick pass over the path (those of one and two octets,
-// when a group has many, by tables of their octets), which notes where
-// each first ends and which of the path's 64 blocks each ends in; only
+// in one Aho–Corasick pass over the path (when a group has many, those
+// of one and two octets by tables of their octets, and those of 3 to 12
+// octets that begin with a pair of octets few others share by their
+// pairs), which notes where each first ends and which of the path's 64 blocks each ends in; only
 // the rules whose pieces occur are tried, each piece placed at its first
 // occurrence after the one before. A decision takes no lock, and once its group is
 // compiled allocates nothing when the path is in normal form. A [File]
@@ -169,7 +170,8 @@
 // octets is decided, whatever the rules. For a path of n octets, a
 // decision costs a binary search of the group's heads; at most 2n steps of
 // the automaton, a step for each place where a literal ends and for each
-// literal that occurs, and at most one for each literal and block it ends
+// literal that occurs, and for each octet a search of the pairs and a
+// comparison of at most 8 literals of at most 12 octets, and at most one for each literal and block it ends
 // in (64 a literal), to note where the literals end; then each wildcard
 // rule that could decide is tried once, placing at most one piece a piece
 // of the rule and an octet of the path, each in a few comparisons, by a
@@ -183,8 +185,8 @@
 // worst for a group of L distinct literals whose patterns hold F octets,
 // and a rule's as O(n + its octets). On the worst files found, 500 KiB of
 // rules written against the engine (BenchmarkEngineWorst), a decision
-// takes at most 0.71 ms of CPU for a path of 2 KiB, 3.0 ms for one of 16
-// KiB and 5.7 ms for one of 32 KiB on the machine of BENCHMARKS.md
+// takes at most 0.75 ms of CPU for a path of 2 KiB, 3.2 ms for one of 16
+// KiB and 6.0 ms for one of 32 KiB on the machine of BENCHMARKS.md
 // (medians at load 1, which a busier machine moves by a third or more),
 // and decisions on real files take under a microsecond; a decision takes
 // no context. A group whose wildcard patterns hold more than 1.5 MiB, more
@@ -194,9 +196,9 @@
 // included, for 500 KiB of wildcard rules.
 //
 // Memory. A file keeps at most 8 times its size and 4 KiB, parsed, with
-// every group compiled and every name it gives bound, but for one kind of
-// file (below): what it keeps is counted as it is parsed, bound and
-// compiled, each object as Go's allocator takes it, against that bound. A
+// every group compiled and every name it gives bound: what it keeps is
+// counted as it is parsed, bound and compiled, each object as Go's
+// allocator takes it, against that bound. A
 // compiled group keeps a kilobyte and more however few its rules, and a
 // name bound a hundred bytes, so a group of at most 128 rules holding at
 // most 16 KiB of patterns is compiled, and a name's binding kept, only
@@ -213,15 +215,12 @@
 // 566 bytes; the files that the tests build to keep much (cost_test.go:
 // 500 KiB of rules of each kind, of distinct pieces of 3, 4 and 8 octets,
 // of non-ASCII pieces, of pieces that end with others, every piece of two
-// octets, many groups of a rule or of a few, many names, each bound) keep
-// at most 8 times their size, and real files of 4 KiB or more at most 7.8
-// times. The exception is a file of many groups of a few hundred rules of
-// random pieces of 3 or 4 octets, each bound and compiled: a group of more
-// than 128 rules is always compiled, and the automaton of a few hundred
-// random pieces shares fewer of their prefixes than one of many thousands
-// does, so 300 KiB of groups of 129 rules of three random pieces of 4
-// octets keep 8.8 times their size. [File.Cost] bounds that heap in every
-// case, and is known when the file is parsed: from 1 to 47 times the size
+// octets, many groups of a rule or of a few, many names, each bound, and
+// many groups of 129 rules of random pieces of 3 to 5 octets, each bound
+// and compiled, whose short literals a group finds by their first two
+// octets) keep at most 8 times their size, and real files of 4 KiB or
+// more at most 7.8 times. [File.Cost] bounds that heap in every case, and
+// is known when the file is parsed: from 1 to 47 times the size
 // of a file, by the rules it holds, and at most 6.6 times what a real
 // file keeps. A cache of files can count each by it.
 package robotstxt

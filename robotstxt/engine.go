@@ -67,15 +67,18 @@ import (
 // octets a distinct piece or tail of at most maxShort octets and 20 bytes
 // a longer one (litSet), and 4 bytes a literal that patterns are filed
 // under. More than manyGrams literals of one and two octets are found by
-// their octets' bits (grams.go), 4 bytes each; the others, when there are
-// more than fewLits literals, which scan otherwise finds by searching the
-// path, by an automaton (ahocorasick.go) of 8 bytes a node, 4 more a node
-// where a literal ends, and 8 more where a suffix of it does too or 4 a
+// their octets' bits (grams.go), 4 bytes each; more than manyWords of 3
+// to maxWord octets that begin with a pair of octets whose literals are
+// all such, at most fewWords of each triple, by their pairs (words.go), 5
+// bytes a pair, 1 a literal and 32 a first octet of more than wideKids
+// pairs; the others, when there are more than fewLits literals, which
+// scan otherwise finds by searching the path, by an automaton
+// (ahocorasick.go) of 8 bytes a node, 4 more a node where a literal ends, and 8 more where a suffix of it does too or 4 a
 // literal when most do, at most a node an octet of those literals but of
 // the tails that it cuts, 5 bytes a literal it cuts and 256 bytes for its
 // root. That is linear in the rules: for the 500 KiB files of
 // engine_bench_test.go, 1.1 times the bytes of the rules' lines for plain
-// rules, 2.7 for distinct "/*x<N>*y$" rules and 2.8 for rules of random
+// rules, 2.7 for distinct "/*x<N>*y$" rules and 1.9 for rules of random
 // 12-octet pieces (TestRuleMatcherSize).
 // A decision also borrows scratch space, 48 bytes a literal, the bitmaps
 // of ends, n/64+1 words a literal and 512 KiB at most, and the tables of
@@ -85,8 +88,10 @@ import (
 // octets and h distinct heads it costs O(n log h) to find the heads; at
 // most 2n steps of the automaton, a step an octet where a literal ends to
 // record, and a comparison of the tails of at most cutGroup literals that
-// it cuts, of 4 octets and seldom up to 32, an octet at most, and for
-// grams two lookups an octet; then a step
+// it cuts, of 4 octets and seldom up to 32, an octet at most; for grams
+// two lookups an octet, and for words a search of the pairs of a first
+// octet and of the third octets of a pair's literals, and a comparison of
+// at most fewWords literals of at most maxWord octets, an octet; then a step
 // for each literal that occurs, and past that at most one for each
 // literal and block it ends in, 64 a literal, to hand the records down
 // the chains (spread). Then each pattern tried is tried once, and places
@@ -116,8 +121,9 @@ type ruleMatcher struct {
 	keyed    bitRank    // the literals that key patterns
 	pieces   []int32    // the pieces of wild, as literal indexes, rule after rule
 	lits     litSet     // the distinct pieces and tails, sorted
-	ac       *automaton // nil for fewLits literals or fewer, which scan finds by searching, or for grams's alone
+	ac       *automaton // nil for fewLits literals or fewer, which scan finds by searching, or for those of grams and words alone
 	grams    *grams     // the literals of one and two octets, when there are more than manyGrams; else nil
+	words    *words     // the short literals of pairs that few begin with, when there are more than manyWords; else nil
 	maxWild  ruleRef    // the best of wild, whether or not it matches; none if empty
 }
 
@@ -289,14 +295,23 @@ func compileRules(rules []fileRule) *ruleMatcher {
 			short++
 		}
 	}
-	switch {
-	case short > manyGrams:
+	rest, skip := len(lits), 0 // the literals left to the automaton, and its skip
+	if short > manyGrams {
 		m.grams = newGrams(lits)
-		if short < len(lits) {
-			m.ac = newAutomaton(lits, 2)
+		rest, skip = rest-short, 2
+	}
+	var word []bool
+	if len(lits) > fewLits {
+		var n int
+		if word, n = pairWords(lits); n > manyWords {
+			m.words = newWords(lits, word)
+			rest -= n
+		} else {
+			word = nil
 		}
-	case len(lits) > fewLits:
-		m.ac = newAutomaton(lits, 0)
+	}
+	if rest > 0 && (rest < len(lits) || len(lits) > fewLits) {
+		m.ac = newAutomaton(lits, skip, word)
 	}
 	m.lits = newLitSet(lits)
 	return m

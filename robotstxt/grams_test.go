@@ -57,12 +57,7 @@ func TestGramsAgreeWithBruteForce(t *testing.T) {
 					for p.WriteByte('/'); p.Len() < 120; {
 						p.WriteString(piece(tc.longest))
 					}
-					path := p.String()
-					ref := m.match(path)
-					allowed, rule := bruteDecide(rules, path)
-					if ref.rule != int32(rule) || ref.rule >= 0 && ref.allow() != allowed {
-						t.Fatalf("match(%q) = rule %d; want %d (allowed %v)\nrules %v", path, ref.rule, rule, allowed, rules)
-					}
+					checkDecision(t, rules, m, p.String())
 				}
 			}
 			if withGrams < 30 {

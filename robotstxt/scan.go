@@ -5,25 +5,34 @@ import (
 	"sync"
 )
 
-// scan runs the automaton over path and records, for each literal that
-// occurs, where its first occurrence ends and which blocks of the path it
-// ends in: next finds any other occurrence by searching one or two of
-// them. A block is 64 octets, or for a path longer than 4 KiB a 64th of
-// it (blockShift).
+// scan records, for each literal that occurs in path, where its first
+// occurrence ends and which blocks of the path it ends in: next finds any
+// other occurrence by searching one or two of them. A block is 64 octets,
+// or for a path longer than 4 KiB a 64th of it (blockShift). The literals
+// of grams and words are recorded at each place they end (scanGrams,
+// scanWords); the others by running the automaton over path, or when a
+// matcher has none of these, by searching the path for each (scanFew).
 //
-// The whole literals that end at one place are a chain, each a suffix of
-// the one before. scan records each place for the first of its chain
-// only, the deepest whole literal that ends there (record), and then hands
-// each such literal's records down its chain (spread): a step an octet,
-// and a step for each literal and block it ends in at most, however long
-// the chains. A literal that the automaton cuts is recorded where its
-// prefix's node is reached and its tail follows; a literal of grams, at
-// each place it ends (scanGrams).
+// The whole literals of the automaton that end at one place are a chain,
+// each a suffix of the one before. scan records each place for the first
+// of its chain only, the deepest whole literal that ends there (record),
+// and then hands each such literal's records down its chain (spread): a
+// step an octet, and a step for each literal and block it ends in at most,
+// however long the chains. A literal that the automaton cuts is recorded
+// where its prefix's node is reached and its tail follows.
 func (m *ruleMatcher) scan(st *matchState, path string) {
 	st.scanned = true
 	st.shift = blockShift(len(path))
 	a := m.ac
 	switch {
+	case m.words != nil:
+		if m.grams != nil {
+			m.scanGrams(st, path)
+		}
+		m.scanWords(st, path)
+		if a == nil {
+			return
+		}
 	case m.grams != nil:
 		m.scanGrams(st, path)
 		if a == nil {
