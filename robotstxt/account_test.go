@@ -10,14 +10,16 @@ import (
 	"testing"
 )
 
-// accountFile returns a file of groups of small parts, named
-// letterName("s", i), each of tinyRules+2 rules with a '*', whose
-// matchers take more than their share of the file's bound, and after them
-// a group named "big" of 200 rules of 25 random pieces of 4 octets each.
-func accountFile(groups int) string {
+// accountFile returns a file of groups of small parts, each of
+// tinyRules+2 rules with a '*', whose matchers take more than their share
+// of the file's bound, and after them a group named "big" of 200 rules of
+// 25 random pieces of 4 octets each; and the names of the small parts'
+// groups.
+func accountFile(groups int) (body string, tokens []string) {
 	var b strings.Builder
 	for i := range groups {
-		fmt.Fprintf(&b, "User-agent: %s\n", letterName("s", i))
+		tokens = append(tokens, letterName("s", i))
+		fmt.Fprintf(&b, "User-agent: %s\n", tokens[i])
 		for j := range tinyRules + 2 {
 			fmt.Fprintf(&b, "Disallow: /*%c%d*\n", 'a'+j, i%10)
 		}
@@ -36,7 +38,7 @@ func accountFile(groups int) string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return b.String(), tokens
 }
 
 // accountPaths are paths that the groups of accountFile decide: the
@@ -75,11 +77,8 @@ func checkDecisions(t *testing.T, f *File, tokens []string, paths []string) {
 // bruteDecide does throughout.
 func TestAccountUndoesSmallMatchers(t *testing.T) {
 	const groups = 400
-	f := Parse([]byte(accountFile(groups)))
-	tokens := make([]string, groups)
-	for i := range tokens {
-		tokens[i] = letterName("s", i)
-	}
+	body, tokens := accountFile(groups)
+	f := Parse([]byte(body))
 	checkDecisions(t, f, tokens, accountPaths)
 	without, small := withoutMatcher(f)
 	if small != groups || without == 0 || without == small {
@@ -158,11 +157,8 @@ func TestAccountBindings(t *testing.T) {
 // -race.
 func TestAccountConcurrent(t *testing.T) {
 	const groups = 200
-	f := Parse([]byte(accountFile(groups)))
-	tokens := make([]string, groups)
-	for i := range tokens {
-		tokens[i] = letterName("s", i)
-	}
+	body, tokens := accountFile(groups)
+	f := Parse([]byte(body))
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
